@@ -1,0 +1,32 @@
+import HearthStore
+import Hummingbird
+import Logging
+
+/// Builds the Hearth HTTP application: the REST API over the databases in `folder`.
+///
+/// This is the one composition root: `hearth serve` and the tests both call it.
+/// - Parameters:
+///   - configuration: where to listen and request limits.
+///   - folder: the opened, locked data folder; it is closed when the application stops.
+///   - logger: the logger for the server and its requests.
+///   - onServerRunning: called with the bound port once the server accepts connections.
+public func buildApplication(
+    configuration: ServerConfiguration,
+    folder: DataFolder,
+    logger: Logger,
+    onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+) -> some ApplicationProtocol {
+    let responder = DatabaseResponder(folder: folder, configuration: configuration)
+    return Application(
+        responder: responder,
+        configuration: ApplicationConfiguration(
+            address: .hostname(configuration.host, port: configuration.port),
+            serverName: "Hearth"
+        ),
+        services: [DataFolderService(folder: folder)],
+        onServerRunning: { channel in
+            await onServerRunning(channel.localAddress?.port ?? configuration.port)
+        },
+        logger: logger
+    )
+}

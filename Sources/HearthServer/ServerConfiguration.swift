@@ -1,0 +1,29 @@
+import Foundation
+
+/// Everything `hearth serve` can be told: where to listen and where the data lives.
+public struct ServerConfiguration: Sendable {
+    /// The address to bind.
+    public var host: String
+    /// The port to bind; 0 picks a free one.
+    public var port: Int
+    /// The folder holding the databases.
+    public var dataFolder: URL
+    /// The database used when a request names none.
+    public var defaultDatabase: String
+    /// The largest request body accepted, in bytes (Firebase's REST limit is 256 MB).
+    public var maxWriteBytes: Int
+
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = 9000,
+        dataFolder: URL = URL(fileURLWithPath: "hearth-data"),
+        defaultDatabase: String = "default",
+        maxWriteBytes: Int = 256 * 1024 * 1024
+    ) {
+        self.host = host
+        self.port = port
+        self.dataFolder = dataFolder
+        self.defaultDatabase = defaultDatabase
+        self.maxWriteBytes = maxWriteBytes
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import HearthCore
+import Logging
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The folder that holds every database of one Hearth server, locked so that only one process
+/// uses it at a time. Databases are opened on first use and live under `databases/<name>/`.
+public final class DataFolder: Sendable {
+    /// The folder's location.
+    public let url: URL
+    let options: DatabaseOptions
+    let logger: Logger
+    private let lockDescriptor: Int32
+    private let databases = Mutex<[String: Database]>([:])
+
+    /// Opens the folder (creating it if needed) and takes its lock.
+    /// - Throws: ``StoreError`` when another process holds the folder.
+    public init(url: URL, options: DatabaseOptions = DatabaseOptions(), logger: Logger) throws {
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        let lockPath = url.appendingPathComponent("LOCK").path
+        let descriptor = open(lockPath, O_RDWR | O_CREAT, 0o644)
+        guard descriptor >= 0 else { throw StoreError("cannot open \(lockPath): \(String(cString: strerror(errno)))") }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            closeDescriptor(descriptor)
+            throw StoreError("the data folder \(url.path) is in use by another Hearth process")
+        }
+        self.url = url
+        self.options = options
+        self.logger = logger
+        self.lockDescriptor = descriptor
+    }
+
+    deinit {
+        flock(lockDescriptor, LOCK_UN)
+        closeDescriptor(lockDescriptor)
+    }
+
+    /// True for names Hearth accepts for databases: 1–63 of `a-z`, `0-9` and `-`, as Firebase
+    /// database names are.
+    public static func isValidDatabaseName(_ name: String) -> Bool {
+        guard !name.isEmpty, name.utf8.count <= 63 else { return false }
+        return name.utf8.allSatisfy { byte in
+            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                || byte == UInt8(ascii: "-")
+        }
+    }
+
+    /// The database called `name`, opened (and created) on first use.
+    public func database(named name: String) throws -> Database {
+        guard Self.isValidDatabaseName(name) else {
+            throw HearthError(.notFound, "Database name \(name) is not valid.")
+        }
+        return try databases.withLock { open in
+            if let database = open[name] { return database }
+            let folder = url.appendingPathComponent("databases").appendingPathComponent(name)
+            let database = try Database(name: name, folder: folder, options: options, logger: logger)
+            open[name] = database
+            return database
+        }
+    }
+
+    /// Names of the databases stored in the folder.
+    public func databaseNames() -> [String] {
+        let folder = url.appendingPathComponent("databases")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return names.filter(Self.isValidDatabaseName).sorted()
+    }
+
+    /// Finishes pending commits and snapshots every open database.
+    public func close() {
+        for database in databases.withLock({ Array($0.values) }) { database.close() }
+    }
+}
+
+private func closeDescriptor(_ descriptor: Int32) {
+    #if canImport(Glibc)
+    _ = Glibc.close(descriptor)
+    #else
+    _ = Darwin.close(descriptor)
+    #endif
+}

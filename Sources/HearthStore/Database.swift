@@ -1,0 +1,281 @@
+import Dispatch
+import Foundation
+import HearthCore
+import Logging
+import Synchronization
+
+/// One database (namespace): the current tree, the single writer that orders every write, and
+/// the durable log behind it.
+///
+/// A write is checked and applied, in arrival order, to the newest version (which includes
+/// every earlier write, committed or not), then queued for the log. One commit loop writes all
+/// queued records in a single SQLite transaction (group commit); only after that commit is the
+/// new version published to readers and the writers' calls return. Readers take the published
+/// version without waiting for the writer.
+public final class Database: Sendable {
+    /// A write that reached the disk.
+    public struct Committed: Sendable {
+        /// The write's place in the log.
+        public let sequence: Int64
+        /// The write with server values resolved, as logged.
+        public let write: ResolvedWrite
+        /// The push ID, for writes made by ``push(at:value:)``.
+        public let pushID: String?
+    }
+
+    /// The published version and the sequence number of its last write.
+    public struct Published: Sendable {
+        public let state: DatabaseState
+        public let sequence: Int64
+    }
+
+    struct Pending {
+        let record: LogRecord
+        let committed: Committed
+        let continuation: UnsafeContinuation<Committed, any Error>?
+    }
+
+    struct WriterState {
+        var pending: DatabaseState
+        var nextSequence: Int64
+        var batch: [Pending] = []
+        var committing = false
+        var republish = false
+        var failure: HearthError?
+        var pushIDs = PushIDGenerator()
+        var random: any RandomNumberGenerator
+        var writesSinceSnapshot = 0
+        var bytesSinceSnapshot = 0
+        var snapshotting = false
+    }
+
+    /// The database's name.
+    public let name: String
+    let options: DatabaseOptions
+    let log: WriteLog
+    let logger: Logger
+    let writer: Mutex<WriterState>
+    let published: Mutex<Published>
+    let observers = Mutex<[@Sendable ([Committed], Published) -> Void]>([])
+    let commitQueue: DispatchQueue
+    let snapshotQueue: DispatchQueue
+
+    /// Opens (or creates) the database stored in `folder`: loads the newest snapshot and
+    /// replays the log after it.
+    public init(name: String, folder: URL, options: DatabaseOptions = DatabaseOptions(), logger: Logger) throws {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        self.name = name
+        self.options = options
+        self.logger = logger
+        self.log = try WriteLog(folder: folder)
+        self.commitQueue = DispatchQueue(label: "hearth.commit.\(name)")
+        self.snapshotQueue = DispatchQueue(label: "hearth.snapshot.\(name)", qos: .utility)
+
+        var state = DatabaseState()
+        var sequence: Int64 = 0
+        if let snapshot = try log.newestSnapshot() {
+            state = DatabaseState(root: try JSONParser.parse(snapshot.bytes).node)
+            sequence = snapshot.sequence
+        }
+        var replayed = 0
+        var replayedBytes = 0
+        try log.forEachRecord(after: sequence) { record in
+            state = state.applying(try record.write())
+            sequence = record.sequence
+            replayed += 1
+            replayedBytes += record.data.count
+        }
+        writer = Mutex(WriterState(
+            pending: state, nextSequence: sequence + 1, random: options.makeRandom(),
+            writesSinceSnapshot: replayed, bytesSinceSnapshot: replayedBytes
+        ))
+        published = Mutex(Published(state: state, sequence: sequence))
+        logger.debug("database opened", metadata: ["database": "\(name)", "sequence": "\(sequence)", "replayed": "\(replayed)"])
+    }
+
+    // MARK: - Reading
+
+    /// The newest committed version.
+    public var current: Published {
+        published.withLock { $0 }
+    }
+
+    /// The value at `path` in the newest committed version.
+    public func value(at path: Path) -> Node {
+        current.state.value(at: path)
+    }
+
+    /// Runs `query` at `path`, building an index for it first when `index` is true and none
+    /// exists yet (after that, the index is kept up to date by every write).
+    public func run(_ query: Query, at path: Path, index: Bool = true) -> [(key: ChildKey, value: Node)] {
+        if index && query.usesIndex && current.state.index(at: path, order: query.order) == nil {
+            ensureIndex(at: path, order: query.order)
+        }
+        return current.state.run(query, at: path)
+    }
+
+    /// Starts keeping an index for `order` at `path`.
+    public func ensureIndex(at path: Path, order: Query.Order) {
+        writer.withLock { state in
+            guard state.pending.index(at: path, order: order) == nil else { return }
+            state.pending = state.pending.addingIndex(at: path, order: order)
+            if state.committing || !state.batch.isEmpty {
+                state.republish = true
+            } else {
+                let pending = state.pending
+                published.withLock { $0 = Published(state: pending, sequence: $0.sequence) }
+            }
+        }
+    }
+
+    // MARK: - Writing
+
+    /// Applies a write and returns once it is durable.
+    ///
+    /// - Parameter precondition: checked against the newest version, in write order, before the
+    ///   write is applied (for conditional requests and rules); throwing rejects the write.
+    /// - Throws: ``HearthError`` when the write is invalid or storage is failing.
+    @discardableResult
+    public func write(
+        _ write: Write,
+        precondition: (@Sendable (DatabaseState) throws -> Void)? = nil
+    ) async throws -> Committed {
+        try await submit { state in
+            if let precondition { try precondition(state.pending) }
+            return (write, nil)
+        }
+    }
+
+    /// Stores `value` under a new push ID at `path` and returns once it is durable.
+    @discardableResult
+    public func push(at path: Path, value: JSONParser.Parsed) async throws -> Committed {
+        let now = options.clock()
+        return try await submit { state in
+            let name = state.pushIDs.next(now: now, using: &state.random)
+            return (.set(path.child(ChildKey(name)), value), name)
+        }
+    }
+
+    /// Replaces the value at `path` with `value` as one atomic, durable write, however large:
+    /// the write is logged as several bounded records committed in one transaction. For
+    /// imports; the value must already be valid data.
+    public func replace(at path: Path, with value: Node, maxRecordBytes: Int = 8 << 20) async throws {
+        let pieces = ResolvedWrite.chunkedSet(value, at: path, maxBytes: maxRecordBytes)
+        var remaining = pieces.count
+        // Every piece joins the same batch (they are queued under one lock hold), so they
+        // commit in one transaction; the last continuation reports the outcome.
+        try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Committed, any Error>) in
+            let startCommit = writer.withLock { state -> Bool in
+                if let failure = state.failure {
+                    continuation.resume(throwing: failure)
+                    return false
+                }
+                for piece in pieces {
+                    remaining -= 1
+                    let sequence = state.nextSequence
+                    state.nextSequence += 1
+                    state.pending = state.pending.applying(piece)
+                    let committed = Committed(sequence: sequence, write: piece, pushID: nil)
+                    let pending = Pending(
+                        record: LogRecord(sequence: sequence, write: piece), committed: committed,
+                        continuation: remaining == 0 ? continuation : nil
+                    )
+                    state.batch.append(pending)
+                }
+                if state.committing { return false }
+                state.committing = true
+                return true
+            }
+            if startCommit { commitQueue.async { self.commitLoop() } }
+        }
+    }
+
+    private func submit(_ prepare: @escaping (inout WriterState) throws -> (Write, String?)) async throws -> Committed {
+        try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Committed, any Error>) in
+            let startCommit = writer.withLock { state -> Bool in
+                if let failure = state.failure {
+                    continuation.resume(throwing: failure)
+                    return false
+                }
+                do {
+                    let (write, pushID) = try prepare(&state)
+                    let (next, resolved) = try state.pending.applying(write, now: options.clock())
+                    let sequence = state.nextSequence
+                    state.nextSequence += 1
+                    state.pending = next
+                    let committed = Committed(sequence: sequence, write: resolved, pushID: pushID)
+                    state.batch.append(Pending(
+                        record: LogRecord(sequence: sequence, write: resolved), committed: committed,
+                        continuation: continuation
+                    ))
+                } catch {
+                    continuation.resume(throwing: error)
+                    return false
+                }
+                if state.committing { return false }
+                state.committing = true
+                return true
+            }
+            if startCommit { commitQueue.async { self.commitLoop() } }
+        }
+    }
+
+    /// Commits batches until none is waiting. Runs on `commitQueue` only.
+    private func commitLoop() {
+        while true {
+            let taken = writer.withLock { state -> ([Pending], DatabaseState)? in
+                if state.batch.isEmpty {
+                    state.committing = false
+                    if state.republish {
+                        state.republish = false
+                        let pending = state.pending
+                        published.withLock { $0 = Published(state: pending, sequence: $0.sequence) }
+                    }
+                    return nil
+                }
+                let batch = state.batch
+                state.batch = []
+                return (batch, state.pending)
+            }
+            guard let (batch, state) = taken else { return }
+            do {
+                try log.append(batch.map(\.record))
+            } catch {
+                fail(batch: batch, error: error)
+                return
+            }
+            let version = Published(state: state, sequence: batch[batch.count - 1].record.sequence)
+            published.withLock { $0 = version }
+            let committed = batch.map(\.committed)
+            for observer in observers.withLock({ $0 }) { observer(committed, version) }
+            for pending in batch { pending.continuation?.resume(returning: pending.committed) }
+            noteLogged(batch)
+        }
+    }
+
+    /// Storage failed: nothing after the last commit can be trusted to reach the disk, so the
+    /// database refuses further writes and falls back to the last published version.
+    private func fail(batch: [Pending], error: any Error) {
+        logger.critical("write log commit failed; refusing writes", metadata: [
+            "database": "\(name)", "error": "\(error)",
+        ])
+        let failure = HearthError(.unavailable, "The database is unavailable: its storage failed.")
+        let stranded = writer.withLock { state -> [Pending] in
+            state.failure = failure
+            state.pending = published.withLock { $0.state }
+            state.committing = false
+            let rest = state.batch
+            state.batch = []
+            return rest
+        }
+        for pending in batch + stranded { pending.continuation?.resume(throwing: failure) }
+    }
+
+    // MARK: - Observing
+
+    /// Calls `observer` after every commit with the writes committed and the new version, on
+    /// the commit thread, in commit order. It must return quickly.
+    public func addCommitObserver(_ observer: @escaping @Sendable ([Committed], Published) -> Void) {
+        observers.withLock { $0.append(observer) }
+    }
+}

@@ -1,0 +1,26 @@
+import Foundation
+
+/// How a ``Database`` behaves: when it snapshots, and where its time and randomness come from.
+public struct DatabaseOptions: Sendable {
+    /// Take a snapshot once this many writes were logged since the last one.
+    public var snapshotAfterWrites: Int
+    /// Take a snapshot once this many bytes were logged since the last one.
+    public var snapshotAfterBytes: Int
+    /// The server clock, in milliseconds since the epoch (server values, push IDs).
+    public var clock: @Sendable () -> Int64
+    /// The source of randomness for push IDs.
+    public var makeRandom: @Sendable () -> any RandomNumberGenerator
+
+    /// Defaults: snapshot every 50,000 writes or 64 MB of log, the system clock and randomness.
+    public init(
+        snapshotAfterWrites: Int = 50_000,
+        snapshotAfterBytes: Int = 64 << 20,
+        clock: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) },
+        makeRandom: @escaping @Sendable () -> any RandomNumberGenerator = { SystemRandomNumberGenerator() }
+    ) {
+        self.snapshotAfterWrites = snapshotAfterWrites
+        self.snapshotAfterBytes = snapshotAfterBytes
+        self.clock = clock
+        self.makeRandom = makeRandom
+    }
+}

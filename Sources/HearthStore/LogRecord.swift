@@ -1,0 +1,61 @@
+import HearthCore
+
+/// How a ``ResolvedWrite`` is stored in a log row: its kind, its path, and its value as JSON in
+/// export form (priorities kept). An update's value is an object keyed by relative paths.
+struct LogRecord: Sendable {
+    static let setKind = "set"
+    static let updateKind = "update"
+
+    var sequence: Int64
+    var kind: String
+    var path: String
+    var data: [UInt8]
+
+    init(sequence: Int64, write: ResolvedWrite) {
+        self.sequence = sequence
+        var writer = JSONWriter(format: .init(export: true))
+        switch write {
+        case .set(let path, let value):
+            kind = Self.setKind
+            self.path = path.description
+            writer.write(value)
+            data = writer.output
+        case .update(let path, let entries):
+            kind = Self.updateKind
+            self.path = path.description
+            // Written by hand because the keys are paths, which a Node cannot hold.
+            var bytes: [UInt8] = [UInt8(ascii: "{")]
+            for (offset, entry) in entries.enumerated() {
+                if offset > 0 { bytes.append(UInt8(ascii: ",")) }
+                bytes += JSONWriter.bytes(.string(entry.path.keys.map(\.string).joined(separator: "/")))
+                bytes.append(UInt8(ascii: ":"))
+                bytes += JSONWriter.bytes(entry.value, format: .init(export: true))
+            }
+            bytes.append(UInt8(ascii: "}"))
+            data = bytes
+        }
+    }
+
+    init(sequence: Int64, kind: String, path: String, data: [UInt8]) {
+        self.sequence = sequence
+        self.kind = kind
+        self.path = path
+        self.data = data
+    }
+
+    /// Decodes the stored write.
+    func write() throws -> ResolvedWrite {
+        let path = try Path(parsing: self.path)
+        switch kind {
+        case Self.setKind:
+            return .set(path, try JSONParser.parse(data).node)
+        case Self.updateKind:
+            let entries = try JSONParser.parseUpdate(data).map { entry in
+                ResolvedWrite.UpdateEntry(path: entry.path, value: entry.value.node)
+            }
+            return .update(path, entries)
+        default:
+            throw StoreError.corrupt("unknown log record kind \(kind) at sequence \(sequence)")
+        }
+    }
+}

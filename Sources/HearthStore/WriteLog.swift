@@ -1,0 +1,139 @@
+import Foundation
+import GRDB
+import HearthCore
+
+/// The durable, ordered log of one database's writes, in SQLite (WAL mode, `synchronous=FULL`,
+/// so a commit is on disk before it returns), and its snapshots. Snapshots live in a second
+/// SQLite file so that writing one never holds up log commits, and are stored in chunks so that
+/// no single row has to hold a whole large tree.
+final class WriteLog: Sendable {
+    let queue: DatabaseQueue
+    let snapshots: DatabaseQueue
+
+    init(folder: URL) throws {
+        queue = try Self.open(folder.appendingPathComponent("log.sqlite").path, migrator: Self.logMigrator)
+        snapshots = try Self.open(folder.appendingPathComponent("snapshots.sqlite").path, migrator: Self.snapshotMigrator)
+    }
+
+    private static func open(_ path: String, migrator: DatabaseMigrator) throws -> DatabaseQueue {
+        var configuration = Configuration()
+        configuration.journalMode = .wal
+        configuration.busyMode = .timeout(5)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        try migrator.migrate(queue)
+        return queue
+    }
+
+    private static var logMigrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE log (
+                    seq INTEGER PRIMARY KEY,
+                    kind TEXT NOT NULL,
+                    path TEXT NOT NULL,
+                    data BLOB NOT NULL
+                );
+                """)
+        }
+        return migrator
+    }
+
+    private static var snapshotMigrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE snapshot (
+                    seq INTEGER NOT NULL,
+                    chunk INTEGER NOT NULL,
+                    data BLOB NOT NULL,
+                    PRIMARY KEY (seq, chunk)
+                );
+                CREATE TABLE snapshot_done (
+                    seq INTEGER PRIMARY KEY,
+                    created_at INTEGER NOT NULL,
+                    bytes INTEGER NOT NULL
+                );
+                """)
+        }
+        return migrator
+    }
+
+    /// Appends records in one transaction: durable when this returns.
+    func append(_ records: [LogRecord]) throws {
+        try queue.write { db in
+            let statement = try db.cachedStatement(sql: "INSERT INTO log (seq, kind, path, data) VALUES (?, ?, ?, ?)")
+            for record in records {
+                try statement.execute(arguments: [record.sequence, record.kind, record.path, Data(record.data)])
+            }
+        }
+    }
+
+    /// The newest complete snapshot: its sequence number and JSON bytes.
+    func newestSnapshot() throws -> (sequence: Int64, bytes: [UInt8])? {
+        try snapshots.read { db in
+            guard let sequence = try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM snapshot_done") else { return nil }
+            var bytes: [UInt8] = []
+            let rows = try Row.fetchCursor(db, sql: "SELECT data FROM snapshot WHERE seq = ? ORDER BY chunk", arguments: [sequence])
+            while let row = try rows.next() {
+                let data: Data = row[0]
+                bytes.append(contentsOf: data)
+            }
+            return (sequence, bytes)
+        }
+    }
+
+    /// Calls `body` with every record after `sequence`, in order.
+    func forEachRecord(after sequence: Int64, _ body: (LogRecord) throws -> Void) throws {
+        try queue.read { db in
+            let rows = try Row.fetchCursor(
+                db, sql: "SELECT seq, kind, path, data FROM log WHERE seq > ? ORDER BY seq", arguments: [sequence]
+            )
+            while let row = try rows.next() {
+                let data: Data = row[3]
+                try body(LogRecord(sequence: row[0], kind: row[1], path: row[2], data: [UInt8](data)))
+            }
+        }
+    }
+
+    /// The highest sequence number in the log, or nil when it is empty.
+    func lastSequence() throws -> Int64? {
+        try queue.read { db in try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM log") }
+    }
+
+    /// The number of log records after `sequence`.
+    func recordCount(after sequence: Int64) throws -> Int {
+        try queue.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM log WHERE seq > ?", arguments: [sequence]) ?? 0
+        }
+    }
+
+    /// Stores a snapshot taken at `sequence` from chunks, then drops older snapshots and the
+    /// log records the snapshot covers. The snapshot is durable before anything is dropped, so
+    /// a crash at any point leaves a snapshot and every log record after it.
+    func storeSnapshot(sequence: Int64, createdAt: Int64, chunks: (_ emit: ([UInt8]) throws -> Void) throws -> Int) throws {
+        try snapshots.write { db in
+            try db.execute(sql: "DELETE FROM snapshot WHERE seq = ?", arguments: [sequence])
+            let statement = try db.cachedStatement(sql: "INSERT INTO snapshot (seq, chunk, data) VALUES (?, ?, ?)")
+            var index = 0
+            let total = try chunks { bytes in
+                try statement.execute(arguments: [sequence, index, Data(bytes)])
+                index += 1
+            }
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO snapshot_done (seq, created_at, bytes) VALUES (?, ?, ?)",
+                arguments: [sequence, createdAt, total]
+            )
+        }
+        try snapshots.write { db in
+            try db.execute(sql: "DELETE FROM snapshot WHERE seq < ?", arguments: [sequence])
+            try db.execute(sql: "DELETE FROM snapshot_done WHERE seq < ?", arguments: [sequence])
+        }
+        try queue.write { db in
+            try db.execute(sql: "DELETE FROM log WHERE seq <= ?", arguments: [sequence])
+        }
+    }
+}

@@ -1,0 +1,15 @@
+import ArgumentParser
+
+/// The `hearth` command: a self-hosted realtime database that speaks Firebase's protocols.
+@main
+struct Hearth: AsyncParsableCommand {
+    static let version = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        commandName: "hearth",
+        abstract: "A self-hosted realtime JSON database that speaks the Firebase Realtime Database protocols.",
+        version: version,
+        subcommands: [Serve.self, Import.self, Export.self],
+        defaultSubcommand: nil
+    )
+}

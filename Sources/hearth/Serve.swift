@@ -1,0 +1,62 @@
+import ArgumentParser
+import Foundation
+import HearthServer
+import HearthStore
+import Hummingbird
+import Logging
+
+/// `hearth serve`: runs the server until SIGINT or SIGTERM, then shuts down gracefully.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the Hearth server (REST API) on one port, with data kept in a local folder."
+    )
+
+    @Option(name: .long, help: "The address to listen on.")
+    var host: String = "127.0.0.1"
+
+    @Option(name: .long, help: "The port to listen on (0 picks a free port).")
+    var port: Int = 9000
+
+    @Option(name: .long, help: "The folder that holds the data.")
+    var data: String = "hearth-data"
+
+    @Option(name: .long, help: "The database used when a request names none.")
+    var database: String = "default"
+
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error or critical.")
+    var logLevel: Logger.Level = .info
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
+        guard DataFolder.isValidDatabaseName(database) else {
+            throw ValidationError("'\(database)' is not a valid database name (use a-z, 0-9 and -).")
+        }
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "hearth")
+        logger.logLevel = logLevel
+        let dataURL = URL(fileURLWithPath: data)
+        let folder: DataFolder
+        do {
+            folder = try DataFolder(url: dataURL, logger: logger)
+        } catch let error as StoreError {
+            throw ValidationError("\(error.message). Is another `hearth serve` running?")
+        }
+        let configuration = ServerConfiguration(host: host, port: port, dataFolder: dataURL, defaultDatabase: database)
+        let started = ContinuousClock.now
+        _ = try folder.database(named: database)
+        let loadTime = ContinuousClock.now - started
+        let app = buildApplication(configuration: configuration, folder: folder, logger: logger) { boundPort in
+            // Unbuffered, so a supervisor reading a pipe sees the line at once.
+            FileHandle.standardOutput.write(Data("""
+                Hearth is serving http://\(host):\(boundPort)/ (data in \(dataURL.path), loaded in \(loadTime))
+                Try: curl http://\(host):\(boundPort)/.json
+
+                """.utf8))
+        }
+        try await app.runService()
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
