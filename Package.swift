@@ -55,7 +55,11 @@ let package = Package(
         ),
         .target(
             name: "HearthTesting",
-            dependencies: ["HearthCore", "HearthStore", "HearthServer"],
+            dependencies: [
+                "HearthCore", "HearthStore", "HearthServer",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -81,6 +85,6 @@ let package = Package(
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"], swiftSettings: swiftSettings),
         .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "HearthServerTests", dependencies: ["HearthServer", "HearthTesting"], swiftSettings: swiftSettings),
-        .testTarget(name: "HearthToolTests", dependencies: ["HearthTesting"], swiftSettings: swiftSettings),
+        .testTarget(name: "HearthToolTests", dependencies: ["HearthTesting", "hearth"], swiftSettings: swiftSettings),
     ]
 )

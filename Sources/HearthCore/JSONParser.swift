@@ -11,6 +11,17 @@ public struct JSONParser: ~Copyable {
         public var depth: Int
         /// True when the value holds at least one `{".sv": …}` placeholder.
         public var hasServerValues: Bool
+
+        public init(node: Node, depth: Int, hasServerValues: Bool) {
+            self.node = node
+            self.depth = depth
+            self.hasServerValues = hasServerValues
+        }
+
+        /// A plain value built in code (its depth is measured; it holds no server values).
+        public init(node: Node) {
+            self.init(node: node, depth: node.depth, hasServerValues: false)
+        }
     }
 
     /// The longest string value allowed, in UTF-8 bytes (10 MB).

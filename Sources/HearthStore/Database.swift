@@ -170,11 +170,12 @@ public final class Database: Sendable {
                     continuation.resume(throwing: failure)
                     return false
                 }
+                // The pieces are for the log; in memory the value goes in as one set.
+                state.pending = state.pending.applying(.set(path, value))
                 for piece in pieces {
                     remaining -= 1
                     let sequence = state.nextSequence
                     state.nextSequence += 1
-                    state.pending = state.pending.applying(piece)
                     let committed = Committed(sequence: sequence, write: piece, pushID: nil)
                     let pending = Pending(
                         record: LogRecord(sequence: sequence, write: piece), committed: committed,

@@ -23,11 +23,15 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "The database used when a request names none.")
     var database: String = "default"
 
+    @Option(name: .long, help: "Snapshot a database after this many logged writes (a snapshot shortens restarts).")
+    var snapshotAfterWrites: Int = 50_000
+
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
+        guard snapshotAfterWrites > 0 else { throw ValidationError("--snapshot-after-writes must be positive.") }
         guard DataFolder.isValidDatabaseName(database) else {
             throw ValidationError("'\(database)' is not a valid database name (use a-z, 0-9 and -).")
         }
@@ -39,7 +43,7 @@ struct Serve: AsyncParsableCommand {
         let dataURL = URL(fileURLWithPath: data)
         let folder: DataFolder
         do {
-            folder = try DataFolder(url: dataURL, logger: logger)
+            folder = try DataFolder(url: dataURL, options: DatabaseOptions(snapshotAfterWrites: snapshotAfterWrites), logger: logger)
         } catch let error as StoreError {
             throw ValidationError("\(error.message). Is another `hearth serve` running?")
         }

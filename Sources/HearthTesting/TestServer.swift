@@ -1,0 +1,88 @@
+import Foundation
+import HearthServer
+import HearthStore
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// A real Hearth server on a loopback port with its data in a temporary folder, for tests.
+///
+/// ```swift
+/// try await TestServer.with { server in
+///     let (status, body) = try await server.request("PUT", "/a.json", body: "1")
+/// }
+/// ```
+public final class TestServer: Sendable {
+    /// The port the server listens on.
+    public let port: Int
+    /// The data folder.
+    public let folder: DataFolder
+    /// Where the data lives.
+    public let directory: TemporaryDirectory
+    private let group: ServiceGroup
+    private let task: Task<Void, any Error>
+
+    private init(port: Int, folder: DataFolder, directory: TemporaryDirectory, group: ServiceGroup, task: Task<Void, any Error>) {
+        self.port = port
+        self.folder = folder
+        self.directory = directory
+        self.group = group
+        self.task = task
+    }
+
+    /// Starts a server on a free port, runs `body`, then stops it and deletes its data.
+    public static func with<T>(
+        options: DatabaseOptions = DatabaseOptions(),
+        maxWriteBytes: Int = 256 * 1024 * 1024,
+        _ body: (TestServer) async throws -> T
+    ) async throws -> T {
+        let server = try await start(options: options, maxWriteBytes: maxWriteBytes)
+        do {
+            let result = try await body(server)
+            await server.stop()
+            return result
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
+    /// Starts a server on a free port.
+    public static func start(
+        options: DatabaseOptions = DatabaseOptions(),
+        maxWriteBytes: Int = 256 * 1024 * 1024
+    ) async throws -> TestServer {
+        let directory = try TemporaryDirectory()
+        var logger = Logger(label: "hearth-test")
+        logger.logLevel = .warning
+        let folder = try DataFolder(url: directory.url, options: options, logger: logger)
+        let configuration = ServerConfiguration(
+            host: "127.0.0.1", port: 0, dataFolder: directory.url, maxWriteBytes: maxWriteBytes
+        )
+        let (ports, continuation) = AsyncStream<Int>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let app = buildApplication(configuration: configuration, folder: folder, logger: logger) { port in
+            continuation.yield(port)
+        }
+        let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
+        let task = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else { throw TestServerError("server did not start") }
+        return TestServer(port: port, folder: folder, directory: directory, group: group, task: task)
+    }
+
+    /// Stops the server gracefully and deletes its data.
+    public func stop() async {
+        await group.triggerGracefulShutdown()
+        _ = try? await task.value
+        directory.remove()
+    }
+
+    /// The server's base URL.
+    public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+}
+
+/// A failure of the test harness itself.
+public struct TestServerError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

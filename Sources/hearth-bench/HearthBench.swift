@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// `hearth-bench`: the benchmarks that BENCHMARKS.md reports.
+@main
+struct HearthBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hearth-bench",
+        abstract: "Hearth's benchmarks: in-process engine figures and the bare HTTP ceiling server.",
+        subcommands: [InProcess.self, Restart.self, Ceiling.self]
+    )
+}

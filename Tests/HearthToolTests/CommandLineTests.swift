@@ -1,0 +1,136 @@
+import Foundation
+import HearthTesting
+import Testing
+
+/// The `hearth` tool as a user runs it: help, version, import, export and serve.
+@Suite("hearth command line", .serialized)
+struct CommandLineTests {
+    @Test func versionAndHelp() throws {
+        let version = try HearthProcess.run(["--version"])
+        #expect(version.status == 0)
+        #expect(version.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0.1.0")
+
+        let help = try HearthProcess.run(["--help"])
+        #expect(help.status == 0)
+        for command in ["serve", "import", "export"] {
+            #expect(help.stdout.contains(command), "help lists \(command)")
+        }
+        let serveHelp = try HearthProcess.run(["serve", "--help"])
+        for option in ["--host", "--port", "--data"] {
+            #expect(serveHelp.stdout.contains(option))
+        }
+    }
+
+    @Test func importThenExportRoundTrips() throws {
+        let directory = try TemporaryDirectory(prefix: "hearth-cli")
+        defer { directory.remove() }
+        let input = directory.url.appendingPathComponent("in.json")
+        let document = #"{"users":{"alice":{"name":"Alice","age":30},"bob":{"name":"Bob","tags":["a","b"]}},"count":2.5}"#
+        try Data(document.utf8).write(to: input)
+        let data = directory.url.appendingPathComponent("data").path
+
+        let imported = try HearthProcess.run(["import", input.path, "--path", "/app", "--data", data])
+        #expect(imported.status == 0, "import failed: \(imported.stderr)")
+
+        let exported = try HearthProcess.run(["export", "--path", "/app", "--data", data])
+        #expect(exported.status == 0)
+        let expected = #"{"count":2.5,"users":{"alice":{"age":30,"name":"Alice"},"bob":{"name":"Bob","tags":["a","b"]}}}"#
+        #expect(exported.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == expected)
+
+        // Importing again at the same path replaces, and other paths are untouched.
+        try Data(#"{"x":1}"#.utf8).write(to: input)
+        #expect(try HearthProcess.run(["import", input.path, "--path", "/other", "--data", data]).status == 0)
+        try Data(#"{"count":3}"#.utf8).write(to: input)
+        #expect(try HearthProcess.run(["import", input.path, "--path", "/app", "--data", data]).status == 0)
+        let output = directory.url.appendingPathComponent("out.json")
+        let toFile = try HearthProcess.run(["export", "--data", data, "--output", output.path])
+        #expect(toFile.status == 0)
+        let written = try String(contentsOf: output, encoding: .utf8)
+        #expect(written.trimmingCharacters(in: .whitespacesAndNewlines) == #"{"app":{"count":3},"other":{"x":1}}"#)
+    }
+
+    @Test func largeImportIsAtomicAndExportsIntact() throws {
+        let directory = try TemporaryDirectory(prefix: "hearth-cli-large")
+        defer { directory.remove() }
+        // About 20 MB: bigger than one log record, so the import is split into many.
+        var text = "{"
+        for index in 0..<100_000 {
+            if index > 0 { text += "," }
+            text += #""item\#(index)":{"name":"Item number \#(index) with some padding text","n":\#(index)}"#
+        }
+        text += "}"
+        let input = directory.url.appendingPathComponent("big.json")
+        try Data(text.utf8).write(to: input)
+        let data = directory.url.appendingPathComponent("data").path
+        let imported = try HearthProcess.run(["import", input.path, "--path", "/big", "--data", data])
+        #expect(imported.status == 0, "import failed: \(imported.stderr)")
+        let exported = try HearthProcess.run(["export", "--path", "/big/item99999", "--data", data])
+        #expect(exported.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            == #"{"n":99999,"name":"Item number 99999 with some padding text"}"#)
+        let all = try HearthProcess.run(["export", "--path", "/big", "--data", data])
+        let object = try JSONSerialization.jsonObject(with: Data(all.stdout.utf8)) as? [String: Any]
+        #expect(object?.count == 100_000)
+    }
+
+    @Test func badInputIsRefusedAndChangesNothing() throws {
+        let directory = try TemporaryDirectory(prefix: "hearth-cli-bad")
+        defer { directory.remove() }
+        let data = directory.url.appendingPathComponent("data").path
+        let input = directory.url.appendingPathComponent("in.json")
+        try Data(#"{"keep":true}"#.utf8).write(to: input)
+        #expect(try HearthProcess.run(["import", input.path, "--data", data]).status == 0)
+
+        try Data(#"{"a":1,"#.utf8).write(to: input)
+        let broken = try HearthProcess.run(["import", input.path, "--data", data])
+        #expect(broken.status != 0)
+        #expect(broken.stderr.contains("Invalid data; couldn't parse JSON object, array, or value."))
+
+        try Data(#"{"bad.key":1}"#.utf8).write(to: input)
+        let badKey = try HearthProcess.run(["import", input.path, "--data", data])
+        #expect(badKey.status != 0)
+        #expect(badKey.stderr.contains("couldn't parse key beginning at 1:2"))
+
+        let badPath = try HearthProcess.run(["export", "--path", "/a$b", "--data", data])
+        #expect(badPath.status != 0)
+        #expect(badPath.stderr.contains("Invalid path: Invalid token in path"))
+
+        let missing = try HearthProcess.run(["import", directory.url.appendingPathComponent("nope.json").path, "--data", data])
+        #expect(missing.status != 0)
+
+        let exported = try HearthProcess.run(["export", "--data", data])
+        #expect(exported.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == #"{"keep":true}"#)
+    }
+
+    @Test func dataFolderInUseByServerIsRefused() async throws {
+        let directory = try TemporaryDirectory(prefix: "hearth-cli-busy")
+        defer { directory.remove() }
+        let server = try HearthProcess(data: directory.url)
+        let result = try await httpRequest("PUT", server.url("/a.json"), body: Data("1".utf8))
+        #expect(result.status == 200)
+
+        let export = try HearthProcess.run(["export", "--data", directory.url.path])
+        #expect(export.status != 0)
+        #expect(export.stderr.contains("in use"))
+        let second = try HearthProcess.run(["serve", "--port", "0", "--data", directory.url.path])
+        #expect(second.status != 0)
+
+        #expect(server.terminate() == 0)
+        let after = try HearthProcess.run(["export", "--data", directory.url.path])
+        #expect(after.status == 0)
+        #expect(after.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == #"{"a":1}"#)
+    }
+
+    @Test func serveShutsDownGracefullyOnSIGINT() async throws {
+        let directory = try TemporaryDirectory(prefix: "hearth-cli-int")
+        defer { directory.remove() }
+        let server = try HearthProcess(data: directory.url)
+        #expect(try await httpRequest("PUT", server.url("/x.json"), body: Data(#"{"y":2}"#.utf8)).status == 200)
+        server.process.interrupt()
+        server.process.waitUntilExit()
+        #expect(server.process.terminationStatus == 0)
+        let restarted = try HearthProcess(data: directory.url)
+        let read = try await httpRequest("GET", restarted.url("/x/y.json"))
+        #expect(read.text == "2")
+        #expect(restarted.terminate() == 0)
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import HearthTesting
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The built `hearth` executable run as a child process, the way an operator runs it.
+final class HearthProcess: @unchecked Sendable {
+    let process = Process()
+    let port: Int
+
+    /// The `hearth` binary next to the test bundle (SwiftPM builds it because this target
+    /// depends on it), or `$HEARTH_BINARY`.
+    static var binary: URL {
+        if let path = ProcessInfo.processInfo.environment["HEARTH_BINARY"] { return URL(fileURLWithPath: path) }
+        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        // On macOS the test binary sits inside a .xctest bundle.
+        while folder.pathExtension == "xctest" || folder.lastPathComponent == "MacOS" || folder.lastPathComponent == "Contents" {
+            folder = folder.deletingLastPathComponent()
+        }
+        return folder.appendingPathComponent("hearth")
+    }
+
+    /// Runs `hearth` with `arguments` to completion and returns its exit status and output.
+    static func run(_ arguments: [String], stdin: Data? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+    }
+
+    /// Starts `hearth serve --port 0 --data <folder>` and waits for it to print its URL.
+    init(data folder: URL, extraArguments: [String] = []) throws {
+        process.executableURL = Self.binary
+        process.arguments = ["serve", "--port", "0", "--data", folder.path, "--log-level", "warning"] + extraArguments
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Read until the "serving http://127.0.0.1:<port>/" line.
+        var seen = ""
+        let deadline = Date().addingTimeInterval(60)
+        var port: Int?
+        while port == nil && Date() < deadline {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen += String(decoding: chunk, as: UTF8.self)
+            if let range = seen.range(of: #"http://127\.0\.0\.1:(\d+)/"#, options: .regularExpression) {
+                let match = seen[range]
+                port = Int(match.split(separator: ":").last!.dropLast())
+            }
+        }
+        guard let port else {
+            process.terminate()
+            throw TestServerError("hearth serve did not start; output: \(seen)")
+        }
+        self.port = port
+        // Keep draining stdout so the child never blocks on a full pipe.
+        out.fileHandleForReading.readabilityHandler = { handle in _ = handle.availableData }
+    }
+
+    /// SIGKILL: no shutdown code runs.
+    func kill9() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// SIGTERM, then waits for a graceful exit.
+    func terminate() -> Int32 {
+        process.terminate()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
+}
