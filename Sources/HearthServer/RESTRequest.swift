@@ -16,28 +16,38 @@ struct RESTRequest {
     var format: JSONWriter.Format
     var silent: Bool
 
+    private static let methodOverride = HTTPField.Name("X-HTTP-Method-Override")!
+
     /// Parses the request line.
     /// - Returns: nil when the URL is not a database resource (it does not end in `.json`).
     /// - Throws: ``HearthError`` for a bad path or an unsupported method.
     init?(_ request: Request) throws(HearthError) {
         let rawPath = request.uri.path
         guard rawPath.hasSuffix(".json") else { return nil }
-        var keys: [String] = []
-        for segment in rawPath.dropLast(5).split(separator: "/", omittingEmptySubsequences: true) {
-            guard let decoded = String(segment).removingPercentEncoding, !decoded.contains("/") else {
-                throw HearthError.invalidPathToken
+        let encodedPath = rawPath.dropLast(5)
+        if encodedPath.utf8.contains(UInt8(ascii: "%")) {
+            var keys: [String] = []
+            for segment in encodedPath.split(separator: "/", omittingEmptySubsequences: true) {
+                // A decoded "/" would silently split a key in two.
+                guard let decoded = String(segment).removingPercentEncoding, !decoded.contains("/") else {
+                    throw HearthError.invalidPathToken
+                }
+                keys.append(decoded)
             }
-            keys.append(decoded)
+            path = try Path(parsing: keys.joined(separator: "/"), allowPriority: true)
+        } else {
+            path = try Path(parsing: String(encodedPath), allowPriority: true)
         }
-        path = try Path(parsing: keys.joined(separator: "/"), allowPriority: true)
 
         var parameters: [String: String] = [:]
-        for (key, value) in request.uri.queryParameters { parameters[String(key)] = String(value) }
+        if request.uri.query != nil {
+            for (key, value) in request.uri.queryParameters { parameters[String(key)] = String(value) }
+        }
         self.parameters = parameters
 
         var methodName = request.method.rawValue
         if methodName == "POST" {
-            if let override = request.headers[HTTPField.Name("X-HTTP-Method-Override")!] ?? parameters["x-http-method-override"] {
+            if let override = request.headers[Self.methodOverride] ?? parameters["x-http-method-override"] {
                 methodName = override.uppercased()
             }
         }
