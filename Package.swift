@@ -11,6 +11,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "HearthCore", targets: ["HearthCore"]),
+        .library(name: "HearthRules", targets: ["HearthRules"]),
         .library(name: "HearthStore", targets: ["HearthStore"]),
         .library(name: "HearthServer", targets: ["HearthServer"]),
         .library(name: "HearthTesting", targets: ["HearthTesting"]),
@@ -33,6 +34,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "HearthRules",
+            dependencies: ["HearthCore"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "HearthStore",
             dependencies: [
                 "HearthCore",
@@ -45,6 +51,7 @@ let package = Package(
             name: "HearthServer",
             dependencies: [
                 "HearthCore",
+                "HearthRules",
                 "HearthStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -83,8 +90,20 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"], swiftSettings: swiftSettings),
-        .testTarget(name: "HearthStoreTests", dependencies: ["HearthStore", "HearthTesting"], swiftSettings: swiftSettings),
-        .testTarget(name: "HearthServerTests", dependencies: ["HearthServer", "HearthTesting"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HearthStoreTests",
+            dependencies: [
+                "HearthCore", "HearthStore", "HearthTesting",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HearthServerTests",
+            dependencies: ["HearthCore", "HearthStore", "HearthServer", "HearthTesting"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "HearthToolTests", dependencies: ["HearthTesting", "hearth"], swiftSettings: swiftSettings),
     ]
 )

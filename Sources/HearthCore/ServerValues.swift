@@ -26,7 +26,8 @@ public enum ServerValues {
         var resolved = children
         for (key, child) in children {
             let value = try resolve(child, existing: existing.child(key), now: now)
-            if case .object = child { resolved.insert(key, value) }
+            // A child with a priority is `.prioritized`; its placeholders need resolving too.
+            if case .object = child.unprioritized { resolved.insert(key, value) }
         }
         return Node.object(resolved).withPriority(node.priority)
     }

@@ -29,7 +29,13 @@ struct DatabaseResponder: HTTPResponder {
     private func handle(_ rest: RESTRequest, request: Request, database: Database) async throws -> Response {
         switch rest.method {
         case .get:
-            var value = database.value(at: rest.path)
+            var value: Node
+            if let query = try QueryParameters.parse(rest.parameters) {
+                let selected = database.run(query, at: rest.path)
+                value = selected.isEmpty ? .null : .object(Children(entries: selected.map { ($0.key, $0.value) }))
+            } else {
+                value = database.value(at: rest.path)
+            }
             if rest.parameters["shallow"] == "true" { value = value.shallow }
             return rest.silent ? JSONResponse.silent() : JSONResponse.make(node: value, format: rest.format)
 
@@ -70,7 +76,8 @@ struct DatabaseResponder: HTTPResponder {
         }
         do {
             return try await request.body.collect(upTo: limit)
-        } catch let error as HTTPError where error.status == .contentTooLarge {
+        } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
+            // collect(upTo:) throws NIOTooManyBytesError, which reports itself as 413.
             throw HearthError.writeTooBig
         }
     }
@@ -84,7 +91,12 @@ struct DatabaseResponder: HTTPResponder {
             if format.pretty { bytes += Array("\n  ".utf8) }
             bytes += JSONWriter.bytes(.string(entry.path.keys.map(\.string).joined(separator: "/")))
             bytes += format.pretty ? Array(" : ".utf8) : [UInt8(ascii: ":")]
-            bytes += JSONWriter.bytes(entry.value, format: JSONWriter.Format(export: format.export))
+            var value = JSONWriter.bytes(entry.value, format: format)
+            if format.pretty {
+                // Nested lines sit one level in; JSON text never holds a raw newline in a string.
+                value = value.flatMap { $0 == 0x0A ? [0x0A, 0x20, 0x20] : [$0] }
+            }
+            bytes += value
         }
         if format.pretty && !entries.isEmpty { bytes.append(0x0A) }
         bytes.append(UInt8(ascii: "}"))

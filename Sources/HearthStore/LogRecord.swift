@@ -45,7 +45,8 @@ struct LogRecord: Sendable {
 
     /// Decodes the stored write.
     func write() throws -> ResolvedWrite {
-        let path = try Path(parsing: self.path)
+        // A set of a priority (`/a/.priority`) is logged at its `.priority` path.
+        let path = try Path(parsing: self.path, allowPriority: true)
         switch kind {
         case Self.setKind:
             return .set(path, try JSONParser.parse(data).node)
