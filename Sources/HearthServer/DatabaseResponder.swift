@@ -18,6 +18,8 @@ struct DatabaseResponder: HTTPResponder {
             }
             let database = try folder.database(named: rest.parameters["ns"] ?? configuration.defaultDatabase)
             return try await handle(rest, request: request, database: database)
+        } catch let mismatch as ETagMismatch {
+            return mismatch.response()
         } catch let error as HearthError {
             return error.response()
         } catch {
@@ -29,6 +31,7 @@ struct DatabaseResponder: HTTPResponder {
     private func handle(_ rest: RESTRequest, request: Request, database: Database) async throws -> Response {
         switch rest.method {
         case .get:
+            let conditions = try ETagConditions(request, method: rest.method)
             var value: Node
             if let query = try QueryParameters.parse(rest.parameters) {
                 let selected = database.run(query, at: rest.path)
@@ -37,14 +40,24 @@ struct DatabaseResponder: HTTPResponder {
                 value = database.value(at: rest.path)
             }
             if rest.parameters["shallow"] == "true" { value = value.shallow }
-            return rest.silent ? JSONResponse.silent() : JSONResponse.make(node: value, format: rest.format)
+            var headers = HTTPFields()
+            if conditions.wantsETag {
+                let etag = ETagConditions.etag(of: value)
+                headers[.eTag] = etag
+                if conditions.ifNoneMatch == etag { return Response(status: .notModified, headers: headers) }
+            }
+            return rest.silent
+                ? Response(status: .noContent, headers: headers)
+                : JSONResponse.make(bytes: JSONWriter.bytes(value, format: rest.format), headers: headers)
 
         case .put:
+            let conditions = try ETagConditions(request, method: rest.method)
             let parsed = try JSONParser.parse(try await body(of: request).readableBytesView)
-            let committed = try await database.write(.set(rest.path, parsed))
-            guard !rest.silent else { return JSONResponse.silent() }
+            let committed = try await database.write(.set(rest.path, parsed), precondition: conditions.precondition(at: rest.path))
+            let headers = conditions.headers(after: committed, at: rest.path, in: database)
+            guard !rest.silent else { return Response(status: .noContent, headers: headers) }
             guard case .set(_, let written) = committed.write else { return JSONResponse.silent() }
-            return JSONResponse.make(node: written, format: rest.format)
+            return JSONResponse.make(bytes: JSONWriter.bytes(written, format: rest.format), headers: headers)
 
         case .post:
             guard !rest.path.isPriorityPath else { throw HearthError.invalidPathToken }
@@ -55,6 +68,7 @@ struct DatabaseResponder: HTTPResponder {
             return JSONResponse.make(node: name, format: rest.format)
 
         case .patch:
+            _ = try ETagConditions(request, method: rest.method)
             guard !rest.path.isPriorityPath else { throw HearthError.invalidPathToken }
             let entries = try JSONParser.parseUpdate(try await body(of: request).readableBytesView)
             let committed = try await database.write(.update(rest.path, entries))
@@ -63,8 +77,12 @@ struct DatabaseResponder: HTTPResponder {
             return JSONResponse.make(bytes: Self.render(written, format: rest.format))
 
         case .delete:
-            try await database.write(.set(rest.path, .null))
-            return rest.silent ? JSONResponse.silent() : JSONResponse.make(node: .null, format: rest.format)
+            let conditions = try ETagConditions(request, method: rest.method)
+            let committed = try await database.write(.set(rest.path, .null), precondition: conditions.precondition(at: rest.path))
+            let headers = conditions.headers(after: committed, at: rest.path, in: database)
+            return rest.silent
+                ? Response(status: .noContent, headers: headers)
+                : JSONResponse.make(bytes: JSONWriter.bytes(.null, format: rest.format), headers: headers)
         }
     }
 

@@ -1,0 +1,72 @@
+import HearthCore
+import HearthStore
+import HTTPTypes
+import Hummingbird
+
+/// The ETag headers of a REST request (`X-Firebase-ETag`, `if-match`, `if-none-match`).
+///
+/// The ETag is the node hash of the value (§3.6), or `null_etag` for an empty location.
+/// `if-match` makes a PUT or DELETE conditional: it is checked in write order against the
+/// newest version, and a mismatch answers 412 with the current value and its ETag.
+struct ETagConditions {
+    static let nullETag = "null_etag"
+    static let firebaseETag = HTTPField.Name("X-Firebase-ETag")!
+
+    let askedForETag: Bool
+    let ifMatch: String?
+    let ifNoneMatch: String?
+
+    init(_ request: Request, method: RESTRequest.Method) throws(HearthError) {
+        askedForETag = request.headers[Self.firebaseETag]?.lowercased() == "true"
+        ifMatch = request.headers[.ifMatch]
+        ifNoneMatch = request.headers[.ifNoneMatch]
+        if ifMatch != nil && method != .put && method != .delete {
+            throw HearthError(.invalidQuery, "if-match is only supported on PUT and DELETE requests")
+        }
+        if ifNoneMatch != nil && method != .get {
+            throw HearthError(.invalidQuery, "if-none-match is only supported on GET requests")
+        }
+    }
+
+    /// True when the response carries an ETag: asked for, or any conditional request.
+    var wantsETag: Bool { askedForETag || ifMatch != nil || ifNoneMatch != nil }
+
+    /// The ETag of a value.
+    static func etag(of value: Node) -> String {
+        value.isNull ? nullETag : value.hash
+    }
+
+    /// The check an `if-match` write runs against the newest version, or nil.
+    func precondition(at path: Path) -> (@Sendable (DatabaseState) throws -> Void)? {
+        guard let expected = ifMatch else { return nil }
+        return { state in
+            let current = state.value(at: path)
+            guard Self.etag(of: current) == expected else { throw ETagMismatch(current: current) }
+        }
+    }
+
+    /// The ETag header for a write's response: the value's new ETag, when one is wanted.
+    func headers(after committed: Database.Committed, at path: Path, in database: Database) -> HTTPFields {
+        guard wantsETag else { return [:] }
+        var headers = HTTPFields()
+        let value: Node
+        if case .set(_, let written) = committed.write {
+            value = written
+        } else {
+            value = database.value(at: path)
+        }
+        headers[.eTag] = Self.etag(of: value)
+        return headers
+    }
+}
+
+/// An `if-match` write whose ETag no longer matches: 412 with the current value and ETag.
+struct ETagMismatch: Error {
+    let current: Node
+
+    func response() -> Response {
+        var headers = HTTPFields()
+        headers[.eTag] = ETagConditions.etag(of: current)
+        return JSONResponse.make(status: .preconditionFailed, bytes: JSONWriter.bytes(current), headers: headers)
+    }
+}
