@@ -73,6 +73,7 @@ let package = Package(
             name: "hearth",
             dependencies: [
                 "HearthCore",
+                "HearthRules",
                 "HearthStore",
                 "HearthServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

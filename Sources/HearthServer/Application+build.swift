@@ -1,3 +1,4 @@
+import HearthRules
 import HearthStore
 import Hummingbird
 import Logging
@@ -10,13 +11,20 @@ import Logging
 ///   - folder: the opened, locked data folder; it is closed when the application stops.
 ///   - logger: the logger for the server and its requests.
 ///   - onServerRunning: called with the bound port once the server accepts connections.
+/// - Throws: ``HearthRules/RulesError`` when the configured default rules are invalid.
 public func buildApplication(
     configuration: ServerConfiguration,
     folder: DataFolder,
     logger: Logger,
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
-) -> some ApplicationProtocol {
-    let responder = DatabaseResponder(folder: folder, configuration: configuration)
+) throws -> some ApplicationProtocol {
+    let defaultRules = try configuration.defaultRules.map { text throws(RulesError) in try RulesDocument(parsing: text) }
+    let responder = DatabaseResponder(
+        folder: folder,
+        configuration: configuration,
+        rules: RulesRegistry(defaultRules: defaultRules ?? .closed),
+        admin: AdminCredential(token: configuration.adminToken, emulator: configuration.emulator)
+    )
     return Application(
         responder: responder,
         configuration: ApplicationConfiguration(

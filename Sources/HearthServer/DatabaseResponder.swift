@@ -1,4 +1,5 @@
 import HearthCore
+import HearthRules
 import HearthStore
 import Hummingbird
 import Logging
@@ -10,13 +11,25 @@ struct DatabaseResponder: HTTPResponder {
 
     let folder: DataFolder
     let configuration: ServerConfiguration
+    let rules: RulesRegistry
+    let admin: AdminCredential
 
     func respond(to request: Request, context: Context) async throws -> Response {
+        if request.method == .options { return CORS.preflight(request) }
+        var response = await respondToDatabaseRequest(request, context: context)
+        CORS.decorate(&response)
+        return response
+    }
+
+    private func respondToDatabaseRequest(_ request: Request, context: Context) async -> Response {
         do {
+            if request.uri.path == "/.settings/rules.json" {
+                return try await handleRulesSettings(request)
+            }
             guard let rest = try RESTRequest(request) else {
                 return HearthError(.notFound, "Not found.").response()
             }
-            let database = try folder.database(named: rest.parameters["ns"] ?? configuration.defaultDatabase)
+            let database = try folder.database(named: databaseName(for: request, parameters: rest.parameters))
             return try await handle(rest, request: request, database: database)
         } catch let mismatch as ETagMismatch {
             return mismatch.response()
@@ -34,6 +47,9 @@ struct DatabaseResponder: HTTPResponder {
             let conditions = try ETagConditions(request, method: rest.method)
             var value: Node
             if let query = try QueryParameters.parse(rest.parameters) {
+                guard try rules.rules(for: database).declaresIndex(at: rest.path, for: query.order) else {
+                    throw Self.indexNotDefined(query.order, at: rest.path)
+                }
                 let selected = database.run(query, at: rest.path)
                 value = selected.isEmpty ? .null : .object(Children(entries: selected.map { ($0.key, $0.value) }))
             } else {
@@ -83,6 +99,51 @@ struct DatabaseResponder: HTTPResponder {
             return rest.silent
                 ? Response(status: .noContent, headers: headers)
                 : JSONResponse.make(bytes: JSONWriter.bytes(.null, format: rest.format), headers: headers)
+        }
+    }
+
+    /// The database a request addresses: `ns=`, else the first label of a host name such as
+    /// `mydb.firebaseio.com` or `mydb.localhost`, else the server's default.
+    func databaseName(for request: Request, parameters: [String: String]) -> String {
+        if let name = parameters["ns"] { return name }
+        guard var host = request.head.authority else { return configuration.defaultDatabase }
+        if let colon = host.lastIndex(of: ":"), !host.hasSuffix("]") { host = String(host[..<colon]) }
+        let labels = host.split(separator: ".")
+        let isAddress = host.hasPrefix("[") || labels.allSatisfy { $0.allSatisfy(\.isNumber) }
+        guard labels.count > 1, !isAddress else { return configuration.defaultDatabase }
+        return String(labels[0]).lowercased()
+    }
+
+    /// `Index not defined, add ".indexOn": "<field>", for path "<path>", to the rules`
+    static func indexNotDefined(_ order: Query.Order, at path: Path) -> HearthError {
+        let field = RulesDocument.indexName(for: order)
+        return HearthError(.indexNotDefined, #"Index not defined, add ".indexOn": "\#(field)", for path "\#(path)", to the rules"#)
+    }
+
+    /// `GET` and `PUT /.settings/rules.json`: the database's rules document, for admins only.
+    private func handleRulesSettings(_ request: Request) async throws -> Response {
+        var parameters: [String: String] = [:]
+        for (key, value) in request.uri.queryParameters { parameters[String(key)] = String(value) }
+        guard admin.isAdmin(request, parameters: parameters) else {
+            throw HearthError(.permissionDenied, "Permission denied")
+        }
+        let database = try folder.database(named: databaseName(for: request, parameters: parameters))
+        switch request.method {
+        case .get:
+            let document = try rules.rules(for: database)
+            let text = parameters["format"] == "strict" ? try document.strictJSON() : document.source
+            return JSONResponse.make(bytes: Array(text.utf8))
+        case .put:
+            let body = try await self.body(of: request)
+            let text = String(decoding: body.readableBytesView, as: UTF8.self)
+            do {
+                try rules.setRules(text, for: database)
+            } catch let error as RulesError {
+                throw HearthError(.invalidData, "Line \(error.position.line), column \(error.position.column): \(error.message)")
+            }
+            return JSONResponse.make(bytes: Array(#"{"status":"ok"}"#.utf8))
+        default:
+            throw HearthError(.invalidData, "Invalid method for /.settings/rules: \(request.method.rawValue).")
         }
     }
 

@@ -12,14 +12,26 @@ public struct ServerConfiguration: Sendable {
     public var defaultDatabase: String
     /// The largest request body accepted, in bytes (Firebase's REST limit is 256 MB).
     public var maxWriteBytes: Int
+    /// The admin credential (bypasses rules); nil means no admin access outside emulator mode.
+    public var adminToken: String?
+    /// Emulator mode: accept Firebase's test credentials (`Bearer owner`) for tooling and tests.
+    public var emulator: Bool
+    /// The rules document text a database uses until rules are stored for it; nil means closed.
+    public var defaultRules: String?
 
     public init(
         host: String = "127.0.0.1",
         port: Int = 9000,
         dataFolder: URL = URL(fileURLWithPath: "hearth-data"),
         defaultDatabase: String = "default",
-        maxWriteBytes: Int = 256 * 1024 * 1024
+        maxWriteBytes: Int = 256 * 1024 * 1024,
+        adminToken: String? = nil,
+        emulator: Bool = false,
+        defaultRules: String? = nil
     ) {
+        self.adminToken = adminToken
+        self.emulator = emulator
+        self.defaultRules = defaultRules
         self.host = host
         self.port = port
         self.dataFolder = dataFolder

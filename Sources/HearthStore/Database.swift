@@ -272,6 +272,18 @@ public final class Database: Sendable {
         for pending in batch + stranded { pending.continuation?.resume(throwing: failure) }
     }
 
+    // MARK: - Settings
+
+    /// A stored setting of this database (such as its rules document), or nil.
+    public func setting(named name: String) throws -> String? {
+        try log.setting(named: name)
+    }
+
+    /// Stores a setting durably; it is on disk when this returns.
+    public func setSetting(named name: String, to value: String) throws {
+        try log.setSetting(named: name, to: value)
+    }
+
     // MARK: - Observing
 
     /// Calls `observer` after every commit with the writes committed and the new version, on

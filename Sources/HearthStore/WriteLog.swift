@@ -39,6 +39,9 @@ final class WriteLog: Sendable {
                 );
                 """)
         }
+        migrator.registerMigration("v2-settings") { db in
+            try db.execute(sql: "CREATE TABLE setting (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        }
         return migrator
     }
 
@@ -69,6 +72,18 @@ final class WriteLog: Sendable {
             for record in records {
                 try statement.execute(arguments: [record.sequence, record.kind, record.path, Data(record.data)])
             }
+        }
+    }
+
+    /// A stored setting (such as the rules document), or nil.
+    func setting(named name: String) throws -> String? {
+        try queue.read { db in try String.fetchOne(db, sql: "SELECT value FROM setting WHERE name = ?", arguments: [name]) }
+    }
+
+    /// Stores a setting durably.
+    func setSetting(named name: String, to value: String) throws {
+        try queue.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO setting (name, value) VALUES (?, ?)", arguments: [name, value])
         }
     }
 

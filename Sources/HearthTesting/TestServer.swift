@@ -34,9 +34,10 @@ public final class TestServer: Sendable {
     public static func with<T>(
         options: DatabaseOptions = DatabaseOptions(),
         maxWriteBytes: Int = 256 * 1024 * 1024,
+        configure: (inout ServerConfiguration) -> Void = { _ in },
         _ body: (TestServer) async throws -> T
     ) async throws -> T {
-        let server = try await start(options: options, maxWriteBytes: maxWriteBytes)
+        let server = try await start(options: options, maxWriteBytes: maxWriteBytes, configure: configure)
         do {
             let result = try await body(server)
             await server.stop()
@@ -48,19 +49,27 @@ public final class TestServer: Sendable {
     }
 
     /// Starts a server on a free port.
+    /// The admin token test servers accept (as `Authorization: Bearer`); emulator mode is on
+    /// as well, so `Bearer owner` works too.
+    public static let adminToken = "test-admin-token"
+
+    /// Starts a server on a free port; `configure` may change its configuration first.
     public static func start(
         options: DatabaseOptions = DatabaseOptions(),
-        maxWriteBytes: Int = 256 * 1024 * 1024
+        maxWriteBytes: Int = 256 * 1024 * 1024,
+        configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestServer {
         let directory = try TemporaryDirectory()
         var logger = Logger(label: "hearth-test")
         logger.logLevel = .warning
         let folder = try DataFolder(url: directory.url, options: options, logger: logger)
-        let configuration = ServerConfiguration(
-            host: "127.0.0.1", port: 0, dataFolder: directory.url, maxWriteBytes: maxWriteBytes
+        var configuration = ServerConfiguration(
+            host: "127.0.0.1", port: 0, dataFolder: directory.url, maxWriteBytes: maxWriteBytes,
+            adminToken: adminToken, emulator: true
         )
+        configure(&configuration)
         let (ports, continuation) = AsyncStream<Int>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let app = buildApplication(configuration: configuration, folder: folder, logger: logger) { port in
+        let app = try buildApplication(configuration: configuration, folder: folder, logger: logger) { port in
             continuation.yield(port)
         }
         let group = ServiceGroup(configuration: .init(services: [app], logger: logger))

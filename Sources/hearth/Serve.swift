@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HearthRules
 import HearthServer
 import HearthStore
 import Hummingbird
@@ -22,6 +23,15 @@ struct Serve: AsyncParsableCommand {
 
     @Option(name: .long, help: "The database used when a request names none.")
     var database: String = "default"
+
+    @Flag(name: .long, help: "Emulator mode: accept Firebase's test credentials (Bearer owner) as admin, for tools and tests.")
+    var emulator = false
+
+    @Option(name: .long, help: "The admin token (default: generated on first start and kept in the data folder).")
+    var adminToken: String?
+
+    @Option(name: .long, help: "A rules file for databases that have no stored rules (default: closed rules).")
+    var rules: String?
 
     @Option(name: .long, help: "Snapshot a database after this many logged writes (a snapshot shortens restarts).")
     var snapshotAfterWrites: Int = 50_000
@@ -47,11 +57,28 @@ struct Serve: AsyncParsableCommand {
         } catch let error as StoreError {
             throw ValidationError("\(error.message). Is another `hearth serve` running?")
         }
-        let configuration = ServerConfiguration(host: host, port: port, dataFolder: dataURL, defaultDatabase: database)
+        var rulesText: String?
+        if let rules {
+            do {
+                rulesText = try String(contentsOfFile: rules, encoding: .utf8)
+            } catch {
+                throw ValidationError("cannot read the rules file \(rules): \(error.localizedDescription)")
+            }
+            do {
+                _ = try RulesDocument(parsing: rulesText ?? "")
+            } catch {
+                throw ValidationError("\(rules): \(error)")
+            }
+        }
+        let token = try adminToken ?? AdminToken.loadOrCreate(in: dataURL)
+        let configuration = ServerConfiguration(
+            host: host, port: port, dataFolder: dataURL, defaultDatabase: database,
+            adminToken: token, emulator: emulator, defaultRules: rulesText
+        )
         let started = ContinuousClock.now
         _ = try folder.database(named: database)
         let loadTime = ContinuousClock.now - started
-        let app = buildApplication(configuration: configuration, folder: folder, logger: logger) { boundPort in
+        let app = try buildApplication(configuration: configuration, folder: folder, logger: logger) { boundPort in
             // Unbuffered, so a supervisor reading a pipe sees the line at once.
             FileHandle.standardOutput.write(Data("""
                 Hearth is serving http://\(host):\(boundPort)/ (data in \(dataURL.path), loaded in \(loadTime))
