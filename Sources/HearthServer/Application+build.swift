@@ -19,11 +19,13 @@ public func buildApplication(
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) throws -> some ApplicationProtocol {
     let defaultRules = try configuration.defaultRules.map { text throws(RulesError) in try RulesDocument(parsing: text) }
+    let hub = ListenerHub()
     let responder = DatabaseResponder(
         folder: folder,
         configuration: configuration,
         rules: RulesRegistry(defaultRules: defaultRules ?? .closed),
-        admin: AdminCredential(token: configuration.adminToken, emulator: configuration.emulator)
+        admin: AdminCredential(token: configuration.adminToken, emulator: configuration.emulator),
+        hub: hub
     )
     return Application(
         responder: responder,
@@ -31,7 +33,10 @@ public func buildApplication(
             address: .hostname(configuration.host, port: configuration.port),
             serverName: "Hearth"
         ),
-        services: [DataFolderService(folder: folder)],
+        services: [
+            DataFolderService(folder: folder),
+            StreamKeepAliveService(hub: hub, interval: configuration.keepAliveInterval),
+        ],
         onServerRunning: { channel in
             await onServerRunning(channel.localAddress?.port ?? configuration.port)
         },

@@ -13,6 +13,7 @@ struct DatabaseResponder: HTTPResponder {
     let configuration: ServerConfiguration
     let rules: RulesRegistry
     let admin: AdminCredential
+    let hub: ListenerHub
 
     func respond(to request: Request, context: Context) async throws -> Response {
         if request.method == .options { return CORS.preflight(request) }
@@ -30,6 +31,7 @@ struct DatabaseResponder: HTTPResponder {
                 return HearthError(.notFound, "Not found.").response()
             }
             let database = try folder.database(named: databaseName(for: request, parameters: rest.parameters))
+            if Self.wantsStream(request) { return try stream(rest, database: database) }
             return try await handle(rest, request: request, database: database)
         } catch let mismatch as ETagMismatch {
             return mismatch.response()
@@ -90,7 +92,7 @@ struct DatabaseResponder: HTTPResponder {
             let committed = try await database.write(.update(rest.path, entries))
             guard !rest.silent else { return JSONResponse.silent() }
             guard case .update(_, let written) = committed.write else { return JSONResponse.silent() }
-            return JSONResponse.make(bytes: Self.render(written, format: rest.format))
+            return JSONResponse.make(bytes: JSONWriter.updateObject(written, format: rest.format))
 
         case .delete:
             let conditions = try ETagConditions(request, method: rest.method)
@@ -159,26 +161,5 @@ struct DatabaseResponder: HTTPResponder {
             // collect(upTo:) throws NIOTooManyBytesError, which reports itself as 413.
             throw HearthError.writeTooBig
         }
-    }
-
-    /// An update's entries as the object the client sent (keys are relative paths).
-    static func render(_ entries: [ResolvedWrite.UpdateEntry], format: JSONWriter.Format) -> [UInt8] {
-        // Paths cannot be Node keys, so the object is assembled from rendered values.
-        var bytes: [UInt8] = [UInt8(ascii: "{")]
-        for (offset, entry) in entries.enumerated() {
-            if offset > 0 { bytes.append(UInt8(ascii: ",")) }
-            if format.pretty { bytes += Array("\n  ".utf8) }
-            bytes += JSONWriter.bytes(.string(entry.path.keys.map(\.string).joined(separator: "/")))
-            bytes += format.pretty ? Array(" : ".utf8) : [UInt8(ascii: ":")]
-            var value = JSONWriter.bytes(entry.value, format: format)
-            if format.pretty {
-                // Nested lines sit one level in; JSON text never holds a raw newline in a string.
-                value = value.flatMap { $0 == 0x0A ? [0x0A, 0x20, 0x20] : [$0] }
-            }
-            bytes += value
-        }
-        if format.pretty && !entries.isEmpty { bytes.append(0x0A) }
-        bytes.append(UInt8(ascii: "}"))
-        return bytes
     }
 }

@@ -18,6 +18,8 @@ public struct ServerConfiguration: Sendable {
     public var emulator: Bool
     /// The rules document text a database uses until rules are stored for it; nil means closed.
     public var defaultRules: String?
+    /// How often streams get a `keep-alive` event.
+    public var keepAliveInterval: Duration = .seconds(30)
 
     public init(
         host: String = "127.0.0.1",

@@ -23,16 +23,7 @@ struct LogRecord: Sendable {
         case .update(let path, let entries):
             kind = Self.updateKind
             self.path = path.description
-            // Written by hand because the keys are paths, which a Node cannot hold.
-            var bytes: [UInt8] = [UInt8(ascii: "{")]
-            for (offset, entry) in entries.enumerated() {
-                if offset > 0 { bytes.append(UInt8(ascii: ",")) }
-                bytes += JSONWriter.bytes(.string(entry.path.keys.map(\.string).joined(separator: "/")))
-                bytes.append(UInt8(ascii: ":"))
-                bytes += JSONWriter.bytes(entry.value, format: .init(export: true))
-            }
-            bytes.append(UInt8(ascii: "}"))
-            data = bytes
+            data = JSONWriter.updateObject(entries, format: .init(export: true))
         }
     }
 

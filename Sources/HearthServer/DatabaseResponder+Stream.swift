@@ -1,0 +1,62 @@
+import HearthCore
+import HearthRules
+import HearthStore
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+
+extension DatabaseResponder {
+    /// True when the request asks for a Server-Sent Events stream.
+    static func wantsStream(_ request: Request) -> Bool {
+        request.method == .get && (request.headers[.accept]?.contains("text/event-stream") ?? false)
+    }
+
+    /// `GET` with `Accept: text/event-stream`: the initial `put` at `/`, then an event for every
+    /// write that touches the location (or changes the query's result), `keep-alive` events,
+    /// and `cancel` when access ends.
+    func stream(_ rest: RESTRequest, database: Database) throws -> Response {
+        let query = try QueryParameters.parse(rest.parameters)
+        if let query {
+            guard try rules.rules(for: database).declaresIndex(at: rest.path, for: query.order) else {
+                throw Self.indexNotDefined(query.order, at: rest.path)
+            }
+        }
+        let hub = self.hub
+        let (listener, initial) = hub.subscribe(to: database, at: rest.path, query: query)
+        var headers = HTTPFields()
+        headers[.contentType] = "text/event-stream; charset=utf-8"
+        headers[HTTPField.Name("Cache-Control")!] = "no-cache"
+        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+            defer { hub.unsubscribe(listener) }
+            try await writer.write(SSEEncoding.encode(.put(path: .root, data: initial)))
+            try await withGracefulShutdownHandler {
+                var delivered = listener.startSequence
+                streaming: while true {
+                    switch await listener.buffer.next() {
+                    case .events(let events):
+                        // After a resync, events already covered by it are skipped.
+                        let fresh = events.filter { $0.sequence > delivered }.map(\.bytes)
+                        if let last = events.last { delivered = max(delivered, last.sequence) }
+                        if !fresh.isEmpty { try await writer.write(contentsOf: fresh) }
+                    case .resync:
+                        let version = database.current
+                        let value = ListenerHub.value(at: listener.path, query: listener.query, in: version.state)
+                        listener.lastResult.withLock { $0 = value }
+                        delivered = version.sequence
+                        try await writer.write(SSEEncoding.encode(.put(path: .root, data: value)))
+                    case .keepAlive:
+                        try await writer.write(SSEEncoding.keepAlive)
+                    case .closed(let final):
+                        if !final.isEmpty { try await writer.write(contentsOf: final) }
+                        break streaming
+                    }
+                }
+            } onGracefulShutdown: {
+                listener.buffer.close()
+            }
+            try await writer.finish(nil)
+        })
+    }
+}

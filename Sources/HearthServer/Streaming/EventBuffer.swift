@@ -1,0 +1,119 @@
+import DequeModule
+import NIOCore
+import Synchronization
+
+/// The bounded queue of encoded events waiting for one stream's reader.
+///
+/// A reader that falls behind never makes it grow without bound: when more than
+/// ``maxEvents`` events or ``maxBytes`` bytes are waiting, the queue is dropped and the reader
+/// is told to resynchronise, which it does by sending the current value as one `put`.
+final class EventBuffer: Sendable {
+    /// What the reader gets next.
+    enum Item {
+        case events([(sequence: Int64, bytes: ByteBuffer)])
+        case resync
+        case keepAlive
+        case closed([ByteBuffer])
+    }
+
+    static let maxEvents = 512
+    static let maxBytes = 4 << 20
+
+    private struct State {
+        var events = Deque<(sequence: Int64, bytes: ByteBuffer)>()
+        var bytes = 0
+        var overflowed = false
+        var keepAlive = false
+        var closed = false
+        var finalEvents: [ByteBuffer] = []
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    private let state = Mutex(State())
+
+    /// Queues one encoded event for the write (or batch) with sequence number `sequence`.
+    func push(_ event: ByteBuffer, sequence: Int64) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard !state.closed else { return nil }
+            if state.overflowed { return nil }
+            if state.events.count >= Self.maxEvents || state.bytes + event.readableBytes > Self.maxBytes {
+                state.events.removeAll()
+                state.bytes = 0
+                state.overflowed = true
+            } else {
+                state.events.append((sequence, event))
+                state.bytes += event.readableBytes
+            }
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Asks the reader to send a keep-alive if nothing else is waiting.
+    func pokeKeepAlive() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard !state.closed else { return nil }
+            state.keepAlive = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Ends the stream after `finalEvents` (such as `cancel`) are sent.
+    func close(with finalEvents: [ByteBuffer] = []) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard !state.closed else { return nil }
+            state.closed = true
+            state.finalEvents = finalEvents
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Waits for something to send.
+    func next() async -> Item {
+        while true {
+            if let item = state.withLock({ Self.take(&$0) }) { return item }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = state.withLock { state -> Bool in
+                    if Self.hasWork(state) { return true }
+                    state.waiter = continuation
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        }
+    }
+
+    private static func hasWork(_ state: State) -> Bool {
+        state.closed || state.overflowed || !state.events.isEmpty || state.keepAlive
+    }
+
+    private static func take(_ state: inout State) -> Item? {
+        if state.closed {
+            let final = state.finalEvents
+            state.finalEvents = []
+            return .closed(final)
+        }
+        if state.overflowed {
+            state.overflowed = false
+            state.keepAlive = false
+            return .resync
+        }
+        if !state.events.isEmpty {
+            let events = Array(state.events)
+            state.events.removeAll(keepingCapacity: true)
+            state.bytes = 0
+            state.keepAlive = false
+            return .events(events)
+        }
+        if state.keepAlive {
+            state.keepAlive = false
+            return .keepAlive
+        }
+        return nil
+    }
+}

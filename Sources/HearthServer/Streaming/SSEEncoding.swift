@@ -1,0 +1,29 @@
+import HearthCore
+import NIOCore
+
+/// Encodes Firebase's Server-Sent Events: `event: <name>\ndata: <json>\n\n`.
+enum SSEEncoding {
+    static let keepAlive = ByteBuffer(string: "event: keep-alive\ndata: null\n\n")
+    /// `auth_revoked` carries unquoted text, which is what admin-python compares against.
+    static let authRevoked = ByteBuffer(string: "event: auth_revoked\ndata: credential is no longer valid\n\n")
+    static let permissionDenied = ByteBuffer(string: "event: cancel\ndata: \"Permission denied\"\n\n")
+
+    /// The bytes of one `put` or `patch` event.
+    static func encode(_ event: ListenerEvent) -> ByteBuffer {
+        var bytes: [UInt8] = []
+        switch event {
+        case .put(let path, let data):
+            bytes += Array("event: put\ndata: {\"path\":".utf8)
+            bytes += JSONWriter.bytes(.string(path.description))
+            bytes += Array(",\"data\":".utf8)
+            bytes += JSONWriter.bytes(data)
+        case .patch(let path, let entries):
+            bytes += Array("event: patch\ndata: {\"path\":".utf8)
+            bytes += JSONWriter.bytes(.string(path.description))
+            bytes += Array(",\"data\":".utf8)
+            bytes += JSONWriter.updateObject(entries)
+        }
+        bytes += Array("}\n\n".utf8)
+        return ByteBuffer(bytes: bytes)
+    }
+}
