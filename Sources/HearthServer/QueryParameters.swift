@@ -63,6 +63,10 @@ enum QueryParameters {
     /// `value` or `value,key`, where both halves are JSON.
     static func bound(_ text: String, order: Query.Order, inclusive: Bool) throws(HearthError) -> Query.Bound {
         let (valueText, keyText) = splitValueAndKey(text)
+        // Checked on the text: an empty object or array would parse as null.
+        if let first = valueText.first(where: { !$0.isWhitespace }), first == "{" || first == "[" {
+            throw HearthError(.invalidQuery, "Constraint index field must be a JSON primitive")
+        }
         let value: Node
         do {
             let parsed = try JSONParser.parse(Array(valueText.utf8))

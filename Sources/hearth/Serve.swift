@@ -36,11 +36,15 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "Snapshot a database after this many logged writes (a snapshot shortens restarts).")
     var snapshotAfterWrites: Int = 50_000
 
+    @Option(name: .long, help: "Seconds between keep-alive events on streams.")
+    var keepAliveSeconds: Double = 30
+
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
+        guard keepAliveSeconds > 0 else { throw ValidationError("--keep-alive-seconds must be positive.") }
         guard snapshotAfterWrites > 0 else { throw ValidationError("--snapshot-after-writes must be positive.") }
         guard DataFolder.isValidDatabaseName(database) else {
             throw ValidationError("'\(database)' is not a valid database name (use a-z, 0-9 and -).")
@@ -71,10 +75,11 @@ struct Serve: AsyncParsableCommand {
             }
         }
         let token = try adminToken ?? AdminToken.loadOrCreate(in: dataURL)
-        let configuration = ServerConfiguration(
+        var configuration = ServerConfiguration(
             host: host, port: port, dataFolder: dataURL, defaultDatabase: database,
             adminToken: token, emulator: emulator, defaultRules: rulesText
         )
+        configuration.keepAliveInterval = .milliseconds(Int64(keepAliveSeconds * 1000))
         let started = ContinuousClock.now
         _ = try folder.database(named: database)
         let loadTime = ContinuousClock.now - started

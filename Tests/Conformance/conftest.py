@@ -1,0 +1,85 @@
+"""Starts a real `hearth serve --emulator` for the conformance suites and points firebase-admin at it."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+
+import pytest
+import requests
+
+NAMESPACE = "fake-project-id"
+HERE = os.path.dirname(__file__)
+
+
+def _binary():
+    if "HEARTH_BINARY" in os.environ:
+        return os.environ["HEARTH_BINARY"]
+    root = os.path.abspath(os.path.join(HERE, "..", ".."))
+    bin_path = subprocess.check_output(["swift", "build", "--show-bin-path"], cwd=root, text=True).strip()
+    return os.path.join(bin_path, "hearth")
+
+
+@pytest.fixture(scope="session")
+def server():
+    """The server's base URL; the process runs for the whole session."""
+    data = tempfile.mkdtemp(prefix="hearth-conformance-")
+    process = subprocess.Popen(
+        # Short keep-alives, so closed SSE clients notice promptly and the keep-alive test is quick.
+        [_binary(), "serve", "--emulator", "--port", "0", "--data", data, "--log-level", "warning",
+         "--keep-alive-seconds", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    port = None
+    deadline = time.time() + 60
+    while time.time() < deadline and port is None:
+        line = process.stdout.readline()
+        if not line:
+            break
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        if match:
+            port = int(match.group(1))
+    if port is None:
+        process.kill()
+        raise RuntimeError("hearth serve did not start")
+    base = f"http://127.0.0.1:{port}"
+    yield base
+    process.terminate()
+    process.wait(timeout=30)
+    shutil.rmtree(data, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def app(server):
+    """A firebase-admin app in emulator mode (so every request carries `Bearer owner`)."""
+    import firebase_admin
+
+    host = server.replace("http://", "")
+    os.environ["FIREBASE_DATABASE_EMULATOR_HOST"] = host
+    options = {"databaseURL": f"https://{NAMESPACE}.firebaseio.com", "projectId": NAMESPACE}
+    # No credential: in emulator mode the SDK sends `Bearer owner` and never loads one.
+    app = firebase_admin.initialize_app(options=options, name="conformance")
+    yield app
+    firebase_admin.delete_app(app)
+
+
+@pytest.fixture(scope="session")
+def rules(server):
+    """Loads the suite's rules through the admin endpoint, as the Admin SDK's tests do."""
+    with open(os.path.join(HERE, "fixtures", "dinosaurs_rules.json")) as handle:
+        text = handle.read()
+    response = requests.put(
+        f"{server}/.settings/rules.json", params={"ns": NAMESPACE}, data=text,
+        headers={"Authorization": "Bearer owner"},
+    )
+    assert response.status_code == 200, response.text
+    assert response.json() == {"status": "ok"}
+    return text
+
+
+@pytest.fixture(scope="session")
+def dinos():
+    with open(os.path.join(HERE, "fixtures", "dinosaurs.json")) as handle:
+        return json.load(handle)
