@@ -64,9 +64,19 @@ struct DatabaseResponder: HTTPResponder {
                 headers[.eTag] = etag
                 if conditions.ifNoneMatch == etag { return Response(status: .notModified, headers: headers) }
             }
-            return rest.silent
-                ? Response(status: .noContent, headers: headers)
-                : JSONResponse.make(bytes: JSONWriter.bytes(value, format: rest.format), headers: headers)
+            if rest.silent { return Response(status: .noContent, headers: headers) }
+            if let download = rest.parameters["download"] {
+                headers[.contentDisposition] = "attachment; filename=\"\(download)\""
+            }
+            if let callback = rest.parameters["callback"] {
+                // JSONP: the value handed to a named function.
+                var bytes = Array("\(callback)(".utf8)
+                bytes += JSONWriter.bytes(value, format: rest.format)
+                bytes += Array(");".utf8)
+                headers[.contentType] = "application/javascript; charset=utf-8"
+                return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+            }
+            return JSONResponse.make(bytes: JSONWriter.bytes(value, format: rest.format), headers: headers)
 
         case .put:
             let conditions = try ETagConditions(request, method: rest.method)

@@ -59,5 +59,52 @@ struct RESTRequest {
         let print = parameters["print"]
         silent = print == "silent"
         format = JSONWriter.Format(pretty: print == "pretty", export: parameters["format"] == "export")
+        if !parameters.isEmpty { try Self.checkOptions(parameters, method: method) }
+    }
+
+    /// Checks the parameters that change nothing in how Hearth answers but must be well formed:
+    /// `timeout`, `writeSizeLimit`, `callback`, `download`, `print`, `auth_variable_override`.
+    private static func checkOptions(_ parameters: [String: String], method: Method) throws(HearthError) {
+        if let print = parameters["print"], !["pretty", "silent"].contains(print) {
+            throw HearthError(.invalidQuery, "print must be 'pretty' or 'silent'")
+        }
+        if let timeout = parameters["timeout"] {
+            // Reads finish at once, but a bad value is still refused as Firebase does.
+            guard let duration = Self.timeout(timeout), duration > 0, duration <= 15 * 60 * 1000 else {
+                throw HearthError(.invalidQuery, "timeout must be a positive duration of at most 15min, such as 500ms, 10s or 3min")
+            }
+        }
+        if let limit = parameters["writeSizeLimit"], !["tiny", "small", "medium", "large", "unlimited"].contains(limit) {
+            throw HearthError(.invalidQuery, "writeSizeLimit must be one of tiny, small, medium, large or unlimited")
+        }
+        if let callback = parameters["callback"] {
+            guard method == .get else { throw HearthError(.invalidQuery, "callback is only supported on GET requests") }
+            let allowed = callback.utf8.allSatisfy { byte in
+                (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122)
+                    || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "$") || byte == UInt8(ascii: ".")
+            }
+            guard allowed, !callback.isEmpty, callback.utf8.count <= 128 else {
+                throw HearthError(.invalidQuery, "callback must be a JavaScript function name")
+            }
+        }
+        if let download = parameters["download"] {
+            guard !download.isEmpty, !download.contains("\""), !download.contains("/"), download.utf8.count <= 255,
+                !download.unicodeScalars.contains(where: { $0.value < 32 })
+            else { throw HearthError(.invalidQuery, "download must be a file name") }
+        }
+        if let override = parameters["auth_variable_override"] {
+            guard let parsed = try? JSONParser.parse(Array(override.utf8)).node,
+                parsed.isNull || parsed.children != nil
+            else { throw HearthError(.invalidQuery, "auth_variable_override must be a JSON object or null") }
+        }
+    }
+
+    /// Milliseconds for `500ms`, `10s` or `3min`.
+    static func timeout(_ text: String) -> Int? {
+        for (suffix, scale) in [("ms", 1), ("min", 60_000), ("s", 1000)] where text.hasSuffix(suffix) {
+            guard let value = Int(text.dropLast(suffix.count)) else { return nil }
+            return value.multipliedReportingOverflow(by: scale).overflow ? nil : value * scale
+        }
+        return nil
     }
 }

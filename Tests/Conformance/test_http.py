@@ -216,3 +216,33 @@ def test_keep_alive_events(base):
                 break
         assert events[0] == "put"
         assert events[-1] == "keep-alive"
+
+
+def test_callback_download_and_options(base):
+    jsonp = get(base, "/seed.json", callback="handle")
+    assert jsonp.headers["Content-Type"] == "application/javascript; charset=utf-8"
+    assert jsonp.text == 'handle({"a":1,"b":2});'
+    download = get(base, "/seed.json", download="seed.json")
+    assert download.headers["Content-Disposition"] == 'attachment; filename="seed.json"'
+    assert download.json() == {"a": 1, "b": 2}
+    assert get(base, "/seed.json", timeout="500ms").status_code == 200
+    assert get(base, "/seed.json", timeout="3min").status_code == 200
+    for bad in ["0s", "16min", "ten", "5h"]:
+        assert get(base, "/seed.json", timeout=bad).status_code == 400
+    ok = requests.put(f"{base}/sized.json", params={**NS, "writeSizeLimit": "unlimited"}, data="1")
+    assert ok.status_code == 200
+    bad = requests.put(f"{base}/seed.json", params={**NS, "writeSizeLimit": "huge"}, data="1")
+    assert bad.status_code == 400
+    assert get(base, "/seed.json", callback="alert(1)").status_code == 400
+    assert_unchanged(base)
+
+
+def test_namespaces_are_separate(server):
+    requests.put(f"{server}/where.json", params={"ns": "alpha"}, data='"alpha"').raise_for_status()
+    requests.put(f"{server}/where.json", params={"ns": "beta"}, data='"beta"').raise_for_status()
+    assert requests.get(f"{server}/where.json", params={"ns": "alpha"}).json() == "alpha"
+    assert requests.get(f"{server}/where.json", params={"ns": "beta"}).json() == "beta"
+    # The Host's first label names the database when no ns= is given.
+    port = server.rsplit(":", 1)[1]
+    by_host = requests.get(f"{server}/where.json", headers={"Host": f"beta.localhost:{port}"})
+    assert by_host.json() == "beta"
