@@ -6,6 +6,6 @@ struct HearthBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hearth-bench",
         abstract: "Hearth's benchmarks: in-process engine figures and the bare HTTP ceiling server.",
-        subcommands: [InProcess.self, Restart.self, Ceiling.self]
+        subcommands: [InProcess.self, Restart.self, FanOut.self, IdleStreams.self, Ceiling.self]
     )
 }
