@@ -15,14 +15,16 @@ struct IdleStreams: AsyncParsableCommand {
     @Option(help: "The server's process ID, to read its memory.") var serverPid: Int32
     @Option(help: "Streams to open.") var streams: Int = 15_000
     @Option(help: "Seconds to hold them open after the last one connects.") var hold: Double = 5
+    @Flag(help: "Open bare connections that send no request (measures the HTTP layer alone).") var bare = false
 
     func run() async throws {
         SSELoadClient.raiseFileLimit()
         let before = residentKilobytes(serverPid)
         let client = SSELoadClient(host: host, port: port)
-        let request = "GET /bench/idle.json HTTP/1.1\r\nHost: \(host)\r\nAccept: text/event-stream\r\n\r\n"
+        let request = bare ? "" : "GET /bench/idle.json HTTP/1.1\r\nHost: \(host)\r\nAccept: text/event-stream\r\n\r\n"
         try await client.open(count: streams, request: request)
-        guard await client.waitForEvents(streams, timeout: .seconds(300)) else {
+        let connected = bare ? true : await client.waitForEvents(streams, timeout: .seconds(300))
+        guard connected else {
             throw ValidationError("only \(client.eventsSeen.withLock { $0 }) of \(streams) streams got their first event")
         }
         try await Task.sleep(for: .seconds(hold))
