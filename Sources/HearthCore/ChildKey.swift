@@ -68,7 +68,9 @@ extension ChildKey: Comparable {
             switch (leftInt, rightInt) {
             case let (l?, r?):
                 if l != r { return l < r ? -1 : 1 }
-                return left.count == right.count ? 0 : (left.count < right.count ? -1 : 1)
+                if left.count != right.count { return left.count < right.count ? -1 : 1 }
+                // Same number and length but different text ("-0" and "00"): still distinct keys.
+                return compareUTF16Order(lhs.string, rhs.string)
             case (.some, nil): return -1
             case (nil, .some): return 1
             case (nil, nil): break

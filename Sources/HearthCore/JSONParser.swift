@@ -105,10 +105,9 @@ public struct JSONParser: ~Copyable {
                 while true {
                     parser.skipWhitespace()
                     guard parser.peek() == UInt8(ascii: "\"") else { throw HearthError.unparseableData }
-                    let keyStart = parser.position
                     let keyText = try parser.parseString()
                     guard let path = try? Path(parsing: keyText, allowPriority: true), !path.isRoot else {
-                        throw parser.keyError(at: keyStart)
+                        throw HearthError.invalidUpdateObject
                     }
                     parser.skipWhitespace()
                     guard parser.peek() == UInt8(ascii: ":") else { throw HearthError.unparseableData }
@@ -230,6 +229,7 @@ public struct JSONParser: ~Copyable {
         var bareValue: Node?
         var serverValue: Node?
         var sawOtherKey = false
+        var sawNull = false
         if peek() == UInt8(ascii: "}") {
             position += 1
             return .null
@@ -255,7 +255,9 @@ public struct JSONParser: ~Copyable {
             default:
                 guard Path.isValidKey(key) else { throw keyError(at: keyStart) }
                 sawOtherKey = true
-                if !value.isNull { entries.append((ChildKey(key), value)) }
+                // A null is kept until the end, so that it overrides an earlier value for the key.
+                if value.isNull { sawNull = true }
+                entries.append((ChildKey(key), value))
             }
             skipWhitespace()
             guard let next = peek() else { throw HearthError.unparseableData }
@@ -281,7 +283,15 @@ public struct JSONParser: ~Copyable {
             sorted = false
             break
         }
-        let children = sorted ? Children(sortedUniqueEntries: entries) : Children(entries: entries)
+        var children: Children
+        if sorted {
+            children = Children(sortedUniqueEntries: sawNull ? entries.filter { !$0.1.isNull } : entries)
+        } else {
+            children = Children(entries: entries)
+            if sawNull {
+                for (key, value) in children where value.isNull { children.remove(key) }
+            }
+        }
         return Node.fromChildren(children).withPriority(resolvedPriority)
     }
 

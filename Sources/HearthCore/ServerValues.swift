@@ -19,8 +19,9 @@ public enum ServerValues {
     /// - Parameter now: the server's time in milliseconds since the epoch.
     /// - Throws: ``HearthError`` for a placeholder Firebase does not define.
     public static func resolve(_ node: Node, existing: Node, now: Int64) throws(HearthError) -> Node {
-        if let payload = placeholderValue(node) {
-            return try resolvePlaceholder(payload, existing: existing, now: now)
+        if let payload = placeholderValue(node.unprioritized) {
+            // `{".value": {".sv": …}, ".priority": p}` keeps its priority once resolved.
+            return try resolvePlaceholder(payload, existing: existing, now: now).withPriority(node.priority)
         }
         guard case .object(let children) = node.unprioritized else { return node }
         var resolved = children
