@@ -16,7 +16,10 @@ public struct DatabaseState: Sendable {
         public static func compare(_ lhs: IndexID, _ rhs: IndexID) -> Int {
             let order = Path.compare(lhs.path, rhs.path)
             if order != 0 { return order }
-            return compareUTF16Order(lhs.order.description, rhs.order.description)
+            switch (lhs.order, rhs.order) {
+            case let (.child(left), .child(right)): return Path.compare(left, right)
+            default: return lhs.order.rank - rhs.order.rank
+            }
         }
     }
 
@@ -53,6 +56,15 @@ public struct DatabaseState: Sendable {
     /// The children at `path` selected by `query`, using an index when one is kept.
     public func run(_ query: Query, at path: Path) -> [(key: ChildKey, value: Node)] {
         root.child(at: path).run(query, index: query.usesIndex ? index(at: path, order: query.order) : nil)
+    }
+
+    /// The result of `query` at `path` as the object REST returns (null when empty).
+    public func queryValue(_ query: Query, at path: Path) -> Node {
+        // Query results never repeat a key, so a plain sort by key is enough.
+        var entries = run(query, at: path).map { ($0.key, $0.value) }
+        guard !entries.isEmpty else { return .null }
+        entries.sort { ChildKey.compare($0.0, $1.0) < 0 }
+        return .object(Children(sortedUniqueEntries: entries))
     }
 
     // MARK: - Indexes

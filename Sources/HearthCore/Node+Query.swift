@@ -10,8 +10,7 @@ extension Node {
         }
         let range = QueryRange(query)
         if let index, index.order == query.order {
-            let selected = Self.select(range: range, limit: query.limit, tree: index.entries)
-            return selected.map { entry in (entry.key, children[entry.key] ?? .null) }
+            return Self.select(range: range, limit: query.limit, tree: index.entries)
         }
         var entries: [(IndexEntry, Node)] = []
         entries.reserveCapacity(children.count)
@@ -65,15 +64,15 @@ extension Node {
     private static func select(
         range: QueryRange,
         limit: Query.Limit?,
-        tree: SortedTree<IndexEntry, ChildIndex.Marker>
-    ) -> [IndexEntry] {
-        var result: [IndexEntry] = []
+        tree: SortedTree<IndexEntry, Node>
+    ) -> [(key: ChildKey, value: Node)] {
+        var result: [(key: ChildKey, value: Node)] = []
         switch limit {
         case .last(let count)?:
             guard count > 0 else { return [] }
-            for (entry, _) in tree.entriesDescending(before: { range.isWithinUpper($0) }) {
+            for (entry, child) in tree.entriesDescending(before: { range.isWithinUpper($0) }) {
                 if range.isBeforeLower(entry) { break }
-                result.append(entry)
+                result.append((entry.key, child))
                 if result.count == count { break }
             }
             result.reverse()
@@ -81,9 +80,9 @@ extension Node {
             var count = Int.max
             if case .first(let limit)? = limit { count = limit }
             guard count > 0 else { return [] }
-            for (entry, _) in tree.entries(from: { range.isBeforeLower($0) }) {
+            for (entry, child) in tree.entries(from: { range.isBeforeLower($0) }) {
                 if !range.isWithinUpper(entry) { break }
-                result.append(entry)
+                result.append((entry.key, child))
                 if result.count == count { break }
             }
         }

@@ -11,6 +11,16 @@ public struct Query: Sendable, Equatable {
         /// By the value at a path inside each child (`orderBy="a/b"`).
         case child(Path)
 
+        /// A fixed position among the kinds of ordering, for sorting them.
+        var rank: Int {
+            switch self {
+            case .key: return 0
+            case .value: return 1
+            case .priority: return 2
+            case .child: return 3
+            }
+        }
+
         public var description: String {
             switch self {
             case .key: return "$key"

@@ -52,8 +52,7 @@ struct DatabaseResponder: HTTPResponder {
                 guard try rules.rules(for: database).declaresIndex(at: rest.path, for: query.order) else {
                     throw Self.indexNotDefined(query.order, at: rest.path)
                 }
-                let selected = database.run(query, at: rest.path)
-                value = selected.isEmpty ? .null : .object(Children(entries: selected.map { ($0.key, $0.value) }))
+                value = database.queryValue(query, at: rest.path)
             } else {
                 value = database.value(at: rest.path)
             }

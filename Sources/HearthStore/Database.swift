@@ -114,6 +114,14 @@ public final class Database: Sendable {
         return current.state.run(query, at: path)
     }
 
+    /// The result of `query` at `path` as the object REST returns, indexing as ``run(_:at:index:)`` does.
+    public func queryValue(_ query: Query, at path: Path) -> Node {
+        if query.usesIndex && current.state.index(at: path, order: query.order) == nil {
+            ensureIndex(at: path, order: query.order)
+        }
+        return current.state.queryValue(query, at: path)
+    }
+
     /// Starts keeping an index for `order` at `path`.
     public func ensureIndex(at path: Path, order: Query.Order) {
         writer.withLock { state in

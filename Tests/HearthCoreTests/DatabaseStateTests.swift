@@ -131,6 +131,10 @@ import Testing
             let expected = fresh.entries.map(\.key)
             #expect(maintained == expected, "index \(id.order) at \(id.path) after \(description)")
             #expect(index.count == fresh.count)
+            // The index carries each child's current value, which queries return directly.
+            let values = index.entries.map(\.value)
+            let expectedValues = fresh.entries.map(\.value)
+            #expect(values == expectedValues, "index values \(id.order) at \(id.path) after \(description)")
         }
     }
 

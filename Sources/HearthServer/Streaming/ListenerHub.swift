@@ -82,8 +82,7 @@ final class ListenerHub: Sendable {
     /// The value a listener sees: the value at `path`, or the query's result there.
     static func value(at path: Path, query: Query?, in state: DatabaseState) -> Node {
         guard let query else { return state.value(at: path) }
-        let selected = state.run(query, at: path)
-        return selected.isEmpty ? .null : .object(Children(entries: selected.map { ($0.key, $0.value) }))
+        return state.queryValue(query, at: path)
     }
 
     // MARK: - Fan-out

