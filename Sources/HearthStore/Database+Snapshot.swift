@@ -12,7 +12,7 @@ extension Database {
             state.bytesSinceSnapshot += batch.reduce(0) { $0 + $1.record.data.count }
             guard !state.snapshotting,
                 state.writesSinceSnapshot >= options.snapshotAfterWrites
-                    || state.bytesSinceSnapshot >= options.snapshotAfterBytes
+                    || state.bytesSinceSnapshot >= max(options.snapshotAfterBytes, state.lastSnapshotBytes)
             else { return false }
             state.snapshotting = true
             return true
@@ -39,6 +39,7 @@ extension Database {
         let version = current
         defer { writer.withLock { $0.snapshotting = false } }
         do {
+            var snapshotBytes = 0
             try log.storeSnapshot(sequence: version.sequence, createdAt: options.clock()) { emit in
                 try withoutActuallyEscaping(emit) { emit in
                     var total = 0
@@ -47,6 +48,7 @@ extension Database {
                         try emit(Array(chunk))
                     }
                     try writer.writeFlushing(version.state.root)
+                    snapshotBytes = total
                     return total
                 }
             }
@@ -55,6 +57,7 @@ extension Database {
                 let covered = state.nextSequence - 1 - version.sequence
                 state.writesSinceSnapshot = Int(max(0, covered))
                 state.bytesSinceSnapshot = 0
+                state.lastSnapshotBytes = snapshotBytes
             }
             logger.debug("snapshot written", metadata: ["database": "\(name)", "sequence": "\(version.sequence)"])
         } catch {

@@ -46,6 +46,7 @@ public final class Database: Sendable {
         var random: any RandomNumberGenerator
         var writesSinceSnapshot = 0
         var bytesSinceSnapshot = 0
+        var lastSnapshotBytes = 0
         var snapshotting = false
     }
 
@@ -73,9 +74,11 @@ public final class Database: Sendable {
 
         var state = DatabaseState()
         var sequence: Int64 = 0
+        var snapshotBytes = 0
         if let snapshot = try log.newestSnapshot() {
             state = DatabaseState(root: try JSONParser.parse(snapshot.bytes).node)
             sequence = snapshot.sequence
+            snapshotBytes = snapshot.bytes.count
         }
         var replayed = 0
         var replayedBytes = 0
@@ -87,7 +90,7 @@ public final class Database: Sendable {
         }
         writer = Mutex(WriterState(
             pending: state, nextSequence: sequence + 1, random: options.makeRandom(),
-            writesSinceSnapshot: replayed, bytesSinceSnapshot: replayedBytes
+            writesSinceSnapshot: replayed, bytesSinceSnapshot: replayedBytes, lastSnapshotBytes: snapshotBytes
         ))
         published = Mutex(Published(state: state, sequence: sequence))
         logger.debug("database opened", metadata: ["database": "\(name)", "sequence": "\(sequence)", "replayed": "\(replayed)"])

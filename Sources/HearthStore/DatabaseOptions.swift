@@ -4,17 +4,20 @@ import Foundation
 public struct DatabaseOptions: Sendable {
     /// Take a snapshot once this many writes were logged since the last one.
     public var snapshotAfterWrites: Int
-    /// Take a snapshot once this many bytes were logged since the last one.
+    /// Take a snapshot once this many bytes were logged since the last one, or as many bytes
+    /// as the last snapshot took if that is more: snapshot work then stays proportional to
+    /// the log's growth, however large the tree.
     public var snapshotAfterBytes: Int
     /// The server clock, in milliseconds since the epoch (server values, push IDs).
     public var clock: @Sendable () -> Int64
     /// The source of randomness for push IDs.
     public var makeRandom: @Sendable () -> any RandomNumberGenerator
 
-    /// Defaults: snapshot every 50,000 writes or 64 MB of log, the system clock and randomness.
+    /// Defaults: snapshot every 200,000 writes or 16 MB of log (or the last snapshot's size),
+    /// the system clock and randomness.
     public init(
-        snapshotAfterWrites: Int = 50_000,
-        snapshotAfterBytes: Int = 64 << 20,
+        snapshotAfterWrites: Int = 200_000,
+        snapshotAfterBytes: Int = 16 << 20,
         clock: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) },
         makeRandom: @escaping @Sendable () -> any RandomNumberGenerator = { SystemRandomNumberGenerator() }
     ) {

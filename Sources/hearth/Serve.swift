@@ -34,7 +34,7 @@ struct Serve: AsyncParsableCommand {
     var rules: String?
 
     @Option(name: .long, help: "Snapshot a database after this many logged writes (a snapshot shortens restarts).")
-    var snapshotAfterWrites: Int = 50_000
+    var snapshotAfterWrites: Int = 200_000
 
     @Option(name: .long, help: "Seconds between keep-alive events on streams.")
     var keepAliveSeconds: Double = 30
