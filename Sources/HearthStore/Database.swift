@@ -175,7 +175,7 @@ public final class Database: Sendable {
         var remaining = pieces.count
         // Every piece joins the same batch (they are queued under one lock hold), so they
         // commit in one transaction; the last continuation reports the outcome.
-        try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Committed, any Error>) in
+        _ = try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Committed, any Error>) in
             let startCommit = writer.withLock { state -> Bool in
                 if let failure = state.failure {
                     continuation.resume(throwing: failure)
