@@ -19,7 +19,7 @@ public func buildApplication(
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) throws -> some ApplicationProtocol {
     let defaultRules = try configuration.defaultRules.map { text throws(RulesError) in try RulesDocument(parsing: text) }
-    let hub = ListenerHub()
+    let hub = ListenerHub(maxEventBytes: configuration.maxStreamEventBytes)
     let responder = DatabaseResponder(
         folder: folder,
         configuration: configuration,

@@ -30,6 +30,11 @@ extension DatabaseResponder {
         headers[HTTPField.Name("Cache-Control")!] = "no-cache"
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
             defer { hub.unsubscribe(listener) }
+            guard initial.estimatedSize <= hub.maxEventBytes else {
+                try await writer.write(SSEEncoding.payloadTooLarge)
+                try await writer.finish(nil)
+                return
+            }
             try await writer.write(SSEEncoding.encode(.put(path: .root, data: initial)))
             try await withGracefulShutdownHandler {
                 var delivered = listener.startSequence
@@ -43,6 +48,10 @@ extension DatabaseResponder {
                     case .resync:
                         let version = database.current
                         let value = ListenerHub.value(at: listener.path, query: listener.query, in: version.state)
+                        guard value.estimatedSize <= hub.maxEventBytes else {
+                            try await writer.write(SSEEncoding.payloadTooLarge)
+                            break streaming
+                        }
                         listener.lastResult.withLock { $0 = value }
                         delivered = version.sequence
                         try await writer.write(SSEEncoding.encode(.put(path: .root, data: value)))

@@ -20,6 +20,8 @@ public struct ServerConfiguration: Sendable {
     public var defaultRules: String?
     /// How often streams get a `keep-alive` event.
     public var keepAliveInterval: Duration = .seconds(30)
+    /// The largest event a stream is sent (Firebase: 512 MB); a bigger change cancels the stream.
+    public var maxStreamEventBytes: Int = 512 << 20
 
     public init(
         host: String = "127.0.0.1",

@@ -23,6 +23,12 @@ final class ListenerHub: Sendable {
 
     private let registry = Mutex(Registry())
     private let fanOutQueue = DispatchQueue(label: "hearth.fanout")
+    /// The largest event sent; a bigger one cancels the stream instead.
+    let maxEventBytes: Int
+
+    init(maxEventBytes: Int = SSEEncoding.maxEventBytes) {
+        self.maxEventBytes = maxEventBytes
+    }
 
     /// The number of open streams.
     var count: Int { registry.withLock { $0.count } }
@@ -102,6 +108,12 @@ final class ListenerHub: Sendable {
                         }
                         if encoded == nil {
                             guard let event = write.write.event(forListenerAt: path) else { break }
+                            if SSEEncoding.isTooLarge(event, limit: maxEventBytes) {
+                                for listener in listeners where listener.query == nil {
+                                    listener.buffer.close(with: [SSEEncoding.payloadTooLarge])
+                                }
+                                break
+                            }
                             encoded = SSEEncoding.encode(event)
                         }
                         listener.buffer.push(encoded!, sequence: write.sequence)
@@ -116,7 +128,12 @@ final class ListenerHub: Sendable {
                     last = result
                     return true
                 }
-                if changed { listener.buffer.push(SSEEncoding.encode(.put(path: .root, data: result)), sequence: version.sequence) }
+                guard changed else { continue }
+                if result.estimatedSize > maxEventBytes {
+                    listener.buffer.close(with: [SSEEncoding.payloadTooLarge])
+                } else {
+                    listener.buffer.push(SSEEncoding.encode(.put(path: .root, data: result)), sequence: version.sequence)
+                }
             }
         }
     }

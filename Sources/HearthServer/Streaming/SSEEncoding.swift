@@ -7,6 +7,20 @@ enum SSEEncoding {
     /// `auth_revoked` carries unquoted text, which is what admin-python compares against.
     static let authRevoked = ByteBuffer(string: "event: auth_revoked\ndata: credential is no longer valid\n\n")
     static let permissionDenied = ByteBuffer(string: "event: cancel\ndata: \"Permission denied\"\n\n")
+    static let payloadTooLarge = ByteBuffer(
+        string: "event: cancel\ndata: \"The specified payload is too large, please request a location with less data.\"\n\n"
+    )
+
+    /// The largest event a stream is sent (Firebase: 512 MB); a bigger one cancels the stream.
+    static let maxEventBytes = 512 << 20
+
+    /// True when an event would carry more data than a stream may be sent.
+    static func isTooLarge(_ event: ListenerEvent, limit: Int = maxEventBytes) -> Bool {
+        switch event {
+        case .put(_, let data): return data.estimatedSize > limit
+        case .patch(_, let entries): return entries.reduce(0) { $0 + $1.value.estimatedSize } > limit
+        }
+    }
 
     /// The bytes of one `put` or `patch` event.
     static func encode(_ event: ListenerEvent) -> ByteBuffer {
