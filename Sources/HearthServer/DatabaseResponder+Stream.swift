@@ -42,6 +42,11 @@ extension DatabaseResponder {
                     switch await listener.buffer.next() {
                     case .events(let events):
                         // After a resync, events already covered by it are skipped.
+                        if events.count == 1, events[0].sequence > delivered {
+                            delivered = events[0].sequence
+                            try await writer.write(events[0].bytes)
+                            continue streaming
+                        }
                         let fresh = events.filter { $0.sequence > delivered }.map(\.bytes)
                         if let last = events.last { delivered = max(delivered, last.sequence) }
                         if !fresh.isEmpty { try await writer.write(contentsOf: fresh) }
