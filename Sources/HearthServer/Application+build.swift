@@ -35,7 +35,7 @@ public func buildApplication(
         ),
         services: [
             DataFolderService(folder: folder),
-            StreamKeepAliveService(hub: hub, interval: configuration.keepAliveInterval),
+            StreamKeepAliveService(hub: hub, interval: configuration.keepAliveInterval, clock: configuration.clock),
         ],
         onServerRunning: { channel in
             await onServerRunning(channel.localAddress?.port ?? configuration.port)

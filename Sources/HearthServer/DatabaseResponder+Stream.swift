@@ -16,7 +16,7 @@ extension DatabaseResponder {
     /// `GET` with `Accept: text/event-stream`: the initial `put` at `/`, then an event for every
     /// write that touches the location (or changes the query's result), `keep-alive` events,
     /// and `cancel` when access ends.
-    func stream(_ rest: RESTRequest, database: Database) throws -> Response {
+    func stream(_ rest: RESTRequest, database: Database, auth: RequestAuth) throws -> Response {
         let query = try QueryParameters.parse(rest.parameters)
         if let query {
             guard try rules.rules(for: database).declaresIndex(at: rest.path, for: query.order) else {
@@ -24,7 +24,7 @@ extension DatabaseResponder {
             }
         }
         let hub = self.hub
-        let (listener, initial) = hub.subscribe(to: database, at: rest.path, query: query)
+        let (listener, initial) = hub.subscribe(to: database, at: rest.path, query: query, expires: auth.expires)
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream; charset=utf-8"
         headers[HTTPField.Name("Cache-Control")!] = "no-cache"

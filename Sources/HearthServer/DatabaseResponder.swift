@@ -30,8 +30,9 @@ struct DatabaseResponder: HTTPResponder {
             guard let rest = try RESTRequest(request) else {
                 return HearthError(.notFound, "Not found.").response()
             }
+            let auth = try RequestAuth.resolve(request, parameters: rest.parameters, admin: admin, now: configuration.clock())
             let database = try folder.database(named: databaseName(for: request, parameters: rest.parameters))
-            if Self.wantsStream(request) { return try stream(rest, database: database) }
+            if Self.wantsStream(request) { return try stream(rest, database: database, auth: auth) }
             return try await handle(rest, request: request, database: database)
         } catch let mismatch as ETagMismatch {
             return mismatch.response()

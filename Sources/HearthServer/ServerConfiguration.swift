@@ -22,6 +22,8 @@ public struct ServerConfiguration: Sendable {
     public var keepAliveInterval: Duration = .seconds(30)
     /// The largest event a stream is sent (Firebase: 512 MB); a bigger change cancels the stream.
     public var maxStreamEventBytes: Int = 512 << 20
+    /// The server clock in milliseconds since the epoch (token expiry).
+    public var clock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
 
     public init(
         host: String = "127.0.0.1",

@@ -246,3 +246,47 @@ def test_namespaces_are_separate(server):
     port = server.rsplit(":", 1)[1]
     by_host = requests.get(f"{server}/where.json", headers={"Host": f"beta.localhost:{port}"})
     assert by_host.json() == "beta"
+
+
+def unsigned_token(**claims):
+    """A token like the SDKs' `mockUserToken`: an unsigned JWT the emulator accepts."""
+    import base64
+    import time as clock
+
+    def part(value):
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+
+    now = int(clock.time())
+    payload = {"iss": "https://securetoken.google.com/fake-project-id", "aud": "fake-project-id", "iat": now,
+               "exp": now + 3600, "auth_time": now, "sub": "alice", "user_id": "alice",
+               "firebase": {"sign_in_provider": "custom", "identities": {}}}
+    payload.update(claims)
+    return f'{part({"alg": "none", "typ": "JWT"})}.{part(payload)}.'
+
+
+def test_credentials(base):
+    good = requests.get(f"{base}/seed.json", params={**NS, "auth": unsigned_token()})
+    assert good.status_code == 200
+    bearer = requests.get(f"{base}/seed.json", params=NS, headers={"Authorization": f"Bearer {unsigned_token()}"})
+    assert bearer.status_code == 200
+    garbage = requests.get(f"{base}/seed.json", params={**NS, "auth": "not-a-token"})
+    assert garbage.status_code == 401
+    assert error_of(garbage) == "Could not parse auth token."
+    expired = requests.put(f"{base}/seed.json", params={**NS, "auth": unsigned_token(exp=1000)}, data="1")
+    assert expired.status_code == 401
+    assert error_of(expired) == "Auth token is expired"
+    assert_unchanged(base)
+
+
+def test_stream_gets_auth_revoked_when_its_token_expires(base):
+    import time as clock
+
+    token = unsigned_token(exp=int(clock.time()) + 2)
+    with requests.get(f"{base}/seed.json", params={**NS, "auth": token}, headers={"Accept": "text/event-stream"},
+                      stream=True, timeout=15) as response:
+        assert response.status_code == 200
+        lines = list(response.iter_lines(decode_unicode=True))  # the server ends the stream
+    events = [line[len("event: "):] for line in lines if line.startswith("event: ")]
+    assert events[0] == "put"
+    assert events[-1] == "auth_revoked"
+    assert lines[lines.index("event: auth_revoked") + 1] == "data: credential is no longer valid"

@@ -11,8 +11,11 @@ final class Listener: Sendable {
     let startSequence: Int64
     /// The last query result sent, to send only real changes (query listeners only).
     let lastResult: Mutex<Node>
+    /// When the stream's credential expires (milliseconds), after which it gets `auth_revoked`.
+    let expires: Int64?
 
-    init(database: String, path: Path, query: Query?, startSequence: Int64, initial: Node) {
+    init(database: String, path: Path, query: Query?, startSequence: Int64, initial: Node, expires: Int64? = nil) {
+        self.expires = expires
         self.database = database
         self.path = path
         self.query = query

@@ -35,7 +35,7 @@ final class ListenerHub: Sendable {
 
     /// Registers a listener and returns it with its initial value, consistent with the events
     /// that will follow.
-    func subscribe(to database: Database, at path: Path, query: Query?) -> (Listener, Node) {
+    func subscribe(to database: Database, at path: Path, query: Query?, expires: Int64? = nil) -> (Listener, Node) {
         let observe = registry.withLock { registry -> Bool in
             registry.observed.insert(database.name).inserted
         }
@@ -50,7 +50,8 @@ final class ListenerHub: Sendable {
             let version = database.current
             let initial = Self.value(at: path, query: query, in: version.state)
             let listener = Listener(
-                database: database.name, path: path, query: query, startSequence: version.sequence, initial: initial
+                database: database.name, path: path, query: query, startSequence: version.sequence, initial: initial,
+                expires: expires
             )
             var groups = registry.groups[database.name] ?? SortedTree()
             let group = groups[path] ?? Group()
