@@ -3,11 +3,12 @@ import HearthCore
 import Testing
 @testable import HearthRules
 
-/// The real rules files in /work/shared/fixtures/rules: they load, compile, and their
+/// The reference apps' real rules files (copied unmodified into Tests/Fixtures/rules from
+/// shared/fixtures/rules, so a bare clone can run them): they load, compile, and their
 /// expressions grant and deny as Firebase would on small trees.
 @Suite struct RulesFixtureTests {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../../../shared/fixtures/rules").standardized
+        .appendingPathComponent("../Fixtures/rules").standardized
 
     static func load(_ name: String) throws -> RulesDocument {
         let text = try String(contentsOf: fixtures.appendingPathComponent(name), encoding: .utf8)
