@@ -60,11 +60,7 @@ public struct DatabaseState: Sendable {
 
     /// The result of `query` at `path` as the object REST returns (null when empty).
     public func queryValue(_ query: Query, at path: Path) -> Node {
-        // Query results never repeat a key, so a plain sort by key is enough.
-        var entries = run(query, at: path).map { ($0.key, $0.value) }
-        guard !entries.isEmpty else { return .null }
-        entries.sort { ChildKey.compare($0.0, $1.0) < 0 }
-        return .object(Children(sortedUniqueEntries: entries))
+        root.child(at: path).queried(query, index: query.usesIndex ? index(at: path, order: query.order) : nil)
     }
 
     // MARK: - Indexes

@@ -124,7 +124,7 @@ public struct JSONWriter {
     }
 
     private mutating func writeObject(_ children: Children, priority: Priority?, indent: Int) {
-        if !format.export, let length = Self.arrayLength(children) {
+        if !format.export, Self.arrayLength(children) != nil {
             output.append(UInt8(ascii: "["))
             var next = 0
             for (key, value) in children {
@@ -138,7 +138,6 @@ public struct JSONWriter {
                 writeNode(value, indent: indent + 1)
                 next += 1
             }
-            _ = length
             if format.pretty { newline(indent: indent) }
             output.append(UInt8(ascii: "]"))
             return

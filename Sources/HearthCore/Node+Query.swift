@@ -91,9 +91,11 @@ extension Node {
 
     /// The object of the selected children (null when none), as REST returns filtered results.
     public func queried(_ query: Query, index: ChildIndex? = nil) -> Node {
-        let selected = run(query, index: index)
-        guard !selected.isEmpty else { return .null }
-        return .object(Children(entries: selected.map { ($0.key, $0.value) }))
+        // Query results never repeat a key, so a plain sort by key is enough.
+        var entries = run(query, index: index).map { ($0.key, $0.value) }
+        guard !entries.isEmpty else { return .null }
+        entries.sort { ChildKey.compare($0.0, $1.0) < 0 }
+        return .object(Children(sortedUniqueEntries: entries))
     }
 
     /// `shallow=true`: leaves as they are; an object's children each cut down to `true`.
