@@ -447,3 +447,28 @@ final class RegexCache: Sendable {
         return regex
     }
 }
+
+extension RuleQuery {
+    /// The `query` variable for a query read (the defaults for a plain read).
+    public init(_ query: Query?) {
+        self.init()
+        guard let query else { return }
+        switch query.order {
+        case .key: orderByKey = true
+        case .priority: orderByPriority = true
+        case .value: orderByValue = true
+        case .child(let path): orderByChild = path.keys.map(\.string).joined(separator: "/")
+        }
+        if let start = query.start, let end = query.end, start == end, start.inclusive {
+            equalTo = start.value
+        } else {
+            startAt = query.start?.value ?? .null
+            endAt = query.end?.value ?? .null
+        }
+        switch query.limit {
+        case .first(let count): limitToFirst = count
+        case .last(let count): limitToLast = count
+        case nil: break
+        }
+    }
+}

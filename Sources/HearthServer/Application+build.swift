@@ -18,12 +18,14 @@ public func buildApplication(
     logger: Logger,
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) throws -> some ApplicationProtocol {
-    let defaultRules = try configuration.defaultRules.map { text throws(RulesError) in try RulesDocument(parsing: text) }
-    let hub = ListenerHub(maxEventBytes: configuration.maxStreamEventBytes)
+    let defaultRules = try configuration.defaultRules.map { text throws(RulesError) in try SecurityRules(parsing: text) }
+    let rules = RulesRegistry(defaultRules: defaultRules ?? .closed)
+    let hub = ListenerHub(
+        maxEventBytes: configuration.maxStreamEventBytes, rules: { rules.loadedRules(named: $0) }, clock: configuration.clock)
     let responder = DatabaseResponder(
         folder: folder,
         configuration: configuration,
-        rules: RulesRegistry(defaultRules: defaultRules ?? .closed),
+        rules: rules,
         admin: AdminCredential(token: configuration.adminToken, emulator: configuration.emulator),
         hub: hub
     )

@@ -18,13 +18,17 @@ extension DatabaseResponder {
     /// and `cancel` when access ends.
     func stream(_ rest: RESTRequest, database: Database, auth: RequestAuth) throws -> Response {
         let query = try QueryParameters.parse(rest.parameters)
+        let rules = try self.rules.rules(for: database)
+        var ruleAuth: Node?
+        if case .rules(let auth, _) = auth { ruleAuth = auth }
         if let query {
-            guard try rules.rules(for: database).declaresIndex(at: rest.path, for: query.order) else {
+            guard rules.document.declaresIndex(at: rest.path, for: query.order) else {
                 throw Self.indexNotDefined(query.order, at: rest.path)
             }
         }
         let hub = self.hub
-        let (listener, initial) = hub.subscribe(to: database, at: rest.path, query: query, expires: auth.expires)
+        let (listener, initial) = try hub.subscribe(
+            to: database, at: rest.path, query: query, expires: auth.expires, auth: ruleAuth, rules: ruleAuth == nil ? nil : rules)
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream; charset=utf-8"
         headers[HTTPField.Name("Cache-Control")!] = "no-cache"

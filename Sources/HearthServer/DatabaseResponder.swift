@@ -33,7 +33,7 @@ struct DatabaseResponder: HTTPResponder {
             let auth = try RequestAuth.resolve(request, parameters: rest.parameters, admin: admin, now: configuration.clock())
             let database = try folder.database(named: databaseName(for: request, parameters: rest.parameters))
             if Self.wantsStream(request) { return try stream(rest, database: database, auth: auth) }
-            return try await handle(rest, request: request, database: database)
+            return try await handle(rest, request: request, database: database, auth: auth, logger: context.logger)
         } catch let mismatch as ETagMismatch {
             return mismatch.response()
         } catch let error as HearthError {
@@ -44,18 +44,34 @@ struct DatabaseResponder: HTTPResponder {
         }
     }
 
-    private func handle(_ rest: RESTRequest, request: Request, database: Database) async throws -> Response {
+    private func handle(
+        _ rest: RESTRequest, request: Request, database: Database, auth: RequestAuth, logger: Logger
+    ) async throws -> Response {
+        let authorize = try writeAuthorization(for: auth, on: database, logger: logger)
         switch rest.method {
         case .get:
             let conditions = try ETagConditions(request, method: rest.method)
+            let rules = try self.rules.rules(for: database)
+            let query = try QueryParameters.parse(rest.parameters)
+            if let query, query.usesIndex, database.current.state.index(at: rest.path, order: query.order) == nil {
+                database.ensureIndex(at: rest.path, order: query.order)
+            }
+            // The rules judge the same version the answer comes from.
+            let state = database.current.state
+            if case .rules(let auth, _) = auth {
+                let requester = SecurityRules.Requester(auth: auth, now: configuration.clock())
+                guard rules.read(rest.path, by: requester, root: state.root, query: RuleQuery(query)) != nil else {
+                    throw HearthError.permissionDeniedByRules
+                }
+            }
             var value: Node
-            if let query = try QueryParameters.parse(rest.parameters) {
-                guard try rules.rules(for: database).declaresIndex(at: rest.path, for: query.order) else {
+            if let query {
+                guard rules.document.declaresIndex(at: rest.path, for: query.order) else {
                     throw Self.indexNotDefined(query.order, at: rest.path)
                 }
-                value = database.queryValue(query, at: rest.path)
+                value = state.queryValue(query, at: rest.path)
             } else {
-                value = database.value(at: rest.path)
+                value = state.value(at: rest.path)
             }
             if rest.parameters["shallow"] == "true" { value = value.shallow }
             var headers = HTTPFields()
@@ -81,7 +97,8 @@ struct DatabaseResponder: HTTPResponder {
         case .put:
             let conditions = try ETagConditions(request, method: rest.method)
             let parsed = try JSONParser.parse(try await body(of: request).readableBytesView)
-            let committed = try await database.write(.set(rest.path, parsed), precondition: conditions.precondition(at: rest.path))
+            let committed = try await database.write(
+                .set(rest.path, parsed), precondition: conditions.precondition(at: rest.path), authorize: authorize)
             let headers = conditions.headers(after: committed, at: rest.path, in: database)
             guard !rest.silent else { return Response(status: .noContent, headers: headers) }
             guard case .set(_, let written) = committed.write else { return JSONResponse.silent() }
@@ -90,7 +107,7 @@ struct DatabaseResponder: HTTPResponder {
         case .post:
             guard !rest.path.isPriorityPath else { throw HearthError.invalidPathToken }
             let parsed = try JSONParser.parse(try await body(of: request).readableBytesView)
-            let committed = try await database.push(at: rest.path, value: parsed)
+            let committed = try await database.push(at: rest.path, value: parsed, authorize: authorize)
             guard !rest.silent else { return JSONResponse.silent() }
             let name = Node.object([(ChildKey("name"), .string(committed.pushID ?? ""))])
             return JSONResponse.make(node: name, format: rest.format)
@@ -99,18 +116,36 @@ struct DatabaseResponder: HTTPResponder {
             _ = try ETagConditions(request, method: rest.method)
             guard !rest.path.isPriorityPath else { throw HearthError.invalidPathToken }
             let entries = try JSONParser.parseUpdate(try await body(of: request).readableBytesView)
-            let committed = try await database.write(.update(rest.path, entries))
+            let committed = try await database.write(.update(rest.path, entries), authorize: authorize)
             guard !rest.silent else { return JSONResponse.silent() }
             guard case .update(_, let written) = committed.write else { return JSONResponse.silent() }
             return JSONResponse.make(bytes: JSONWriter.updateObject(written, format: rest.format))
 
         case .delete:
             let conditions = try ETagConditions(request, method: rest.method)
-            let committed = try await database.write(.set(rest.path, .null), precondition: conditions.precondition(at: rest.path))
+            let committed = try await database.write(
+                .set(rest.path, .null), precondition: conditions.precondition(at: rest.path), authorize: authorize)
             let headers = conditions.headers(after: committed, at: rest.path, in: database)
             return rest.silent
                 ? Response(status: .noContent, headers: headers)
                 : JSONResponse.make(bytes: JSONWriter.bytes(.null, format: rest.format), headers: headers)
+        }
+    }
+
+    /// The rules check a write by `auth` goes through, in write order; nil for an admin.
+    private func writeAuthorization(
+        for auth: RequestAuth, on database: Database, logger: Logger
+    ) throws -> Database.Authorization? {
+        guard case .rules(let authVariable, _) = auth else { return nil }
+        let rules = try self.rules.rules(for: database)
+        return { before, after, write, now in
+            do {
+                try rules.authorizeWrite(
+                    changing: write.changedPaths, by: .init(auth: authVariable, now: now), before: before.root, after: after.root)
+            } catch {
+                logger.debug("write denied by rules", metadata: ["database": "\(database.name)", "reason": "\(error)"])
+                throw HearthError.permissionDeniedByRules
+            }
         }
     }
 
@@ -137,12 +172,12 @@ struct DatabaseResponder: HTTPResponder {
         var parameters: [String: String] = [:]
         for (key, value) in request.uri.queryParameters { parameters[String(key)] = String(value) }
         guard admin.isAdmin(request, parameters: parameters) else {
-            throw HearthError(.permissionDenied, "Permission denied")
+            throw HearthError.permissionDeniedByRules
         }
         let database = try folder.database(named: databaseName(for: request, parameters: parameters))
         switch request.method {
         case .get:
-            let document = try rules.rules(for: database)
+            let document = try rules.rules(for: database).document
             let text = parameters["format"] == "strict" ? try document.strictJSON() : document.source
             return JSONResponse.make(bytes: Array(text.utf8))
         case .put:
@@ -150,6 +185,7 @@ struct DatabaseResponder: HTTPResponder {
             let text = String(decoding: body.readableBytesView, as: UTF8.self)
             do {
                 try rules.setRules(text, for: database)
+                hub.rulesChanged(for: database)
             } catch let error as RulesError {
                 throw HearthError(.invalidData, "Line \(error.position.line), column \(error.position.column): \(error.message)")
             }

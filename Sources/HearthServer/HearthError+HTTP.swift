@@ -24,3 +24,8 @@ extension HearthError {
         return JSONResponse.make(status: code.httpStatus, bytes: bytes)
     }
 }
+
+extension HearthError {
+    /// 401 `Permission denied`: the security rules refused the operation.
+    static let permissionDeniedByRules = HearthError(.permissionDenied, "Permission denied")
+}

@@ -1,22 +1,28 @@
 import Foundation
 import HearthCore
+import HearthRules
 import Hummingbird
 
-/// Who a request speaks for: nobody, an admin, or a signed-in user with token claims.
+/// Who a request speaks for: an admin (rules do not apply), or someone the rules judge by
+/// their `auth` variable.
 enum RequestAuth: Sendable {
-    case anonymous
     case admin
-    /// A user; `claims` is the decoded token payload and `expires` its `exp` in milliseconds.
-    case user(claims: Node, expires: Int64?)
+    /// Rules apply with `auth` as the `auth` variable (`.null` when signed out); `expires` is
+    /// when the credential stops being valid, in milliseconds.
+    case rules(auth: Node, expires: Int64?)
+
+    static let anonymous = RequestAuth.rules(auth: .null, expires: nil)
 
     static let unparseable = HearthError(.permissionDenied, "Could not parse auth token.")
     static let expired = HearthError(.permissionDenied, "Auth token is expired")
 
     /// Reads the request's credential (`Authorization: Bearer`, `access_token=` or `auth=`).
     ///
-    /// Admin credentials are checked by `admin`. In emulator mode, Firebase's unsigned test
-    /// tokens (JWTs with `"alg":"none"`, as the SDKs' `mockUserToken` makes) name a user.
-    /// Signed ID tokens are not accepted yet, so any other credential is refused.
+    /// Admin credentials are checked by `admin`; with `auth_variable_override` an admin is
+    /// judged by the rules as the given `auth` (`null`: signed out). In emulator mode,
+    /// Firebase's unsigned test tokens (JWTs with `"alg":"none"`, as the SDKs'
+    /// `mockUserToken` makes) name a user. Signed ID tokens are not accepted yet, so any
+    /// other credential is refused.
     /// - Parameter now: the server time in milliseconds, to refuse expired tokens.
     static func resolve(
         _ request: Request,
@@ -25,14 +31,19 @@ enum RequestAuth: Sendable {
         now: Int64
     ) throws(HearthError) -> RequestAuth {
         guard let presented = AdminCredential.presented(by: request, parameters: parameters) else { return .anonymous }
-        if admin.isAdmin(request, parameters: parameters) { return .admin }
+        if admin.isAdmin(request, parameters: parameters) {
+            guard let override = parameters["auth_variable_override"] else { return .admin }
+            // RESTRequest has already refused an override that is not an object or null.
+            let auth = (try? JSONParser.parse(Array(override.utf8)).node) ?? .null
+            return .rules(auth: auth, expires: nil)
+        }
         guard admin.emulator, let claims = unsignedClaims(presented) else { throw unparseable }
         var expires: Int64?
         if let seconds = claims.child(ChildKey("exp")).numberValue {
             expires = Int64(seconds * 1000)
             if expires! <= now { throw expired }
         }
-        return .user(claims: claims, expires: expires)
+        return .rules(auth: SecurityRules.authVariable(claims: claims), expires: expires)
     }
 
     /// The payload of an unsigned JWT (`header.payload.` with `"alg":"none"`), or nil.
@@ -54,7 +65,7 @@ enum RequestAuth: Sendable {
 
     /// When the credential stops being valid, in milliseconds, if it ever does.
     var expires: Int64? {
-        if case .user(_, let expires) = self { return expires }
+        if case .rules(_, let expires) = self { return expires }
         return nil
     }
 }

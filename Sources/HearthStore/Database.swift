@@ -143,25 +143,34 @@ public final class Database: Sendable {
 
     /// Applies a write and returns once it is durable.
     ///
-    /// - Parameter precondition: checked against the newest version, in write order, before the
-    ///   write is applied (for conditional requests and rules); throwing rejects the write.
+    /// - Parameters:
+    ///   - precondition: checked against the newest version, in write order, before the
+    ///     write is applied (for conditional requests); throwing rejects the write.
+    ///   - authorize: checked in write order with the newest version, the version the write
+    ///     would make, the resolved write and the time its server values got (for security
+    ///     rules); throwing rejects the write and changes nothing.
     /// - Throws: ``HearthError`` when the write is invalid or storage is failing.
     @discardableResult
     public func write(
         _ write: Write,
-        precondition: (@Sendable (DatabaseState) throws -> Void)? = nil
+        precondition: (@Sendable (DatabaseState) throws -> Void)? = nil,
+        authorize: Authorization? = nil
     ) async throws -> Committed {
-        try await submit { state in
+        try await submit(authorize: authorize) { state in
             if let precondition { try precondition(state.pending) }
             return (write, nil)
         }
     }
 
+    /// Checks a write before it is applied: `(before, after, write, now)`; throwing refuses it.
+    public typealias Authorization = @Sendable (DatabaseState, DatabaseState, ResolvedWrite, Int64) throws -> Void
+
     /// Stores `value` under a new push ID at `path` and returns once it is durable.
+    /// - Parameter authorize: as for ``write(_:precondition:authorize:)``.
     @discardableResult
-    public func push(at path: Path, value: JSONParser.Parsed) async throws -> Committed {
+    public func push(at path: Path, value: JSONParser.Parsed, authorize: Authorization? = nil) async throws -> Committed {
         let now = options.clock()
-        return try await submit { state in
+        return try await submit(authorize: authorize) { state in
             let name = state.pushIDs.next(now: now, using: &state.random)
             return (.set(path.child(ChildKey(name)), value), name)
         }
@@ -202,7 +211,10 @@ public final class Database: Sendable {
         }
     }
 
-    private func submit(_ prepare: @escaping (inout WriterState) throws -> (Write, String?)) async throws -> Committed {
+    private func submit(
+        authorize: Authorization? = nil,
+        _ prepare: @escaping (inout WriterState) throws -> (Write, String?)
+    ) async throws -> Committed {
         try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Committed, any Error>) in
             let startCommit = writer.withLock { state -> Bool in
                 if let failure = state.failure {
@@ -211,7 +223,9 @@ public final class Database: Sendable {
                 }
                 do {
                     let (write, pushID) = try prepare(&state)
-                    let (next, resolved) = try state.pending.applying(write, now: options.clock())
+                    let now = options.clock()
+                    let (next, resolved) = try state.pending.applying(write, now: now)
+                    try authorize?(state.pending, next, resolved, now)
                     let sequence = state.nextSequence
                     state.nextSequence += 1
                     state.pending = next

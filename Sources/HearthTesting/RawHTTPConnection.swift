@@ -32,8 +32,6 @@ public final class RawHTTPConnection: @unchecked Sendable {
             close(descriptor)
             throw TestServerError("connect() failed")
         }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let bytes = Array(request.utf8)
         guard bytes.withUnsafeBytes({ send(descriptor, $0.baseAddress, $0.count, 0) }) == bytes.count else {
             close(descriptor)
@@ -43,14 +41,29 @@ public final class RawHTTPConnection: @unchecked Sendable {
 
     deinit { close(descriptor) }
 
+    /// Reads until `text` has arrived (or as ``read(until:)`` gives up).
+    public func read(untilContaining text: String) async -> String {
+        await read(until: { $0.contains(text) })
+    }
+
     /// Reads until `predicate` holds for everything read so far, the server closes the
     /// connection, or 10 s pass without data; returns what was read.
-    public func read(until predicate: (String) -> Bool) -> String {
+    ///
+    /// Reads never block a thread: an in-process server shares the cooperative pool with the
+    /// test, so the socket is polled and the task sleeps between polls.
+    public func read(until predicate: (String) -> Bool) async -> String {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            if count <= 0 { break }
+        var idleSince = ContinuousClock.now
+        while ContinuousClock.now - idleSince < .seconds(10) {
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count == 0 { break }
+            if count < 0 {
+                guard errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { break }
+                try? await Task.sleep(for: .milliseconds(2))
+                continue
+            }
+            idleSince = ContinuousClock.now
             received += buffer[0..<count]
             if predicate(String(decoding: received, as: UTF8.self)) { break }
         }

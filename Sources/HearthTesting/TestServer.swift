@@ -53,6 +53,10 @@ public final class TestServer: Sendable {
     /// as well, so `Bearer owner` works too.
     public static let adminToken = "test-admin-token"
 
+    /// Rules that let everyone read and write: what test servers start with unless
+    /// `configure` says otherwise (rules tests set their own).
+    public static let openRules = #"{"rules": {".read": true, ".write": true}}"#
+
     /// Starts a server on a free port; `configure` may change its configuration first.
     public static func start(
         options: DatabaseOptions = DatabaseOptions(),
@@ -65,7 +69,7 @@ public final class TestServer: Sendable {
         let folder = try DataFolder(url: directory.url, options: options, logger: logger)
         var configuration = ServerConfiguration(
             host: "127.0.0.1", port: 0, dataFolder: directory.url, maxWriteBytes: maxWriteBytes,
-            adminToken: adminToken, emulator: true
+            adminToken: adminToken, emulator: true, defaultRules: Self.openRules
         )
         configure(&configuration)
         let (ports, continuation) = AsyncStream<Int>.makeStream(bufferingPolicy: .bufferingNewest(1))

@@ -295,3 +295,73 @@ def test_bad_value_is_invalid_argument(app):
         db.reference(f"{ROOT}/bad", app=app).set({"a.b": 1})
     assert "Key value can't be empty or contain" in str(caught.value)
     assert db.reference(f"{ROOT}/bad", app=app).get() is None
+
+
+# Auth override (rules judge the admin as the given `auth`) -------------------------------------
+
+def override_app(server, override, name):
+    """An app whose requests carry `auth_variable_override`, as the SDK's own tests make."""
+    import firebase_admin
+
+    from conftest import NAMESPACE
+
+    options = {"databaseURL": f"https://{NAMESPACE}.firebaseio.com", "projectId": NAMESPACE,
+               "databaseAuthVariableOverride": override}
+    return firebase_admin.initialize_app(options=options, name=name)
+
+
+@pytest.fixture(scope="module")
+def user1_app(server, app, rules):
+    import firebase_admin
+
+    for key in ("admin", "protected/user1", "protected/user2", "public"):
+        db.reference(f"{ROOT}/{key}", app=app).set("test")
+    made = override_app(server, {"uid": "user1"}, "user1")
+    yield made
+    firebase_admin.delete_app(made)
+
+
+@pytest.fixture(scope="module")
+def nobody_app(server, user1_app):
+    import firebase_admin
+
+    made = override_app(server, None, "nobody")
+    yield made
+    firebase_admin.delete_app(made)
+
+
+def assert_denied(action):
+    with pytest.raises(exceptions.UnauthenticatedError) as caught:
+        action()
+    assert str(caught.value) == "Permission denied"
+
+
+def test_override_user_cannot_touch_admin(user1_app):
+    ref = db.reference(f"{ROOT}/admin", app=user1_app)
+    assert_denied(ref.get)
+    assert_denied(lambda: ref.set("changed"))
+
+
+def test_override_user_reads_but_cannot_write_another_users_node(user1_app, app):
+    ref = db.reference(f"{ROOT}/protected/user2", app=user1_app)
+    assert ref.get() == "test"
+    assert_denied(lambda: ref.set("changed"))
+    assert db.reference(f"{ROOT}/protected/user2", app=app).get() == "test"
+
+
+def test_override_user_reads_and_writes_own_node(user1_app):
+    ref = db.reference(f"{ROOT}/protected/user1", app=user1_app)
+    assert ref.get() == "test"
+    ref.set("written by user1")
+    assert ref.get() == "written by user1"
+
+
+def test_override_user_query_is_denied_because_rules_are_not_filters(user1_app):
+    ref = db.reference(f"{ROOT}/protected", app=user1_app)
+    assert_denied(lambda: ref.order_by_key().limit_to_first(2).get())
+
+
+def test_override_none_is_signed_out(nobody_app):
+    assert db.reference(f"{ROOT}/public", app=nobody_app).get() == "test"
+    for key in ("protected/user1", "protected/user2", "admin"):
+        assert_denied(db.reference(f"{ROOT}/{key}", app=nobody_app).get)

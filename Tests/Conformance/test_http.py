@@ -11,11 +11,12 @@ JSON_TYPE = "application/json; charset=utf-8"
 
 @pytest.fixture(scope="module")
 def base(server):
-    requests.put(f"{server}/.json", params=NS, data='{"seed":{"a":1,"b":2}}').raise_for_status()
+    # These checks are about the REST surface, not rules: the namespace is open to everyone.
     requests.put(
         f"{server}/.settings/rules.json", params=NS, headers=OWNER,
-        data='{"rules":{"seed":{".indexOn":["x"]},"list":{".indexOn":".value"}}}',
+        data='{"rules":{".read":true,".write":true,"seed":{".indexOn":["x"]},"list":{".indexOn":".value"}}}',
     ).raise_for_status()
+    requests.put(f"{server}/.json", params=NS, data='{"seed":{"a":1,"b":2}}').raise_for_status()
     return server
 
 
@@ -156,7 +157,8 @@ def test_rules_need_an_admin(base):
 def test_rules_round_trip_and_syntax_errors(base):
     strict = requests.get(f"{base}/.settings/rules.json", params={**NS, "format": "strict"}, headers=OWNER)
     assert strict.status_code == 200
-    assert json.loads(strict.text) == {"rules": {"seed": {".indexOn": ["x"]}, "list": {".indexOn": ".value"}}}
+    assert json.loads(strict.text) == {
+        "rules": {".read": True, ".write": True, "seed": {".indexOn": ["x"]}, "list": {".indexOn": ".value"}}}
     broken = requests.put(f"{base}/.settings/rules.json", params=NS, headers=OWNER, data='{"rules": {\n  "a": }}')
     assert broken.status_code == 400
     assert error_of(broken).startswith("Line 2, column 8:")
@@ -238,14 +240,28 @@ def test_callback_download_and_options(base):
 
 
 def test_namespaces_are_separate(server):
-    requests.put(f"{server}/where.json", params={"ns": "alpha"}, data='"alpha"').raise_for_status()
-    requests.put(f"{server}/where.json", params={"ns": "beta"}, data='"beta"').raise_for_status()
-    assert requests.get(f"{server}/where.json", params={"ns": "alpha"}).json() == "alpha"
-    assert requests.get(f"{server}/where.json", params={"ns": "beta"}).json() == "beta"
+    requests.put(f"{server}/where.json", params={"ns": "alpha"}, data='"alpha"', headers=OWNER).raise_for_status()
+    requests.put(f"{server}/where.json", params={"ns": "beta"}, data='"beta"', headers=OWNER).raise_for_status()
+    assert requests.get(f"{server}/where.json", params={"ns": "alpha"}, headers=OWNER).json() == "alpha"
+    assert requests.get(f"{server}/where.json", params={"ns": "beta"}, headers=OWNER).json() == "beta"
     # The Host's first label names the database when no ns= is given.
     port = server.rsplit(":", 1)[1]
-    by_host = requests.get(f"{server}/where.json", headers={"Host": f"beta.localhost:{port}"})
+    by_host = requests.get(f"{server}/where.json", headers={"Host": f"beta.localhost:{port}", **OWNER})
     assert by_host.json() == "beta"
+
+
+def test_a_new_namespace_starts_closed(server):
+    params = {"ns": "closed-by-default"}
+    read = requests.get(f"{server}/.json", params=params)
+    assert read.status_code == 401
+    assert error_of(read) == "Permission denied"
+    write = requests.put(f"{server}/x.json", params=params, data="1")
+    assert write.status_code == 401
+    assert error_of(write) == "Permission denied"
+    stream = requests.get(f"{server}/.json", params=params, headers={"Accept": "text/event-stream"}, timeout=5)
+    assert stream.status_code == 401
+    # Admins are not bound by rules, and nothing was written by the refused request.
+    assert requests.get(f"{server}/.json", params=params, headers=OWNER).json() is None
 
 
 def unsigned_token(**claims):

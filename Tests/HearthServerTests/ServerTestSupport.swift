@@ -27,9 +27,17 @@ extension HTTPResult {
 }
 
 extension TestServer {
+    /// Headers that make a request an admin's (rules do not apply).
+    static let adminHeaders = ["Authorization": "Bearer \(TestServer.adminToken)"]
+
+    /// Headers that make a request the user `uid`'s (an emulator test token).
+    static func userHeaders(_ uid: String, name: String? = nil, claims: [String: any Sendable] = [:]) -> [String: String] {
+        ["Authorization": "Bearer " + TestToken.unsigned(uid: uid, name: name, claims: claims)]
+    }
+
     /// The whole tree with priorities, as text: what "unchanged" is measured against.
     func dump() async throws -> String {
-        let result = try await request("GET", "/.json?format=export")
+        let result = try await request("GET", "/.json?format=export", headers: TestServer.adminHeaders)
         #expect(result.status == 200)
         return result.text
     }

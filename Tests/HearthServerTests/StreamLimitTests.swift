@@ -13,17 +13,17 @@ struct StreamLimitTests {
             let stream = try RawHTTPConnection(
                 port: server.port, request: "GET /big.json HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n\r\n"
             )
-            let opening = stream.read { $0.contains("\"path\":\"/\"") }
+            let opening = await stream.read { $0.contains("\"path\":\"/\"") }
             #expect(opening.contains("text/event-stream; charset=utf-8"))
             #expect(opening.contains(#"data: {"path":"/","data":null}"#))
 
             // A small change is delivered; a large one ends the stream with cancel.
             #expect(try await server.request("PUT", "/big/a.json", body: "1").status == 200)
-            let small = stream.read { $0.contains(#""path":"/a""#) }
+            let small = await stream.read { $0.contains(#""path":"/a""#) }
             #expect(small.contains(#"data: {"path":"/a","data":1}"#))
             let large = "\"" + String(repeating: "x", count: 2000) + "\""
             #expect(try await server.request("PUT", "/big/b.json", body: large).status == 200)
-            let ending = stream.read { $0.contains("event: cancel") && $0.hasSuffix("0\r\n\r\n") }
+            let ending = await stream.read { $0.contains("event: cancel") && $0.hasSuffix("0\r\n\r\n") }
             #expect(ending.contains(Self.tooLarge))
             #expect(!ending.contains("xxxx"))
         }
@@ -36,7 +36,7 @@ struct StreamLimitTests {
             let stream = try RawHTTPConnection(
                 port: server.port, request: "GET /huge.json HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n\r\n"
             )
-            let response = stream.read { $0.contains("event: cancel") }
+            let response = await stream.read { $0.contains("event: cancel") }
             #expect(response.contains(Self.tooLarge))
             #expect(!response.contains("yyyy"))
         }

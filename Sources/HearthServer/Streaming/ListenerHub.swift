@@ -1,5 +1,6 @@
 import Dispatch
 import HearthCore
+import HearthRules
 import HearthStore
 import NIOCore
 import Synchronization
@@ -19,15 +20,27 @@ final class ListenerHub: Sendable {
         var groups: [String: SortedTree<Path, Group>] = [:]
         var observed: Set<String> = []
         var count = 0
+        /// Per database, the listeners whose read grant depends on data (rechecked on writes).
+        var dataDependent: [String: [ObjectIdentifier: Listener]] = [:]
     }
 
     private let registry = Mutex(Registry())
     private let fanOutQueue = DispatchQueue(label: "hearth.fanout")
     /// The largest event sent; a bigger one cancels the stream instead.
     let maxEventBytes: Int
+    /// The rules in force for a database (by name), to recheck streams as data changes.
+    private let rules: @Sendable (String) -> SecurityRules?
+    /// Server time in milliseconds, for the rules' `now`.
+    private let clock: @Sendable () -> Int64
 
-    init(maxEventBytes: Int = SSEEncoding.maxEventBytes) {
+    init(
+        maxEventBytes: Int = SSEEncoding.maxEventBytes,
+        rules: @escaping @Sendable (String) -> SecurityRules? = { _ in nil },
+        clock: @escaping @Sendable () -> Int64 = { 0 }
+    ) {
         self.maxEventBytes = maxEventBytes
+        self.rules = rules
+        self.clock = clock
     }
 
     /// The number of open streams.
@@ -35,7 +48,14 @@ final class ListenerHub: Sendable {
 
     /// Registers a listener and returns it with its initial value, consistent with the events
     /// that will follow.
-    func subscribe(to database: Database, at path: Path, query: Query?, expires: Int64? = nil) -> (Listener, Node) {
+    /// - Parameters:
+    ///   - auth: the `auth` the rules judge the stream by; nil for an admin.
+    ///   - rules: the rules in force, checked against the same version as the initial value.
+    /// - Throws: 401 `Permission denied` when the rules do not allow the read.
+    func subscribe(
+        to database: Database, at path: Path, query: Query?, expires: Int64? = nil,
+        auth: Node? = nil, rules: SecurityRules? = nil
+    ) throws(HearthError) -> (Listener, Node) {
         let observe = registry.withLock { registry -> Bool in
             registry.observed.insert(database.name).inserted
         }
@@ -46,13 +66,23 @@ final class ListenerHub: Sendable {
                 hub.fanOutQueue.async { hub.fanOut(committed, version: version, database: name) }
             }
         }
-        return registry.withLock { registry in
+        let now = clock()
+        return try registry.withLock { registry throws(HearthError) in
             let version = database.current
             let initial = Self.value(at: path, query: query, in: version.state)
             let listener = Listener(
                 database: database.name, path: path, query: query, startSequence: version.sequence, initial: initial,
-                expires: expires
+                expires: expires, auth: auth
             )
+            if let rules {
+                guard let grant = listener.readGrant(under: rules, in: version.state, now: now) else {
+                    throw HearthError(.permissionDenied, "Permission denied")
+                }
+                if grant.dependsOnData {
+                    listener.grantDependsOnData.store(true, ordering: .relaxed)
+                    registry.dataDependent[database.name, default: [:]][ObjectIdentifier(listener)] = listener
+                }
+            }
             var groups = registry.groups[database.name] ?? SortedTree()
             let group = groups[path] ?? Group()
             group.listeners.withLock { $0[ObjectIdentifier(listener)] = listener }
@@ -73,6 +103,7 @@ final class ListenerHub: Sendable {
             }
             if empty { groups.remove(listener.path) }
             registry.groups[listener.database] = groups
+            registry.dataDependent[listener.database]?[ObjectIdentifier(listener)] = nil
             registry.count -= 1
         }
     }
@@ -92,11 +123,51 @@ final class ListenerHub: Sendable {
         return state.queryValue(query, at: path)
     }
 
+    // MARK: - Access
+
+    /// Rechecks every rules-bound stream of `database` against new rules: streams the rules no
+    /// longer let read their location get `cancel` with `Permission denied`.
+    func rulesChanged(for database: Database) {
+        let name = database.name
+        fanOutQueue.async { [self] in
+            registry.withLock { registry in
+                guard let groups = registry.groups[name] else { return }
+                let listeners = groups.flatMap { $0.value.listeners.withLock { Array($0.values) } }
+                recheck(listeners, in: database.current.state, database: name, registry: &registry)
+            }
+        }
+    }
+
+    /// Ends the streams that may no longer read, and tracks whose grant depends on data.
+    private func recheck(_ listeners: [Listener], in state: DatabaseState, database: String, registry: inout Registry) {
+        guard let rules = rules(database) else { return }
+        let now = clock()
+        for listener in listeners where listener.auth != nil {
+            let id = ObjectIdentifier(listener)
+            guard let grant = listener.readGrant(under: rules, in: state, now: now) else {
+                listener.buffer.close(with: [SSEEncoding.permissionDenied])
+                registry.dataDependent[database]?[id] = nil
+                continue
+            }
+            listener.grantDependsOnData.store(grant.dependsOnData, ordering: .relaxed)
+            if grant.dependsOnData {
+                registry.dataDependent[database, default: [:]][id] = listener
+            } else {
+                registry.dataDependent[database]?[id] = nil
+            }
+        }
+    }
+
     // MARK: - Fan-out
 
     private func fanOut(_ committed: [Database.Committed], version: Database.Published, database: String) {
         registry.withLock { registry in
             guard let groups = registry.groups[database], !groups.isEmpty else { return }
+            // A write may revoke a grant that looks at data: such streams are rechecked first,
+            // so a stream that loses access never sees the write that took it away.
+            if let dependent = registry.dataDependent[database], !dependent.isEmpty {
+                recheck(Array(dependent.values), in: version.state, database: database, registry: &registry)
+            }
             var dirtyQueries: [ObjectIdentifier: Listener] = [:]
             for write in committed {
                 for (path, group) in Self.groups(touchedBy: write.write, in: groups) {

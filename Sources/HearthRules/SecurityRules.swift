@@ -1,0 +1,235 @@
+import HearthCore
+
+/// A rules document compiled for enforcement: decides whether a read or a write is allowed,
+/// with Firebase's semantics.
+///
+/// - `.read` and `.write` cascade: the first rule from the root down to the target that
+///   evaluates to `true` grants the target and everything below it. Rules are not filters.
+/// - `.validate` does not cascade: every one on the write path and in the new subtree must
+///   pass, except where the new data is null.
+/// - An expression that fails at run time is false.
+public struct SecurityRules: Sendable {
+    /// The document the rules were compiled from.
+    public let document: RulesDocument
+    let root: CompiledRule
+
+    /// Rules that deny everything: what a new database starts with.
+    public static let closed = try! SecurityRules(RulesDocument.closed)
+
+    /// Compiles every expression of `document`.
+    /// - Throws: ``RulesError`` for the first expression that does not compile.
+    public init(_ document: RulesDocument) throws(RulesError) {
+        let compiled = try document.compileAll()
+        self.document = document
+        self.root = CompiledRule(document.root, compiled: compiled)
+    }
+
+    /// Parses and compiles a rules document.
+    public init(parsing text: String) throws(RulesError) {
+        try self.init(RulesDocument(parsing: text))
+    }
+
+    /// What the checks are evaluated with besides the data.
+    public struct Requester: Sendable {
+        /// The `auth` variable: `.null` when signed out.
+        public var auth: Node
+        /// Server time in milliseconds.
+        public var now: Int64
+
+        public init(auth: Node, now: Int64) {
+            self.auth = auth
+            self.now = now
+        }
+    }
+
+    /// Why a read was allowed.
+    public struct ReadGrant: Sendable, Equatable {
+        /// Where the granting rule is.
+        public let location: Path
+        /// True when the granting rule looks at data (`root` or `data`), so a later write
+        /// may revoke the grant.
+        public let dependsOnData: Bool
+
+        public init(location: Path, dependsOnData: Bool) {
+            self.location = location
+            self.dependsOnData = dependsOnData
+        }
+    }
+
+    /// Why a write was refused.
+    public struct WriteDenial: Error, Sendable, Equatable, CustomStringConvertible {
+        public enum Reason: Sendable, Equatable {
+            /// No `.write` rule from the root to the path granted it.
+            case noWriteGrant
+            /// A `.validate` rule at `location` was not true.
+            case validationFailed(location: Path)
+        }
+
+        /// The written path that was refused.
+        public let path: Path
+        public let reason: Reason
+
+        public var description: String {
+            switch reason {
+            case .noWriteGrant: return "no .write rule allows writing \(path)"
+            case .validationFailed(let location): return "the .validate rule at \(location) failed for a write to \(path)"
+            }
+        }
+    }
+
+    // MARK: - Reads
+
+    /// Whether `requester` may read `path` (with `query` for query reads), given the data `root`.
+    /// - Returns: the grant, or nil when the read is denied.
+    public func read(_ path: Path, by requester: Requester, root data: Node, query: RuleQuery = RuleQuery()) -> ReadGrant? {
+        let path = Self.rulePath(path)
+        var context = RuleContext(auth: requester.auth, now: requester.now, root: data, query: query)
+        var rule = root
+        var depth = 0
+        while true {
+            if let read = rule.read, read.expression.evaluate(in: context) {
+                return ReadGrant(location: context.location, dependsOnData: read.usesData)
+            }
+            guard depth < path.count, let next = rule.descend(path.keys[depth], context: &context) else { return nil }
+            rule = next
+            depth += 1
+        }
+    }
+
+    // MARK: - Writes
+
+    /// Checks a write that changes each of `paths` (one for a set, one per entry for a
+    /// multi-path update) and turns the data `before` into `after`.
+    ///
+    /// Each path must be granted by a `.write` rule and pass every `.validate` rule on its way
+    /// and in its new subtree, evaluated against the combined result. All or nothing.
+    /// - Throws: ``WriteDenial`` for the first path that is refused.
+    public func authorizeWrite(
+        changing paths: [Path], by requester: Requester, before: Node, after: Node
+    ) throws(WriteDenial) {
+        var validated = Set<Path>()
+        for path in paths {
+            try authorizeWrite(at: Self.rulePath(path), by: requester, before: before, after: after, validated: &validated)
+        }
+    }
+
+    private func authorizeWrite(
+        at path: Path, by requester: Requester, before: Node, after: Node, validated: inout Set<Path>
+    ) throws(WriteDenial) {
+        var context = RuleContext(auth: requester.auth, now: requester.now, root: before, newRoot: after)
+        var rule: CompiledRule? = root
+        var granted = false
+        var depth = 0
+        // Walk the rules from the root to the path: the first true .write grants; every
+        // .validate on the way runs where the new data is not null.
+        while let current = rule {
+            if !granted, let write = current.write, write.expression.evaluate(in: context) { granted = true }
+            if let validate = current.validate, !validated.contains(context.location),
+                !after.child(at: context.location).isNull
+            {
+                guard validate.expression.evaluate(in: context) else {
+                    throw WriteDenial(path: path, reason: .validationFailed(location: context.location))
+                }
+                validated.insert(context.location)
+            }
+            if depth == path.count { break }
+            rule = current.descend(path.keys[depth], context: &context)
+            depth += 1
+        }
+        guard granted else {
+            // A .write rule can still grant below the path only for writes that touch no more
+            // than that deeper location, which a write here does not; so it is denied.
+            throw WriteDenial(path: path, reason: .noWriteGrant)
+        }
+        // The new subtree: every .validate of a rule below the path whose new data is not null.
+        if let rule, rule.validatesBelow {
+            try validateSubtree(rule, value: after.child(at: path), context: context, path: path)
+        }
+    }
+
+    private func validateSubtree(
+        _ rule: CompiledRule, value: Node, context: RuleContext, path: Path
+    ) throws(WriteDenial) {
+        guard let children = value.children else { return }
+        for (key, child) in children where !child.isNull {
+            var childContext = context
+            guard let childRule = rule.descend(key, context: &childContext) else { continue }
+            if let validate = childRule.validate, !validate.expression.evaluate(in: childContext) {
+                throw WriteDenial(path: path, reason: .validationFailed(location: childContext.location))
+            }
+            if childRule.validatesBelow {
+                try validateSubtree(childRule, value: child, context: childContext, path: path)
+            }
+        }
+    }
+
+    /// Rules address nodes, so a write to `x/.priority` is a write to `x`.
+    static func rulePath(_ path: Path) -> Path {
+        path.isPriorityPath ? (path.parent ?? .root) : path
+    }
+}
+
+/// One level of compiled rules.
+final class CompiledRule: Sendable {
+    struct Rule: Sendable {
+        let expression: RuleExpression
+        /// True when the expression reads `root` or `data`.
+        let usesData: Bool
+    }
+
+    let read: Rule?
+    let write: Rule?
+    let validate: Rule?
+    let children: [String: CompiledRule]
+    let wildcardName: String?
+    let wildcard: CompiledRule?
+    /// True when some rule below this one has a `.validate`.
+    let validatesBelow: Bool
+
+    init(_ node: RulesDocument.Node, compiled: [RulesDocument.Expression: RuleExpression]) {
+        func rule(_ expression: RulesDocument.Expression?) -> Rule? {
+            guard let expression, let parsed = compiled[expression] else { return nil }
+            let usesData = parsed.identifiers.contains { $0.name == "root" || $0.name == "data" }
+            return Rule(expression: parsed, usesData: usesData)
+        }
+        read = rule(node.read)
+        write = rule(node.write)
+        validate = rule(node.validate)
+        children = node.children.mapValues { CompiledRule($0, compiled: compiled) }
+        wildcardName = node.wildcard?.name
+        wildcard = node.wildcard.map { CompiledRule($0.node, compiled: compiled) }
+        validatesBelow = children.values.contains { $0.validate != nil || $0.validatesBelow }
+            || wildcard.map { $0.validate != nil || $0.validatesBelow } ?? false
+    }
+
+    /// The rule for child `key` (a literal key wins over the wildcard), moving `context` to
+    /// that child and binding the wildcard; nil when no rule reaches that far.
+    func descend(_ key: ChildKey, context: inout RuleContext) -> CompiledRule? {
+        if let child = children[key.string] {
+            context.location = context.location.child(key)
+            return child
+        }
+        guard let wildcard, let wildcardName else { return nil }
+        context.location = context.location.child(key)
+        context.wildcards[wildcardName] = key.string
+        return wildcard
+    }
+}
+
+extension SecurityRules {
+    /// The `auth` variable for a signed-in user, from the claims of their ID token:
+    /// `{"uid": sub, "provider": <sign-in provider>, "token": <all claims>}`.
+    public static func authVariable(claims: Node) -> Node {
+        let uid = claims.child(ChildKey("user_id")).isNull ? claims.child(ChildKey("sub")) : claims.child(ChildKey("user_id"))
+        var provider = "custom"
+        if case .string(let signIn) = claims.child(at: Path(keys: [ChildKey("firebase"), ChildKey("sign_in_provider")])) {
+            // Firebase names providers without their domain: "google.com" is "google".
+            provider = signIn.hasSuffix(".com") ? String(signIn.dropLast(4)) : signIn
+        }
+        return .object([
+            (ChildKey("provider"), .string(provider)),
+            (ChildKey("token"), claims),
+            (ChildKey("uid"), uid),
+        ])
+    }
+}
