@@ -20,6 +20,14 @@ extension RulesDocument {
         return compiled
     }
 
+    /// Every expression that does not compile, in no particular order.
+    func compileErrors() -> [RulesError] {
+        var compiled: [Expression: RuleExpression] = [:]
+        var errors: [RulesError] = []
+        Self.compile(root, wildcards: [], into: &compiled, errors: &errors)
+        return errors
+    }
+
     private static func compile(
         _ node: Node, wildcards: Set<String>, into compiled: inout [Expression: RuleExpression],
         errors: inout [RulesError]

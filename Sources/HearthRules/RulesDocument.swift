@@ -44,6 +44,35 @@ public struct RulesDocument: Sendable {
     /// Parses and checks a rules document.
     /// - Throws: ``RulesError`` for the first problem, with its line and column.
     public init(parsing text: String) throws(RulesError) {
+        var errors: [RulesError] = []
+        let root = try Self.structure(of: text, errors: &errors)
+        if let first = errors.first { throw first }
+        self.root = root
+        source = text
+    }
+
+    /// Every problem in a rules document, in file order: its JSON syntax (only the first such
+    /// error, as parsing stops there), its structure and every expression.
+    public static func problems(in text: String) -> [RulesError] {
+        var errors: [RulesError] = []
+        do {
+            let root = try structure(of: text, errors: &errors)
+            let document = RulesDocument(root: root, source: text)
+            errors += document.compileErrors()
+        } catch {
+            errors.append(error)
+        }
+        return errors.sorted { ($0.position.line, $0.position.column) < ($1.position.line, $1.position.column) }
+    }
+
+    private init(root: Node, source: String) {
+        self.root = root
+        self.source = source
+    }
+
+    /// The rule tree of `text`; structural problems are collected in `errors`.
+    /// - Throws: ``RulesError`` when the text is not a JSON document with a `"rules"` object.
+    private static func structure(of text: String, errors: inout [RulesError]) throws(RulesError) -> Node {
         let value = try RulesSourceParser.parse(text)
         guard case .object(let members, let position) = value else {
             throw RulesError("the rules document must be an object", at: value.position)
@@ -52,65 +81,75 @@ public struct RulesDocument: Sendable {
             throw RulesError("the rules document needs a \"rules\" key", at: position)
         }
         for member in members where member.key != "rules" {
-            throw RulesError("unknown top-level key \"\(member.key)\"", at: member.keyPosition)
+            errors.append(RulesError("unknown top-level key \"\(member.key)\"", at: member.keyPosition))
         }
-        root = try Self.node(from: rules.value, wildcardNames: [])
-        source = text
+        return node(from: rules.value, wildcardNames: [], errors: &errors)
     }
 
-    private static func node(from value: SourceValue, wildcardNames: Set<String>) throws(RulesError) -> Node {
+    private static func node(from value: SourceValue, wildcardNames: Set<String>, errors: inout [RulesError]) -> Node {
         guard case .object(let members, _) = value else {
-            throw RulesError("a rule must be an object", at: value.position)
+            errors.append(RulesError("a rule must be an object", at: value.position))
+            return Node()
         }
         var node = Node()
         for member in members {
-            switch member.key {
-            case ".read": node.read = try expression(member.value, name: ".read")
-            case ".write": node.write = try expression(member.value, name: ".write")
-            case ".validate": node.validate = try expression(member.value, name: ".validate")
-            case ".indexOn":
-                switch member.value {
-                case .string(let field, let position):
-                    try checkIndexField(field, at: position)
-                    node.indexOn = [field]
-                case .array(let items, _):
-                    node.indexOn = []
-                    for item in items {
-                        guard case .string(let field, let position) = item else {
-                            throw RulesError(".indexOn entries must be strings", at: item.position)
-                        }
-                        try checkIndexField(field, at: position)
-                        node.indexOn.append(field)
-                    }
-                default:
-                    throw RulesError(".indexOn must be a string or an array of strings", at: member.value.position)
-                }
-            default:
-                if member.key.hasPrefix(".") {
-                    throw RulesError("unknown rule \"\(member.key)\"", at: member.keyPosition)
-                }
-                if member.key.hasPrefix("$") {
-                    let name = member.key
-                    guard node.wildcard == nil else {
-                        throw RulesError("only one $wildcard is allowed at each level", at: member.keyPosition)
-                    }
-                    guard name.count > 1, Path.isValidKey(String(name.dropFirst())) else {
-                        throw RulesError("invalid wildcard name \"\(name)\"", at: member.keyPosition)
-                    }
-                    guard !wildcardNames.contains(name) else {
-                        throw RulesError("the wildcard \(name) is already used above", at: member.keyPosition)
-                    }
-                    let child = try Self.node(from: member.value, wildcardNames: wildcardNames.union([name]))
-                    node.wildcard = Wildcard(name: name, node: child)
-                } else {
-                    guard Path.isValidKey(member.key) else {
-                        throw RulesError("invalid key \"\(member.key)\"", at: member.keyPosition)
-                    }
-                    node.children[member.key] = try Self.node(from: member.value, wildcardNames: wildcardNames)
-                }
+            do throws(RulesError) {
+                try add(member, to: &node, wildcardNames: wildcardNames, errors: &errors)
+            } catch {
+                errors.append(error)
             }
         }
         return node
+    }
+
+    private static func add(
+        _ member: SourceValue.Member, to node: inout Node, wildcardNames: Set<String>, errors: inout [RulesError]
+    ) throws(RulesError) {
+        switch member.key {
+        case ".read": node.read = try expression(member.value, name: ".read")
+        case ".write": node.write = try expression(member.value, name: ".write")
+        case ".validate": node.validate = try expression(member.value, name: ".validate")
+        case ".indexOn":
+            switch member.value {
+            case .string(let field, let position):
+                try checkIndexField(field, at: position)
+                node.indexOn = [field]
+            case .array(let items, _):
+                node.indexOn = []
+                for item in items {
+                    guard case .string(let field, let position) = item else {
+                        throw RulesError(".indexOn entries must be strings", at: item.position)
+                    }
+                    try checkIndexField(field, at: position)
+                    node.indexOn.append(field)
+                }
+            default:
+                throw RulesError(".indexOn must be a string or an array of strings", at: member.value.position)
+            }
+        default:
+            if member.key.hasPrefix(".") {
+                throw RulesError("unknown rule \"\(member.key)\"", at: member.keyPosition)
+            }
+            if member.key.hasPrefix("$") {
+                let name = member.key
+                guard node.wildcard == nil else {
+                    throw RulesError("only one $wildcard is allowed at each level", at: member.keyPosition)
+                }
+                guard name.count > 1, Path.isValidKey(String(name.dropFirst())) else {
+                    throw RulesError("invalid wildcard name \"\(name)\"", at: member.keyPosition)
+                }
+                guard !wildcardNames.contains(name) else {
+                    throw RulesError("the wildcard \(name) is already used above", at: member.keyPosition)
+                }
+                let child = Self.node(from: member.value, wildcardNames: wildcardNames.union([name]), errors: &errors)
+                node.wildcard = Wildcard(name: name, node: child)
+            } else {
+                guard Path.isValidKey(member.key) else {
+                    throw RulesError("invalid key \"\(member.key)\"", at: member.keyPosition)
+                }
+                node.children[member.key] = Self.node(from: member.value, wildcardNames: wildcardNames, errors: &errors)
+            }
+        }
     }
 
     private static func expression(_ value: SourceValue, name: String) throws(RulesError) -> Expression {

@@ -12,13 +12,52 @@ struct CommandLineTests {
 
         let help = try HearthProcess.run(["--help"])
         #expect(help.status == 0)
-        for command in ["serve", "import", "export"] {
+        for command in ["serve", "import", "export", "rules"] {
             #expect(help.stdout.contains(command), "help lists \(command)")
         }
         let serveHelp = try HearthProcess.run(["serve", "--help"])
         for option in ["--host", "--port", "--data"] {
             #expect(serveHelp.stdout.contains(option))
         }
+    }
+
+    @Test func rulesCheckReportsEveryProblemWithLineAndColumn() throws {
+        let directory = try TemporaryDirectory(prefix: "hearth-cli")
+        defer { directory.remove() }
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../Fixtures/rules").standardized
+        let good = try HearthProcess.run(["rules", "check", fixtures.appendingPathComponent("friendlypix-web-database-rules.json").path])
+        #expect(good.status == 0)
+        #expect(good.stdout.hasSuffix("friendlypix-web-database-rules.json: OK\n"))
+
+        let bad = directory.url.appendingPathComponent("bad.json")
+        let text = """
+            {
+              "rules": {
+                ".read": "auth.uid ==",
+                "a": {".write": "foo == 1", ".bogus": true},
+                "$x": {}, "$y": {},
+                "b": {".validate": "$z == 1"}
+              }
+            }
+            """
+        try Data(text.utf8).write(to: bad)
+        let checked = try HearthProcess.run(["rules", "check", bad.path])
+        #expect(checked.status == 1)
+        let lines = checked.stdout.split(separator: "\n").map { $0.replacingOccurrences(of: bad.path, with: "F") }
+        #expect(lines == [
+            "F:3:26: error: expected a value, found the end of the expression",
+            "F:4:22: error: unknown variable 'foo'",
+            #"F:4:33: error: unknown rule ".bogus""#,
+            "F:5:15: error: only one $wildcard is allowed at each level",
+            "F:6:25: error: unknown wildcard $z: no $ key above this rule binds it",
+            "F: 5 errors",
+        ])
+        // A JSON syntax error stops parsing: it is the one problem reported.
+        try Data(#"{"rules": {"a": }}"#.utf8).write(to: bad)
+        let syntax = try HearthProcess.run(["rules", "check", bad.path])
+        #expect(syntax.status == 1)
+        #expect(syntax.stdout.contains(":1:17: error: unexpected character '}'"))
     }
 
     @Test func importThenExportRoundTrips() throws {
