@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "HearthCore", targets: ["HearthCore"]),
         .library(name: "HearthRules", targets: ["HearthRules"]),
         .library(name: "HearthStore", targets: ["HearthStore"]),
+        .library(name: "HearthAuth", targets: ["HearthAuth"]),
         .library(name: "HearthServer", targets: ["HearthServer"]),
         .library(name: "HearthTesting", targets: ["HearthTesting"]),
         .executable(name: "hearth", targets: ["hearth"]),
@@ -22,7 +23,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
@@ -50,11 +52,25 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "HearthAuth",
+            dependencies: [
+                "HearthCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "HearthServer",
             dependencies: [
                 "HearthCore",
                 "HearthRules",
                 "HearthStore",
+                "HearthAuth",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -67,7 +83,7 @@ let package = Package(
         .target(
             name: "HearthTesting",
             dependencies: [
-                "HearthCore", "HearthStore", "HearthServer",
+                "HearthCore", "HearthStore", "HearthServer", "HearthAuth",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -79,6 +95,7 @@ let package = Package(
                 "HearthCore",
                 "HearthRules",
                 "HearthStore",
+                "HearthAuth",
                 "HearthServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -98,6 +115,11 @@ let package = Package(
         ),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"], swiftSettings: swiftSettings),
         .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules", "HearthCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HearthAuthTests",
+            dependencies: ["HearthAuth", "HearthCore", "HearthTesting"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "HearthStoreTests",
             dependencies: [

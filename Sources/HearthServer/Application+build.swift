@@ -1,3 +1,5 @@
+import Foundation
+import HearthAuth
 import HearthRules
 import HearthStore
 import Hummingbird
@@ -17,17 +19,17 @@ public func buildApplication(
     folder: DataFolder,
     logger: Logger,
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
-) throws -> some ApplicationProtocol {
+) async throws -> some ApplicationProtocol {
     let defaultRules = try configuration.defaultRules.map { text throws(RulesError) in try SecurityRules(parsing: text) }
     let rules = RulesRegistry(defaultRules: defaultRules ?? .closed)
     let hub = ListenerHub(
         maxEventBytes: configuration.maxStreamEventBytes, rules: { rules.loadedRules(named: $0) }, clock: configuration.clock)
-    let responder = DatabaseResponder(
-        folder: folder,
-        configuration: configuration,
-        rules: rules,
-        admin: AdminCredential(token: configuration.adminToken, emulator: configuration.emulator),
-        hub: hub
+    let admin = AdminCredential(token: configuration.adminToken, emulator: configuration.emulator)
+    let accounts = try await makeAuthService(configuration: configuration, folder: folder, logger: logger)
+    let responder = HearthResponder(
+        database: DatabaseResponder(
+            folder: folder, configuration: configuration, rules: rules, admin: admin, hub: hub, issuer: accounts.issuer),
+        auth: AuthResponder(service: accounts, admin: admin)
     )
     return Application(
         responder: responder,
@@ -44,4 +46,20 @@ public func buildApplication(
         },
         logger: logger
     )
+}
+
+/// The account service over `<data>/auth/`: the accounts database and the token signing key.
+func makeAuthService(configuration: ServerConfiguration, folder: DataFolder, logger: Logger) async throws -> AuthService {
+    let directory = folder.url.appendingPathComponent("auth")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let key = try TokenIssuer.loadOrCreateKey(at: directory.appendingPathComponent("signing-key.pem"))
+    let issuer = await TokenIssuer(privateKey: key, projectID: configuration.projectID)
+    var policy = AuthService.Policy()
+    policy.emulator = configuration.emulator
+    policy.failuresPerAccount = configuration.signInFailuresPerAccount
+    policy.failuresPerAddress = configuration.signInFailuresPerAddress
+    return AuthService(
+        store: try AccountStore(path: directory.appendingPathComponent("accounts.sqlite").path), issuer: issuer,
+        policy: policy, hasher: PasswordHasher(rounds: configuration.passwordHashRounds), clock: configuration.clock,
+        logger: logger)
 }

@@ -1,3 +1,4 @@
+import HearthAuth
 import HearthCore
 import HearthRules
 import HearthStore
@@ -6,23 +7,17 @@ import Logging
 
 /// Answers the Firebase Realtime Database REST API: `GET`, `PUT`, `POST`, `PATCH` and `DELETE`
 /// on `/<path>.json`, with Firebase's bodies, status codes and error texts.
-struct DatabaseResponder: HTTPResponder {
-    typealias Context = BasicRequestContext
+struct DatabaseResponder: Sendable {
+    typealias Context = HearthRequestContext
 
     let folder: DataFolder
     let configuration: ServerConfiguration
     let rules: RulesRegistry
     let admin: AdminCredential
     let hub: ListenerHub
+    let issuer: TokenIssuer
 
-    func respond(to request: Request, context: Context) async throws -> Response {
-        if request.method == .options { return CORS.preflight(request) }
-        var response = await respondToDatabaseRequest(request, context: context)
-        CORS.decorate(&response)
-        return response
-    }
-
-    private func respondToDatabaseRequest(_ request: Request, context: Context) async -> Response {
+    func respond(to request: Request, context: Context) async -> Response {
         do {
             if request.uri.path == "/.settings/rules.json" {
                 return try await handleRulesSettings(request)
@@ -30,7 +25,8 @@ struct DatabaseResponder: HTTPResponder {
             guard let rest = try RESTRequest(request) else {
                 return HearthError(.notFound, "Not found.").response()
             }
-            let auth = try RequestAuth.resolve(request, parameters: rest.parameters, admin: admin, now: configuration.clock())
+            let auth = try await RequestAuth.resolve(
+                request, parameters: rest.parameters, admin: admin, issuer: issuer, now: configuration.clock())
             let database = try folder.database(named: databaseName(for: request, parameters: rest.parameters))
             if Self.wantsStream(request) { return try stream(rest, database: database, auth: auth) }
             return try await handle(rest, request: request, database: database, auth: auth, logger: context.logger)

@@ -1,4 +1,5 @@
 import Foundation
+import HearthAuth
 import HearthCore
 import HearthRules
 import Hummingbird
@@ -21,15 +22,16 @@ enum RequestAuth: Sendable {
     /// Admin credentials are checked by `admin`; with `auth_variable_override` an admin is
     /// judged by the rules as the given `auth` (`null`: signed out). In emulator mode,
     /// Firebase's unsigned test tokens (JWTs with `"alg":"none"`, as the SDKs'
-    /// `mockUserToken` makes) name a user. Signed ID tokens are not accepted yet, so any
-    /// other credential is refused.
+    /// `mockUserToken` makes) name a user. Otherwise the credential must be an ID token that
+    /// `issuer` signed.
     /// - Parameter now: the server time in milliseconds, to refuse expired tokens.
     static func resolve(
         _ request: Request,
         parameters: [String: String],
         admin: AdminCredential,
+        issuer: TokenIssuer,
         now: Int64
-    ) throws(HearthError) -> RequestAuth {
+    ) async throws(HearthError) -> RequestAuth {
         guard let presented = AdminCredential.presented(by: request, parameters: parameters) else { return .anonymous }
         if admin.isAdmin(request, parameters: parameters) {
             guard let override = parameters["auth_variable_override"] else { return .admin }
@@ -37,7 +39,15 @@ enum RequestAuth: Sendable {
             let auth = (try? JSONParser.parse(Array(override.utf8)).node) ?? .null
             return .rules(auth: auth, expires: nil)
         }
-        guard admin.emulator, let claims = unsignedClaims(presented) else { throw unparseable }
+        guard admin.emulator, let claims = unsignedClaims(presented) else {
+            do {
+                let claims = try await issuer.verifyIDToken(presented, now: now / 1000)
+                let expires = claims.child(ChildKey("exp")).numberValue.map { Int64($0 * 1000) }
+                return .rules(auth: SecurityRules.authVariable(claims: claims), expires: expires)
+            } catch {
+                throw error == .tokenExpired ? expired : unparseable
+            }
+        }
         var expires: Int64?
         if let seconds = claims.child(ChildKey("exp")).numberValue {
             expires = Int64(seconds * 1000)

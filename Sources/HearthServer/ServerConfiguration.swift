@@ -1,4 +1,5 @@
 import Foundation
+import HearthAuth
 
 /// Everything `hearth serve` can be told: where to listen and where the data lives.
 public struct ServerConfiguration: Sendable {
@@ -22,6 +23,13 @@ public struct ServerConfiguration: Sendable {
     public var keepAliveInterval: Duration = .seconds(30)
     /// The largest event a stream is sent (Firebase: 512 MB); a bigger change cancels the stream.
     public var maxStreamEventBytes: Int = 512 << 20
+    /// The project ID: the audience and issuer of the ID tokens Hearth signs.
+    public var projectID: String = "hearth"
+    /// Failed sign-ins allowed per account and per client address in one window.
+    public var signInFailuresPerAccount = 10
+    public var signInFailuresPerAddress = 100
+    /// The password hashing cost (scrypt N); Firebase's own is 2^14.
+    public var passwordHashRounds = 1 << 14
     /// The server clock in milliseconds since the epoch (token expiry).
     public var clock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
 

@@ -71,9 +71,11 @@ public final class TestServer: Sendable {
             host: "127.0.0.1", port: 0, dataFolder: directory.url, maxWriteBytes: maxWriteBytes,
             adminToken: adminToken, emulator: true, defaultRules: Self.openRules
         )
+        // Cheap password hashing keeps account tests quick; the format and checks are the same.
+        configuration.passwordHashRounds = 1 << 10
         configure(&configuration)
         let (ports, continuation) = AsyncStream<Int>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let app = try buildApplication(configuration: configuration, folder: folder, logger: logger) { port in
+        let app = try await buildApplication(configuration: configuration, folder: folder, logger: logger) { port in
             continuation.yield(port)
         }
         let group = ServiceGroup(configuration: .init(services: [app], logger: logger))

@@ -83,7 +83,7 @@ struct Serve: AsyncParsableCommand {
         let started = ContinuousClock.now
         _ = try folder.database(named: database)
         let loadTime = ContinuousClock.now - started
-        let app = try buildApplication(configuration: configuration, folder: folder, logger: logger) { boundPort in
+        let app = try await buildApplication(configuration: configuration, folder: folder, logger: logger) { boundPort in
             // Unbuffered, so a supervisor reading a pipe sees the line at once.
             FileHandle.standardOutput.write(Data("""
                 Hearth is serving http://\(host):\(boundPort)/ (data in \(dataURL.path), loaded in \(loadTime))

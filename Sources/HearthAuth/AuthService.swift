@@ -1,0 +1,415 @@
+import Crypto
+import Foundation
+import HearthCore
+import Logging
+import NIOPosix
+
+/// The account service: sign-up, sign-in (password, anonymous, custom token), token refresh,
+/// profile and password changes, deletion and sign-out for users; and account management for
+/// admins. Every refusal is an ``AuthError`` with Firebase's code.
+///
+/// Password hashing and SQLite writes run on NIO's blocking thread pool, never on the
+/// cooperative pool. Nothing here logs a password, a token or a hash.
+public final class AuthService: Sendable {
+    /// Limits and policy.
+    public struct Policy: Sendable {
+        /// Failed sign-ins allowed per account in one window.
+        public var failuresPerAccount = 10
+        /// Failed sign-ins allowed per client address in one window.
+        public var failuresPerAddress = 100
+        /// The rate-limit window in milliseconds.
+        public var failureWindow: Int64 = 15 * 60 * 1000
+        public var minimumPasswordLength = 6
+        /// Emulator mode: unsigned custom tokens are accepted, as the Firebase tools make them.
+        public var emulator = false
+
+        public init() {}
+    }
+
+    /// A signed-in user and their tokens.
+    public struct Session: Sendable {
+        public let user: UserRecord
+        public let idToken: String
+        public let refreshToken: String
+        /// Seconds until the ID token expires.
+        public let expiresIn: Int64
+        public let isNewUser: Bool
+    }
+
+    public let store: AccountStore
+    public let issuer: TokenIssuer
+    public let policy: Policy
+    private let hasher: PasswordHasher
+    private let clock: @Sendable () -> Int64
+    private let accountFailures: RateLimiter
+    private let addressFailures: RateLimiter
+    private let logger: Logger
+
+    /// - Parameter clock: milliseconds since the epoch.
+    public init(
+        store: AccountStore, issuer: TokenIssuer, policy: Policy = Policy(), hasher: PasswordHasher = PasswordHasher(),
+        clock: @escaping @Sendable () -> Int64, logger: Logger
+    ) {
+        self.store = store
+        self.issuer = issuer
+        self.policy = policy
+        self.hasher = hasher
+        self.clock = clock
+        self.logger = logger
+        accountFailures = RateLimiter(limit: policy.failuresPerAccount, window: policy.failureWindow, clock: clock)
+        addressFailures = RateLimiter(limit: policy.failuresPerAddress, window: policy.failureWindow, clock: clock)
+    }
+
+    private var nowSeconds: Int64 { clock() / 1000 }
+
+    // MARK: - Signing up and in
+
+    /// Makes an account with an email and password, or an anonymous one when both are nil.
+    public func signUp(email: String?, password: String?, displayName: String? = nil) async throws(AuthError) -> Session {
+        let now = clock()
+        var user = UserRecord(uid: Self.newUID(), provider: "anonymous", createdAt: now, lastLoginAt: now, validSince: now / 1000)
+        user.displayName = displayName
+        if email != nil || password != nil {
+            let email = try checkedEmail(email)
+            let password = try checkedPassword(password)
+            user.email = email
+            user.provider = "password"
+            user.passwordHash = try await offload { [hasher] in try hasher.hash(password) }
+        }
+        let prepared = user
+        try await offload { [store] in try store.insert(prepared) }
+        logger.info("account created", metadata: ["uid": "\(user.uid)", "provider": "\(user.provider)"])
+        return try await session(for: user, provider: user.provider, isNewUser: true)
+    }
+
+    /// Signs in with an email and password.
+    /// - Parameter client: the client's address, for rate limiting.
+    public func signIn(email: String?, password: String?, client: String) async throws(AuthError) -> Session {
+        guard let email, !email.isEmpty else { throw .invalidEmail }
+        guard let password, !password.isEmpty else { throw .missingPassword }
+        let accountKey = "account:" + email.lowercased()
+        let addressKey = "address:" + client
+        guard !accountFailures.isBlocked(accountKey), !addressFailures.isBlocked(addressKey) else {
+            throw .tooManyAttempts
+        }
+        let found = try await offload { [store] in try store.user(email: email) }
+        // The hash is checked even for an unknown email, so timing does not tell which emails exist.
+        let stored = found?.passwordHash ?? Self.decoyHash
+        let matches = await (try? offload { [hasher] in hasher.verify(password, against: stored) }) ?? false
+        guard var user = found, user.passwordHash != nil, matches else {
+            accountFailures.recordFailure(accountKey)
+            addressFailures.recordFailure(addressKey)
+            throw .invalidLoginCredentials
+        }
+        guard !user.disabled else { throw .userDisabled }
+        accountFailures.reset(accountKey)
+        user.lastLoginAt = clock()
+        let signedIn = user
+        try await offload { [store] in try store.update(signedIn) }
+        return try await session(for: user, provider: "password", isNewUser: false)
+    }
+
+    /// Signs in with a custom token, making the account on first use.
+    public func signIn(customToken: String) async throws(AuthError) -> Session {
+        let (uid, claims) = try await issuer.verifyCustomToken(customToken, allowUnsigned: policy.emulator, now: nowSeconds)
+        let now = clock()
+        var isNew = false
+        var user: UserRecord
+        if let existing = try await offload({ [store] in try store.user(uid: uid) }) {
+            user = existing
+            guard !user.disabled else { throw .userDisabled }
+        } else {
+            user = UserRecord(uid: uid, provider: "custom", createdAt: now, validSince: now / 1000)
+            isNew = true
+        }
+        user.lastLoginAt = now
+        // Developer claims in the custom token are added to this session's ID tokens.
+        if claims.children != nil { user.customClaims = Self.merged(user.customClaims, claims) }
+        let stored = user
+        if isNew {
+            try await offload { [store] in try store.insert(stored) }
+        } else {
+            try await offload { [store] in try store.update(stored) }
+        }
+        return try await session(for: user, provider: "custom", isNewUser: isNew)
+    }
+
+    /// A fresh ID token for a refresh token (which stays the same).
+    public func refresh(refreshToken: String?) async throws(AuthError) -> Session {
+        guard let refreshToken, !refreshToken.isEmpty else { throw .missingRefreshToken }
+        let digest = Self.digest(refreshToken)
+        guard let (uid, createdAt) = try await offload({ [store] in try store.refreshToken(digest: digest) }),
+            let user = try await offload({ [store] in try store.user(uid: uid) }),
+            createdAt / 1000 >= user.validSince
+        else { throw .invalidRefreshToken }
+        guard !user.disabled else { throw .userDisabled }
+        let idToken = try await signedIDToken(for: user, provider: user.provider, authTime: createdAt / 1000)
+        return Session(user: user, idToken: idToken, refreshToken: refreshToken, expiresIn: issuer.idTokenLifetime, isNewUser: false)
+    }
+
+    // MARK: - The signed-in user
+
+    /// The account an ID token speaks for; tokens issued before a password change or
+    /// sign-out are refused.
+    public func user(idToken: String?) async throws(AuthError) -> UserRecord {
+        guard let idToken, !idToken.isEmpty else { throw .invalidIDToken }
+        let claims = try await issuer.verifyIDToken(idToken, now: nowSeconds)
+        guard case .string(let uid) = claims.child(ChildKey("sub")),
+            let user = try await offload({ [store] in try store.user(uid: uid) })
+        else { throw .userNotFound }
+        if let issued = claims.child(ChildKey("iat")).numberValue, Int64(issued) < user.validSince { throw .tokenExpired }
+        guard !user.disabled else { throw .userDisabled }
+        return user
+    }
+
+    /// A change a user makes to their own account.
+    public struct ProfileChange: Sendable {
+        public var displayName: String?
+        public var photoURL: String?
+        public var email: String?
+        public var password: String?
+        /// `DISPLAY_NAME` and/or `PHOTO_URL`.
+        public var deleteAttributes: [String] = []
+
+        public init(
+            displayName: String? = nil, photoURL: String? = nil, email: String? = nil, password: String? = nil,
+            deleteAttributes: [String] = []
+        ) {
+            self.displayName = displayName
+            self.photoURL = photoURL
+            self.email = email
+            self.password = password
+            self.deleteAttributes = deleteAttributes
+        }
+    }
+
+    /// Applies a user's change to their own account. A password change revokes every other
+    /// session and returns a new one; so does linking an email and password to an anonymous
+    /// account.
+    public func update(idToken: String?, _ change: ProfileChange) async throws(AuthError) -> (UserRecord, Session?) {
+        var user = try await user(idToken: idToken)
+        if let name = change.displayName { user.displayName = name }
+        if let photo = change.photoURL { user.photoURL = photo }
+        if change.deleteAttributes.contains("DISPLAY_NAME") { user.displayName = nil }
+        if change.deleteAttributes.contains("PHOTO_URL") { user.photoURL = nil }
+        if change.email != nil { user.email = try checkedEmail(change.email) }
+        var newSession = false
+        if change.password != nil {
+            let password = try checkedPassword(change.password)
+            user.passwordHash = try await offload { [hasher] in try hasher.hash(password) }
+            user.validSince = nowSeconds
+            newSession = true
+        }
+        if user.provider == "anonymous", user.email != nil, user.passwordHash != nil { user.provider = "password" }
+        let updated = user
+        let revoke = newSession
+        try await offload { [store] in
+            try store.update(updated)
+            if revoke { try store.revokeRefreshTokens(uid: updated.uid) }
+        }
+        guard newSession else { return (user, nil) }
+        return (user, try await session(for: user, provider: user.provider, isNewUser: false))
+    }
+
+    /// Deletes the account an ID token speaks for.
+    public func delete(idToken: String?) async throws(AuthError) {
+        let user = try await user(idToken: idToken)
+        _ = try await offload { [store] in try store.delete(uid: user.uid) }
+        logger.info("account deleted", metadata: ["uid": "\(user.uid)"])
+    }
+
+    /// Signs a user out everywhere: their refresh tokens stop working, and ID tokens issued
+    /// until now are refused by the account endpoints.
+    public func signOut(idToken: String?) async throws(AuthError) {
+        let user = try await user(idToken: idToken)
+        try await revokeSessions(uid: user.uid)
+    }
+
+    /// Revokes every refresh token of `uid`.
+    public func revokeSessions(uid: String) async throws(AuthError) {
+        let now = nowSeconds
+        try await offload { [store] in
+            guard var user = try store.user(uid: uid) else { throw AuthError.userNotFound }
+            // Sessions made in this same second are revoked too.
+            user.validSince = now + 1
+            try store.update(user)
+            try store.revokeRefreshTokens(uid: uid)
+        }
+    }
+
+    // MARK: - Admin
+
+    /// Fields an admin sets when creating or updating an account; nil leaves a field as it is.
+    public struct AccountFields: Sendable {
+        public var uid: String?
+        public var email: String?
+        public var password: String?
+        public var displayName: String?
+        public var photoURL: String?
+        public var emailVerified: Bool?
+        public var disabled: Bool?
+        /// A JSON object, or `.null` to clear the claims.
+        public var customClaims: Node?
+        public var deleteAttributes: [String] = []
+        /// Seconds: refresh tokens made before it stop working.
+        public var validSince: Int64?
+
+        public init() {}
+    }
+
+    /// Creates an account as an admin.
+    public func createUser(_ fields: AccountFields) async throws(AuthError) -> UserRecord {
+        let now = clock()
+        let uid = fields.uid ?? Self.newUID()
+        guard !uid.isEmpty, uid.utf8.count <= 128 else { throw .invalidArgument("uid must be 1 to 128 characters") }
+        var user = UserRecord(uid: uid, provider: "password", createdAt: now, validSince: now / 1000)
+        try await apply(fields, to: &user)
+        if user.email == nil && user.passwordHash == nil { user.provider = "custom" }
+        let created = user
+        try await offload { [store] in try store.insert(created) }
+        logger.info("account created by an admin", metadata: ["uid": "\(uid)"])
+        return user
+    }
+
+    /// Updates an account as an admin.
+    public func updateUser(uid: String, _ fields: AccountFields) async throws(AuthError) -> UserRecord {
+        guard var user = try await offload({ [store] in try store.user(uid: uid) }) else { throw .userNotFound }
+        try await apply(fields, to: &user)
+        let updated = user
+        let revoke = fields.validSince != nil || fields.password != nil
+        try await offload { [store] in
+            try store.update(updated)
+            if revoke { try store.revokeRefreshTokens(uid: uid) }
+        }
+        return user
+    }
+
+    /// Deletes an account as an admin.
+    public func deleteUser(uid: String) async throws(AuthError) {
+        guard try await offload({ [store] in try store.delete(uid: uid) }) else { throw .userNotFound }
+        logger.info("account deleted by an admin", metadata: ["uid": "\(uid)"])
+    }
+
+    /// The accounts with any of the given uids or emails.
+    public func users(uids: [String], emails: [String]) async throws(AuthError) -> [UserRecord] {
+        try await offload { [store] in
+            var found: [UserRecord] = []
+            for uid in uids { if let user = try store.user(uid: uid) { found.append(user) } }
+            for email in emails { if let user = try store.user(email: email), !found.contains(user) { found.append(user) } }
+            return found
+        }
+    }
+
+    /// One page of accounts in uid order; the page token is the last uid of the previous page.
+    public func listUsers(pageToken: String?, maxResults: Int) async throws(AuthError) -> (users: [UserRecord], next: String?) {
+        guard (1...1000).contains(maxResults) else { throw .invalidArgument("maxResults must be between 1 and 1000") }
+        let page = try await offload { [store] in try store.users(after: pageToken, limit: maxResults + 1) }
+        let users = Array(page.prefix(maxResults))
+        return (users, page.count > maxResults ? users.last?.uid : nil)
+    }
+
+    private func apply(_ fields: AccountFields, to user: inout UserRecord) async throws(AuthError) {
+        if fields.email != nil { user.email = try checkedEmail(fields.email) }
+        if fields.password != nil {
+            let password = try checkedPassword(fields.password)
+            user.passwordHash = try await offload { [hasher] in try hasher.hash(password) }
+        }
+        if let name = fields.displayName { user.displayName = name }
+        if let photo = fields.photoURL { user.photoURL = photo }
+        if fields.deleteAttributes.contains("DISPLAY_NAME") { user.displayName = nil }
+        if fields.deleteAttributes.contains("PHOTO_URL") { user.photoURL = nil }
+        if let verified = fields.emailVerified { user.emailVerified = verified }
+        if let disabled = fields.disabled { user.disabled = disabled }
+        if let validSince = fields.validSince { user.validSince = validSince }
+        if let claims = fields.customClaims {
+            guard claims.isNull || claims.children != nil else { throw .invalidArgument("custom claims must be a JSON object") }
+            if let reserved = claims.children?.first(where: { TokenIssuer.reservedClaims.contains($0.key.string) }) {
+                throw AuthError("INVALID_CLAIMS", detail: "Developer claim \"\(reserved.key.string)\" is reserved")
+            }
+            guard JSONWriter.bytes(claims).count <= 1000 else { throw AuthError("CLAIMS_TOO_LARGE") }
+            user.customClaims = claims
+        }
+    }
+
+    // MARK: - Helpers
+
+    private func session(for user: UserRecord, provider: String, isNewUser: Bool) async throws(AuthError) -> Session {
+        let refreshToken = Self.newRefreshToken()
+        let digest = Self.digest(refreshToken)
+        let now = clock()
+        try await offload { [store] in try store.addRefreshToken(digest: digest, uid: user.uid, createdAt: now) }
+        let idToken = try await signedIDToken(for: user, provider: provider, authTime: now / 1000)
+        return Session(user: user, idToken: idToken, refreshToken: refreshToken, expiresIn: issuer.idTokenLifetime, isNewUser: isNewUser)
+    }
+
+    private func signedIDToken(for user: UserRecord, provider: String, authTime: Int64) async throws(AuthError) -> String {
+        do {
+            return try await issuer.idToken(for: user, signInProvider: provider, authTime: authTime, now: nowSeconds)
+        } catch {
+            logger.error("cannot sign an ID token", metadata: ["error": "\(error)"])
+            throw AuthError("INTERNAL_ERROR", status: 500)
+        }
+    }
+
+    private func checkedEmail(_ email: String?) throws(AuthError) -> String {
+        guard let email, !email.isEmpty else { throw .missingEmail }
+        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty, email.utf8.count <= 254,
+            !email.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 32 })
+        else { throw .invalidEmail }
+        return email.lowercased()
+    }
+
+    private func checkedPassword(_ password: String?) throws(AuthError) -> String {
+        guard let password, !password.isEmpty else { throw .missingPassword }
+        guard password.count >= policy.minimumPasswordLength else {
+            throw AuthError("WEAK_PASSWORD", detail: "Password should be at least \(policy.minimumPasswordLength) characters")
+        }
+        guard password.utf8.count <= 4096 else { throw .invalidArgument("the password is too long") }
+        return password
+    }
+
+    /// Runs blocking work (scrypt, SQLite) on NIO's thread pool; errors other than
+    /// ``AuthError`` become an internal error, logged without details that could hold secrets.
+    private func offload<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws(AuthError) -> T {
+        do {
+            return try await NIOThreadPool.singleton.runIfActive(work)
+        } catch let error as AuthError {
+            throw error
+        } catch {
+            logger.error("account storage failed", metadata: ["error": "\(type(of: error))"])
+            throw AuthError("INTERNAL_ERROR", status: 500)
+        }
+    }
+
+    private static func merged(_ base: Node, _ extra: Node) -> Node {
+        var entries: [(ChildKey, Node)] = []
+        if let children = base.children {
+            for (key, value) in children where extra.child(key).isNull { entries.append((key, value)) }
+        }
+        if let children = extra.children {
+            for (key, value) in children { entries.append((key, value)) }
+        }
+        return .object(entries)
+    }
+
+    /// A 28-character uid like Firebase's.
+    static func newUID() -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+        var generator = SystemRandomNumberGenerator()
+        return String((0..<28).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] })
+    }
+
+    /// 32 random bytes from the system's secure generator, base64url.
+    static func newRefreshToken() -> String {
+        let bytes = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
+        return TokenIssuer.base64URL(bytes)
+    }
+
+    static func digest(_ token: String) -> Data {
+        Data(SHA256.hash(data: Data(token.utf8)))
+    }
+
+    /// A hash of a random password, checked when an email is unknown.
+    private static let decoyHash = (try? PasswordHasher().hash(UUID().uuidString)) ?? ""
+}

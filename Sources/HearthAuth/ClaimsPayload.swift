@@ -1,0 +1,60 @@
+import HearthCore
+import JWTKit
+
+/// A JWT payload made of any claims, for signing: the claims are a JSON object as a ``Node``.
+struct ClaimsPayload: JWTPayload {
+    let claims: Node
+
+    init(_ claims: Node) {
+        self.claims = claims
+    }
+
+    init(from decoder: any Decoder) throws {
+        // Hearth reads verified claims with its own JSON parser (see TokenIssuer); this type
+        // is only ever encoded.
+        throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "ClaimsPayload is encode-only"))
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        try Self.encode(claims, to: encoder)
+    }
+
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+
+    private struct Key: CodingKey {
+        let stringValue: String
+        init(stringValue: String) { self.stringValue = stringValue }
+        var intValue: Int? { nil }
+        init?(intValue: Int) { nil }
+    }
+
+    private static func encode(_ node: Node, to encoder: any Encoder) throws {
+        if let children = node.children {
+            var container = encoder.container(keyedBy: Key.self)
+            for (key, child) in children {
+                try encode(child, to: container.superEncoder(forKey: Key(stringValue: key.string)))
+            }
+            return
+        }
+        var container = encoder.singleValueContainer()
+        switch node.unprioritized {
+        case .null: try container.encodeNil()
+        case .bool(let flag): try container.encode(flag)
+        case .int(let value): try container.encode(value)
+        case .double(let value): try container.encode(value)
+        case .string(let text): try container.encode(text)
+        case .object, .prioritized: try container.encodeNil()
+        }
+    }
+}
+
+/// The registered claims Hearth checks itself after jwt-kit has checked a signature.
+struct RegisteredClaims: JWTPayload {
+    var iss: String?
+    var aud: String?
+    var sub: String?
+    var exp: Double?
+    var iat: Double?
+
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+}

@@ -1,0 +1,195 @@
+import Crypto
+import CryptoExtras
+import Foundation
+import HearthCore
+import JWTKit
+
+/// Signs and checks Firebase-shaped ID tokens (RS256 JWTs) with the server's own RSA key, and
+/// checks custom tokens.
+///
+/// The key is generated on first start and kept as PEM in the data folder, readable by its
+/// owner only; its public half is served as a JWKS so anyone can verify Hearth's tokens.
+public final class TokenIssuer: Sendable {
+    /// The project ID: the `aud` of ID tokens and the end of their `iss`.
+    public let projectID: String
+    /// The key ID in every token's header and in the JWKS.
+    public let keyID: String
+    /// How long an ID token lives, in seconds (Firebase: one hour).
+    public let idTokenLifetime: Int64
+    /// The audience of custom tokens, as Firebase's Admin SDKs make them.
+    public static let customTokenAudience =
+        "https://identitytoolkit.googleapis.com/google.identity.identitytoolkit.v1.IdentityToolkit"
+
+    private let keys: JWTKeyCollection
+    private let publicKey: JWTKit.Insecure.RSA.PublicKey
+
+    /// - Parameter privateKey: the signing key (see ``loadOrCreateKey(at:)``).
+    public init(privateKey: JWTKit.Insecure.RSA.PrivateKey, projectID: String, idTokenLifetime: Int64 = 3600) async {
+        self.projectID = projectID
+        self.idTokenLifetime = idTokenLifetime
+        publicKey = privateKey.publicKey
+        let digest = SHA256.hash(data: publicKey.derRepresentation)
+        keyID = digest.prefix(20).map { String(format: "%02x", $0) }.joined()
+        keys = JWTKeyCollection()
+        await keys.add(rsa: privateKey, digestAlgorithm: .sha256, kid: JWKIdentifier(string: keyID))
+    }
+
+    /// The issuer of ID tokens: `https://securetoken.google.com/<project>`.
+    public var issuer: String { "https://securetoken.google.com/\(projectID)" }
+
+    /// Reads the PEM private key at `url`, or makes a 2048-bit key and writes it there (mode 0600).
+    public static func loadOrCreateKey(at url: URL) throws -> JWTKit.Insecure.RSA.PrivateKey {
+        if FileManager.default.fileExists(atPath: url.path) {
+            return try JWTKit.Insecure.RSA.PrivateKey(pem: try String(contentsOf: url, encoding: .utf8))
+        }
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let key = try JWTKit.Insecure.RSA.PrivateKey(backing: _RSA.Signing.PrivateKey(keySize: .bits2048))
+        let temporary = url.appendingPathExtension("tmp")
+        guard FileManager.default.createFile(
+            atPath: temporary.path, contents: Data(key.pemRepresentation.utf8), attributes: [.posixPermissions: 0o600])
+        else { throw AuthError("INTERNAL_ERROR", detail: "cannot write the signing key", status: 500) }
+        try FileManager.default.moveItem(at: temporary, to: url)
+        return key
+    }
+
+    // MARK: - ID tokens
+
+    /// A signed ID token for `user` with Firebase's claims and the user's custom claims.
+    /// - Parameters:
+    ///   - signInProvider: `password`, `anonymous` or `custom`.
+    ///   - authTime: when the user signed in (seconds).
+    ///   - now: the time of issue (seconds).
+    public func idToken(for user: UserRecord, signInProvider: String, authTime: Int64, now: Int64) async throws -> String {
+        var claims: [(ChildKey, Node)] = []
+        // Custom claims first, so the registered ones below win on a clash.
+        if let custom = user.customClaims.children {
+            for (key, value) in custom where !Self.reservedClaims.contains(key.string) { claims.append((key, value)) }
+        }
+        var identities: [(ChildKey, Node)] = []
+        if let email = user.email {
+            identities.append((ChildKey("email"), .object([(ChildKey("0"), .string(email))])))
+            claims.append((ChildKey("email"), .string(email)))
+            claims.append((ChildKey("email_verified"), .bool(user.emailVerified)))
+        }
+        if let name = user.displayName { claims.append((ChildKey("name"), .string(name))) }
+        if let picture = user.photoURL { claims.append((ChildKey("picture"), .string(picture))) }
+        claims += [
+            (ChildKey("iss"), .string(issuer)),
+            (ChildKey("aud"), .string(projectID)),
+            (ChildKey("auth_time"), .int(authTime)),
+            (ChildKey("user_id"), .string(user.uid)),
+            (ChildKey("sub"), .string(user.uid)),
+            (ChildKey("iat"), .int(now)),
+            (ChildKey("exp"), .int(now + idTokenLifetime)),
+            (ChildKey("firebase"), .object([
+                (ChildKey("identities"), identities.isEmpty ? .null : .object(identities)),
+                (ChildKey("sign_in_provider"), .string(signInProvider)),
+            ])),
+        ]
+        return try await keys.sign(ClaimsPayload(.object(claims)), kid: JWKIdentifier(string: keyID))
+    }
+
+    /// Claims a custom claim may not override (Firebase refuses them too).
+    public static let reservedClaims: Set<String> = [
+        "acr", "amr", "at_hash", "aud", "auth_time", "azp", "cnf", "c_hash", "exp", "firebase", "iat", "iss", "jti",
+        "nbf", "nonce", "sub", "user_id",
+    ]
+
+    /// Checks an ID token's signature, issuer, audience, subject and expiry.
+    /// - Parameter now: seconds since the epoch.
+    /// - Returns: all its claims.
+    /// - Throws: `TOKEN_EXPIRED` for an expired token, `INVALID_ID_TOKEN` for anything else wrong.
+    public func verifyIDToken(_ token: String, now: Int64) async throws(AuthError) -> Node {
+        let registered: RegisteredClaims
+        do {
+            registered = try await keys.verify(token, as: RegisteredClaims.self)
+        } catch {
+            throw .invalidIDToken
+        }
+        guard registered.iss == issuer, registered.aud == projectID,
+            let subject = registered.sub, !subject.isEmpty, subject.utf8.count <= 128,
+            let expires = registered.exp, let issued = registered.iat, issued <= Double(now + 300)
+        else { throw .invalidIDToken }
+        guard expires > Double(now) else { throw .tokenExpired }
+        guard let claims = Self.payload(of: token) else { throw .invalidIDToken }
+        return claims
+    }
+
+    // MARK: - Custom tokens
+
+    /// A custom token for `uid` signed with the server's key, as an Admin SDK makes them.
+    public func customToken(uid: String, claims: Node = .null, now: Int64) async throws -> String {
+        var payload: [(ChildKey, Node)] = [
+            (ChildKey("iss"), .string("hearth@\(projectID)")),
+            (ChildKey("sub"), .string("hearth@\(projectID)")),
+            (ChildKey("aud"), .string(Self.customTokenAudience)),
+            (ChildKey("iat"), .int(now)),
+            (ChildKey("exp"), .int(now + 3600)),
+            (ChildKey("uid"), .string(uid)),
+        ]
+        if claims.children != nil { payload.append((ChildKey("claims"), claims)) }
+        return try await keys.sign(ClaimsPayload(.object(payload)), kid: JWKIdentifier(string: keyID))
+    }
+
+    /// Checks a custom token: signed with the server's key, or, when `allowUnsigned` (emulator
+    /// mode), unsigned (`"alg":"none"`) as the Admin SDKs make them for the emulator.
+    /// - Returns: the uid and the developer claims (an object, or `.null`).
+    public func verifyCustomToken(_ token: String, allowUnsigned: Bool, now: Int64) async throws(AuthError) -> (uid: String, claims: Node) {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let header = Self.decodeSegment(parts[0]) else { throw .invalidCustomToken }
+        if case .string("none") = header.child(ChildKey("alg")) {
+            guard allowUnsigned, parts[2].isEmpty else { throw .invalidCustomToken }
+        } else {
+            do {
+                _ = try await keys.verify(token, as: RegisteredClaims.self)
+            } catch {
+                throw .invalidCustomToken
+            }
+        }
+        guard let payload = Self.payload(of: token),
+            case .string(Self.customTokenAudience) = payload.child(ChildKey("aud")),
+            case .string(let uid) = payload.child(ChildKey("uid")), !uid.isEmpty, uid.utf8.count <= 128
+        else { throw .invalidCustomToken }
+        if let expires = payload.child(ChildKey("exp")).numberValue, expires <= Double(now) { throw .tokenExpired }
+        let claims = payload.child(ChildKey("claims"))
+        return (uid, claims.children == nil ? .null : claims)
+    }
+
+    // MARK: - Keys
+
+    /// The public key as a JSON Web Key Set.
+    public func jwks() throws -> Node {
+        let (modulus, exponent) = try publicKey.getKeyPrimitives()
+        return .object([
+            (ChildKey("keys"), .object([
+                (ChildKey("0"), .object([
+                    (ChildKey("alg"), .string("RS256")),
+                    (ChildKey("e"), .string(Self.base64URL(exponent))),
+                    (ChildKey("kid"), .string(keyID)),
+                    (ChildKey("kty"), .string("RSA")),
+                    (ChildKey("n"), .string(Self.base64URL(modulus))),
+                    (ChildKey("use"), .string("sig")),
+                ]))
+            ]))
+        ])
+    }
+
+    /// The payload claims of a JWT (not checked).
+    static func payload(of token: String) -> Node? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let payload = decodeSegment(parts[1]), payload.children != nil else { return nil }
+        return payload
+    }
+
+    static func decodeSegment(_ segment: Substring) -> Node? {
+        var text = segment.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while text.count % 4 != 0 { text += "=" }
+        guard let data = Data(base64Encoded: text) else { return nil }
+        return try? JSONParser.parse(Array(data)).node
+    }
+
+    static func base64URL(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}

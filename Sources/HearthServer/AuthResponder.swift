@@ -1,0 +1,388 @@
+import Foundation
+import HearthAuth
+import HearthCore
+import Hummingbird
+import Logging
+
+/// Answers Firebase Auth's REST API, so Firebase clients and `firebase-admin` (with
+/// `FIREBASE_AUTH_EMULATOR_HOST`) work against Hearth:
+///
+/// - users: `/identitytoolkit.googleapis.com/v1/accounts:signUp`, `:signInWithPassword`,
+///   `:signInWithCustomToken`, `:lookup`, `:update`, `:delete`, and `:signOut` (Hearth's own),
+///   and `/securetoken.googleapis.com/v1/token` to refresh an ID token;
+/// - admins: `/identitytoolkit.googleapis.com/v1/projects/<project>/accounts` (create),
+///   `accounts:lookup`, `accounts:batchGet`, `accounts:update`, `accounts:delete`,
+///   `accounts:batchDelete`, and the emulator's `DELETE /emulator/v1/projects/<project>/accounts`;
+/// - keys: the ID-token signing keys as a JWKS at `/.well-known/jwks.json`.
+///
+/// Errors have Firebase's shape: `{"error": {"code": 400, "message": "EMAIL_EXISTS", ...}}`.
+/// Request bodies are never logged.
+struct AuthResponder: Sendable {
+    let service: AuthService
+    let admin: AdminCredential
+    let maxBodyBytes = 1 << 20
+
+    static let identityToolkit = "/identitytoolkit.googleapis.com/v1/"
+    static let secureToken = "/securetoken.googleapis.com/v1/token"
+    static let emulatorAccounts = "/emulator/v1/projects/"
+    static let jwksPaths: Set<String> = [
+        "/.well-known/jwks.json", "/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com",
+    ]
+
+    /// True for the paths this responder answers.
+    static func handles(_ path: String) -> Bool {
+        path.hasPrefix(identityToolkit) || path == secureToken || path.hasPrefix(emulatorAccounts) || jwksPaths.contains(path)
+    }
+
+    func respond(to request: Request, context: HearthRequestContext) async -> Response {
+        do {
+            return try await route(request, context: context)
+        } catch let error as AuthError {
+            return Self.errorResponse(error)
+        } catch {
+            context.logger.error("account request failed", metadata: ["error": "\(type(of: error))"])
+            return Self.errorResponse(AuthError("INTERNAL_ERROR", status: 500))
+        }
+    }
+
+    private func route(_ request: Request, context: HearthRequestContext) async throws -> Response {
+        let path = request.uri.path
+        if Self.jwksPaths.contains(path) {
+            guard request.method == .get else { throw AuthError("METHOD_NOT_ALLOWED", status: 405) }
+            return Self.json(try service.issuer.jwks())
+        }
+        if path == Self.secureToken {
+            guard request.method == .post else { throw AuthError("METHOD_NOT_ALLOWED", status: 405) }
+            return try await refresh(try await body(of: request, allowForm: true))
+        }
+        if path.hasPrefix(Self.emulatorAccounts) {
+            guard service.policy.emulator, request.method == .delete, path.hasSuffix("/accounts") else {
+                throw AuthError("NOT_FOUND", status: 404)
+            }
+            try requireAdmin(request)
+            return try await clearAccounts()
+        }
+        let endpoint = String(path.dropFirst(Self.identityToolkit.count))
+        // Admin endpoints name the project: projects/<project>/accounts…
+        if endpoint.hasPrefix("projects/") {
+            let parts = endpoint.split(separator: "/", maxSplits: 2)
+            guard parts.count == 3 else { throw AuthError("NOT_FOUND", status: 404) }
+            try requireAdmin(request)
+            return try await adminEndpoint(String(parts[2]), request: request)
+        }
+        guard request.method == .post else { throw AuthError("METHOD_NOT_ALLOWED", status: 405) }
+        let body = try await body(of: request, allowForm: false)
+        switch endpoint {
+        case "accounts:signUp":
+            // With an admin credential this is Firebase's admin create; otherwise a sign-up.
+            if isAdmin(request) && body.string("localId") != nil { return try await adminCreate(body) }
+            let session = try await service.signUp(
+                email: body.string("email"), password: body.string("password"), displayName: body.string("displayName"))
+            return Self.json(Self.sessionBody(session, kind: "identitytoolkit#SignupNewUserResponse"))
+        case "accounts:signInWithPassword":
+            let session = try await service.signIn(
+                email: body.string("email"), password: body.string("password"), client: context.clientAddress)
+            var extra: [(ChildKey, Node)] = [(ChildKey("registered"), .bool(true))]
+            if let name = session.user.displayName { extra.append((ChildKey("displayName"), .string(name))) }
+            return Self.json(Self.sessionBody(session, kind: "identitytoolkit#VerifyPasswordResponse", extra: extra))
+        case "accounts:signInWithCustomToken":
+            guard let token = body.string("token") else { throw AuthError.invalidCustomToken }
+            let session = try await service.signIn(customToken: token)
+            return Self.json(Self.sessionBody(
+                session, kind: "identitytoolkit#VerifyCustomTokenResponse",
+                extra: [(ChildKey("isNewUser"), .bool(session.isNewUser))], withEmail: false))
+        case "accounts:lookup":
+            if body.string("idToken") == nil, isAdmin(request) { return try await adminLookup(body) }
+            let user = try await service.user(idToken: body.string("idToken"))
+            return Self.json(.object([
+                (ChildKey("kind"), .string("identitytoolkit#GetAccountInfoResponse")),
+                (ChildKey("users"), Self.list([Self.userInfo(user)])),
+            ]))
+        case "accounts:update":
+            if body.string("idToken") == nil, isAdmin(request) { return try await adminUpdate(body) }
+            let change = AuthService.ProfileChange(
+                displayName: body.string("displayName"), photoURL: body.string("photoUrl"), email: body.string("email"),
+                password: body.string("password"), deleteAttributes: body.strings("deleteAttribute"))
+            let (user, session) = try await service.update(idToken: body.string("idToken"), change)
+            var entries = Self.userInfo(user).children.map { Array($0) } ?? []
+            entries.append((ChildKey("kind"), .string("identitytoolkit#SetAccountInfoResponse")))
+            if let session {
+                entries += [
+                    (ChildKey("idToken"), .string(session.idToken)),
+                    (ChildKey("refreshToken"), .string(session.refreshToken)),
+                    (ChildKey("expiresIn"), .string(String(session.expiresIn))),
+                ]
+            }
+            return Self.json(.object(entries))
+        case "accounts:delete":
+            if body.string("idToken") == nil, isAdmin(request) { return try await adminDelete(body) }
+            try await service.delete(idToken: body.string("idToken"))
+            return Self.json(.object([(ChildKey("kind"), .string("identitytoolkit#DeleteAccountResponse"))]))
+        case "accounts:signOut":
+            try await service.signOut(idToken: body.string("idToken"))
+            return Self.json(.object([(ChildKey("kind"), .string("hearth#SignOutResponse"))]))
+        default:
+            throw AuthError("NOT_FOUND", status: 404)
+        }
+    }
+
+    // MARK: - Tokens
+
+    private func refresh(_ body: RequestFields) async throws -> Response {
+        guard let grant = body.string("grant_type") ?? body.string("grantType"), grant == "refresh_token" else {
+            throw AuthError.invalidGrantType
+        }
+        let session = try await service.refresh(refreshToken: body.string("refresh_token") ?? body.string("refreshToken"))
+        return Self.json(.object([
+            (ChildKey("access_token"), .string(session.idToken)),
+            (ChildKey("expires_in"), .string(String(session.expiresIn))),
+            (ChildKey("token_type"), .string("Bearer")),
+            (ChildKey("refresh_token"), .string(session.refreshToken)),
+            (ChildKey("id_token"), .string(session.idToken)),
+            (ChildKey("user_id"), .string(session.user.uid)),
+            (ChildKey("project_id"), .string(service.issuer.projectID)),
+        ]))
+    }
+
+    // MARK: - Admin
+
+    private func adminEndpoint(_ endpoint: String, request: Request) async throws -> Response {
+        if endpoint == "accounts:batchGet" {
+            guard request.method == .get else { throw AuthError("METHOD_NOT_ALLOWED", status: 405) }
+            let parameters = request.uri.queryParameters
+            let maxResults = parameters["maxResults"].flatMap { Int(String($0)) } ?? 1000
+            let (users, next) = try await service.listUsers(
+                pageToken: parameters["nextPageToken"].map(String.init), maxResults: maxResults)
+            var entries: [(ChildKey, Node)] = [
+                (ChildKey("kind"), .string("identitytoolkit#DownloadAccountResponse")),
+                (ChildKey("users"), Self.list(users.map(Self.userInfo))),
+            ]
+            if let next { entries.append((ChildKey("nextPageToken"), .string(next))) }
+            return Self.json(.object(entries))
+        }
+        guard request.method == .post else { throw AuthError("METHOD_NOT_ALLOWED", status: 405) }
+        let body = try await body(of: request, allowForm: false)
+        switch endpoint {
+        case "accounts": return try await adminCreate(body)
+        case "accounts:lookup": return try await adminLookup(body)
+        case "accounts:update": return try await adminUpdate(body)
+        case "accounts:delete": return try await adminDelete(body)
+        case "accounts:batchDelete":
+            var errors: [Node] = []
+            for (index, uid) in body.strings("localIds").enumerated() {
+                do {
+                    try await service.deleteUser(uid: uid)
+                } catch let error where error == .userNotFound {
+                    // Firebase treats deleting a missing user as success.
+                } catch {
+                    errors.append(.object([
+                        (ChildKey("index"), .int(Int64(index))), (ChildKey("localId"), .string(uid)),
+                        (ChildKey("message"), .string(error.message)),
+                    ]))
+                }
+            }
+            var entries: [(ChildKey, Node)] = [(ChildKey("kind"), .string("identitytoolkit#BatchDeleteAccountsResponse"))]
+            if !errors.isEmpty { entries.append((ChildKey("errors"), Self.list(errors))) }
+            return Self.json(.object(entries))
+        default:
+            throw AuthError("NOT_FOUND", status: 404)
+        }
+    }
+
+    private func adminCreate(_ body: RequestFields) async throws -> Response {
+        let user = try await service.createUser(try accountFields(body, creating: true))
+        var entries = Self.userInfo(user).children.map { Array($0) } ?? []
+        entries.append((ChildKey("kind"), .string("identitytoolkit#SignupNewUserResponse")))
+        return Self.json(.object(entries))
+    }
+
+    private func adminLookup(_ body: RequestFields) async throws -> Response {
+        let users = try await service.users(uids: body.strings("localId"), emails: body.strings("email"))
+        return Self.json(.object([
+            (ChildKey("kind"), .string("identitytoolkit#GetAccountInfoResponse")),
+            (ChildKey("users"), Self.list(users.map(Self.userInfo))),
+        ]))
+    }
+
+    private func adminUpdate(_ body: RequestFields) async throws -> Response {
+        guard let uid = body.string("localId") else { throw AuthError("MISSING_LOCAL_ID") }
+        let user = try await service.updateUser(uid: uid, try accountFields(body, creating: false))
+        return Self.json(.object([
+            (ChildKey("kind"), .string("identitytoolkit#SetAccountInfoResponse")), (ChildKey("localId"), .string(user.uid)),
+            (ChildKey("email"), user.email.map(Node.string) ?? .null),
+        ]))
+    }
+
+    private func adminDelete(_ body: RequestFields) async throws -> Response {
+        guard let uid = body.string("localId") else { throw AuthError("MISSING_LOCAL_ID") }
+        try await service.deleteUser(uid: uid)
+        return Self.json(.object([(ChildKey("kind"), .string("identitytoolkit#DeleteAccountResponse"))]))
+    }
+
+    private func clearAccounts() async throws -> Response {
+        while true {
+            let (users, _) = try await service.listUsers(pageToken: nil, maxResults: 1000)
+            if users.isEmpty { break }
+            for user in users { try await service.deleteUser(uid: user.uid) }
+        }
+        return Self.json(.object([]))
+    }
+
+    private func accountFields(_ body: RequestFields, creating: Bool) throws -> AuthService.AccountFields {
+        var fields = AuthService.AccountFields()
+        fields.uid = creating ? body.string("localId") : nil
+        fields.email = body.string("email")
+        fields.password = body.string("password")
+        fields.displayName = body.string("displayName")
+        fields.photoURL = body.string("photoUrl")
+        fields.emailVerified = body.bool("emailVerified")
+        fields.disabled = body.bool("disabled") ?? body.bool("disableUser")
+        fields.deleteAttributes = body.strings("deleteAttribute")
+        if let since = body.string("validSince") ?? body.node.child(ChildKey("validSince")).numberValue.map({ String(Int64($0)) }) {
+            guard let seconds = Int64(since) else { throw AuthError.invalidArgument("validSince must be a number of seconds") }
+            fields.validSince = seconds
+        }
+        if let claims = body.string("customAttributes") {
+            guard let parsed = try? JSONParser.parse(Array(claims.utf8)).node else {
+                throw AuthError("INVALID_CLAIMS", detail: "customAttributes must be a JSON object")
+            }
+            fields.customClaims = parsed
+        }
+        return fields
+    }
+
+    private func isAdmin(_ request: Request) -> Bool {
+        admin.isAdmin(request, parameters: [:])
+    }
+
+    private func requireAdmin(_ request: Request) throws {
+        guard isAdmin(request) else { throw AuthError.insufficientPermission }
+    }
+
+    // MARK: - Bodies
+
+    /// A request body's fields: a JSON object, or (for the token endpoint) a form.
+    struct RequestFields {
+        let node: Node
+
+        func string(_ key: String) -> String? {
+            if case .string(let text) = node.child(ChildKey(key)) { return text }
+            return nil
+        }
+
+        func bool(_ key: String) -> Bool? {
+            switch node.child(ChildKey(key)) {
+            case .bool(let flag): return flag
+            case .string("true"): return true
+            case .string("false"): return false
+            default: return nil
+            }
+        }
+
+        /// A list of strings (a JSON array), or a single string as a list of one.
+        func strings(_ key: String) -> [String] {
+            let value = node.child(ChildKey(key))
+            if case .string(let text) = value { return [text] }
+            guard let children = value.children else { return [] }
+            return children.compactMap { entry -> String? in
+                if case .string(let text) = entry.value { return text }
+                return nil
+            }
+        }
+    }
+
+    private func body(of request: Request, allowForm: Bool) async throws -> RequestFields {
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: maxBodyBytes)
+        } catch {
+            throw AuthError.invalidArgument("the request body is too large")
+        }
+        let bytes = Array(buffer.readableBytesView)
+        if bytes.isEmpty { return RequestFields(node: .null) }
+        let isForm = request.headers[.contentType]?.hasPrefix("application/x-www-form-urlencoded") ?? false
+        if allowForm && isForm {
+            var components = URLComponents()
+            components.percentEncodedQuery = String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "+", with: "%20")
+            let entries = (components.queryItems ?? []).compactMap { item -> (ChildKey, Node)? in
+                guard Path.isValidKey(item.name), let value = item.value else { return nil }
+                return (ChildKey(item.name), .string(value))
+            }
+            return RequestFields(node: .object(entries))
+        }
+        guard let parsed = try? JSONParser.parse(bytes).node, parsed.isNull || parsed.children != nil else {
+            throw AuthError.invalidArgument("the request body must be a JSON object")
+        }
+        return RequestFields(node: parsed)
+    }
+
+    // MARK: - Responses
+
+    static func json(_ node: Node, status: HTTPResponse.Status = .ok) -> Response {
+        // An empty object is written as {} (a Node cannot hold one).
+        let bytes = node.isNull ? Array("{}".utf8) : JSONWriter.bytes(node)
+        return JSONResponse.make(status: status, bytes: bytes)
+    }
+
+    static func errorResponse(_ error: AuthError) -> Response {
+        let reason: Node = .object([
+            (ChildKey("domain"), .string("global")), (ChildKey("message"), .string(error.message)),
+            (ChildKey("reason"), .string("invalid")),
+        ])
+        let body: Node = .object([
+            (ChildKey("error"), .object([
+                (ChildKey("code"), .int(Int64(error.status))),
+                (ChildKey("errors"), list([reason])),
+                (ChildKey("message"), .string(error.message)),
+            ]))
+        ])
+        return json(body, status: HTTPResponse.Status(code: error.status))
+    }
+
+    /// A JSON array of `items` (as an object keyed 0, 1, …, which is how arrays are written).
+    static func list(_ items: [Node]) -> Node {
+        .object(items.enumerated().map { (ChildKey(String($0.offset)), $0.element) })
+    }
+
+    static func sessionBody(
+        _ session: AuthService.Session, kind: String, extra: [(ChildKey, Node)] = [], withEmail: Bool = true
+    ) -> Node {
+        var entries: [(ChildKey, Node)] = [
+            (ChildKey("kind"), .string(kind)),
+            (ChildKey("localId"), .string(session.user.uid)),
+            (ChildKey("idToken"), .string(session.idToken)),
+            (ChildKey("refreshToken"), .string(session.refreshToken)),
+            (ChildKey("expiresIn"), .string(String(session.expiresIn))),
+        ]
+        if withEmail, let email = session.user.email { entries.append((ChildKey("email"), .string(email))) }
+        return .object(entries + extra)
+    }
+
+    /// A user as Firebase's `UserInfo` (what `accounts:lookup` and the Admin SDKs read).
+    static func userInfo(_ user: UserRecord) -> Node {
+        var entries: [(ChildKey, Node)] = [
+            (ChildKey("localId"), .string(user.uid)),
+            (ChildKey("emailVerified"), .bool(user.emailVerified)),
+            (ChildKey("disabled"), .bool(user.disabled)),
+            (ChildKey("createdAt"), .string(String(user.createdAt))),
+            (ChildKey("validSince"), .string(String(user.validSince))),
+        ]
+        if let email = user.email { entries.append((ChildKey("email"), .string(email))) }
+        if let name = user.displayName { entries.append((ChildKey("displayName"), .string(name))) }
+        if let photo = user.photoURL { entries.append((ChildKey("photoUrl"), .string(photo))) }
+        if let login = user.lastLoginAt { entries.append((ChildKey("lastLoginAt"), .string(String(login)))) }
+        if user.customClaims.children != nil {
+            entries.append((ChildKey("customAttributes"), .string(JSONWriter.string(user.customClaims))))
+        }
+        if let email = user.email, user.passwordHash != nil {
+            var provider: [(ChildKey, Node)] = [
+                (ChildKey("providerId"), .string("password")), (ChildKey("email"), .string(email)),
+                (ChildKey("federatedId"), .string(email)), (ChildKey("rawId"), .string(email)),
+            ]
+            if let name = user.displayName { provider.append((ChildKey("displayName"), .string(name))) }
+            if let photo = user.photoURL { provider.append((ChildKey("photoUrl"), .string(photo))) }
+            entries.append((ChildKey("providerUserInfo"), list([.object(provider)])))
+        }
+        return .object(entries)
+    }
+}

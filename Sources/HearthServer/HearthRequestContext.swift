@@ -1,0 +1,17 @@
+import Hummingbird
+import NIOCore
+
+/// The context of every request: Hummingbird's core context plus the client's address, which
+/// sign-in rate limiting counts by.
+struct HearthRequestContext: RequestContext, RemoteAddressRequestContext {
+    var coreContext: CoreRequestContextStorage
+    let remoteAddress: SocketAddress?
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
+    }
+
+    /// The client's IP address as text (`unknown` when the transport has none).
+    var clientAddress: String { remoteAddress?.ipAddress ?? "unknown" }
+}
