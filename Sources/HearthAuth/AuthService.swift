@@ -413,3 +413,20 @@ public final class AuthService: Sendable {
     /// A hash of a random password, checked when an email is unknown.
     private static let decoyHash = (try? PasswordHasher().hash(UUID().uuidString)) ?? ""
 }
+
+extension AuthService {
+    /// The account service kept in `directory` (a data folder's `auth/`): the accounts
+    /// database `accounts.sqlite` and the signing key `signing-key.pem`, made on first use.
+    public static func open(
+        in directory: URL, projectID: String, policy: Policy = Policy(), hasher: PasswordHasher = PasswordHasher(),
+        clock: @escaping @Sendable () -> Int64, logger: Logger
+    ) async throws -> AuthService {
+        // Only the owner may read password hashes and the signing key.
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let key = try TokenIssuer.loadOrCreateKey(at: directory.appendingPathComponent("signing-key.pem"))
+        let issuer = await TokenIssuer(privateKey: key, projectID: projectID)
+        let store = try AccountStore(path: directory.appendingPathComponent("accounts.sqlite").path)
+        return AuthService(store: store, issuer: issuer, policy: policy, hasher: hasher, clock: clock, logger: logger)
+    }
+}

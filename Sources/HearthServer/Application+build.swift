@@ -50,16 +50,11 @@ public func buildApplication(
 
 /// The account service over `<data>/auth/`: the accounts database and the token signing key.
 func makeAuthService(configuration: ServerConfiguration, folder: DataFolder, logger: Logger) async throws -> AuthService {
-    let directory = folder.url.appendingPathComponent("auth")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    let key = try TokenIssuer.loadOrCreateKey(at: directory.appendingPathComponent("signing-key.pem"))
-    let issuer = await TokenIssuer(privateKey: key, projectID: configuration.projectID)
     var policy = AuthService.Policy()
     policy.emulator = configuration.emulator
     policy.failuresPerAccount = configuration.signInFailuresPerAccount
     policy.failuresPerAddress = configuration.signInFailuresPerAddress
-    return AuthService(
-        store: try AccountStore(path: directory.appendingPathComponent("accounts.sqlite").path), issuer: issuer,
-        policy: policy, hasher: PasswordHasher(rounds: configuration.passwordHashRounds), clock: configuration.clock,
-        logger: logger)
+    return try await AuthService.open(
+        in: folder.url.appendingPathComponent("auth"), projectID: configuration.projectID, policy: policy,
+        hasher: PasswordHasher(rounds: configuration.passwordHashRounds), clock: configuration.clock, logger: logger)
 }

@@ -33,6 +33,12 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "A rules file for databases that have no stored rules (default: closed rules).")
     var rules: String?
 
+    @Option(name: .long, help: "The project ID: the audience and issuer of the ID tokens Hearth signs.")
+    var project: String = "hearth"
+
+    @Option(name: .long, help: "Failed sign-ins allowed per client address in 15 minutes.")
+    var signInFailuresPerAddress: Int = 100
+
     @Option(name: .long, help: "Snapshot a database after this many logged writes (a snapshot shortens restarts).")
     var snapshotAfterWrites: Int = 200_000
 
@@ -45,6 +51,8 @@ struct Serve: AsyncParsableCommand {
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
         guard keepAliveSeconds > 0 else { throw ValidationError("--keep-alive-seconds must be positive.") }
+        guard signInFailuresPerAddress > 0 else { throw ValidationError("--sign-in-failures-per-address must be positive.") }
+        guard !project.isEmpty, project.utf8.count <= 128 else { throw ValidationError("--project must be 1 to 128 characters.") }
         guard snapshotAfterWrites > 0 else { throw ValidationError("--snapshot-after-writes must be positive.") }
         guard DataFolder.isValidDatabaseName(database) else {
             throw ValidationError("'\(database)' is not a valid database name (use a-z, 0-9 and -).")
@@ -69,7 +77,7 @@ struct Serve: AsyncParsableCommand {
                 throw ValidationError("cannot read the rules file \(rules): \(error.localizedDescription)")
             }
             do {
-                _ = try RulesDocument(parsing: rulesText ?? "")
+                _ = try SecurityRules(parsing: rulesText ?? "")
             } catch {
                 throw ValidationError("\(rules): \(error)")
             }
@@ -80,6 +88,8 @@ struct Serve: AsyncParsableCommand {
             adminToken: token, emulator: emulator, defaultRules: rulesText
         )
         configuration.keepAliveInterval = .milliseconds(Int64(keepAliveSeconds * 1000))
+        configuration.projectID = project
+        configuration.signInFailuresPerAddress = signInFailuresPerAddress
         let started = ContinuousClock.now
         _ = try folder.database(named: database)
         let loadTime = ContinuousClock.now - started

@@ -29,7 +29,7 @@ def server():
     process = subprocess.Popen(
         # Short keep-alives, so closed SSE clients notice promptly and the keep-alive test is quick.
         [_binary(), "serve", "--emulator", "--port", "0", "--data", data, "--log-level", "warning",
-         "--keep-alive-seconds", "1"],
+         "--keep-alive-seconds", "1", "--project", NAMESPACE],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     port = None

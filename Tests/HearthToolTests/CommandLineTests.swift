@@ -12,7 +12,7 @@ struct CommandLineTests {
 
         let help = try HearthProcess.run(["--help"])
         #expect(help.status == 0)
-        for command in ["serve", "import", "export", "rules"] {
+        for command in ["serve", "import", "export", "rules", "users"] {
             #expect(help.stdout.contains(command), "help lists \(command)")
         }
         let serveHelp = try HearthProcess.run(["serve", "--help"])
@@ -58,6 +58,47 @@ struct CommandLineTests {
         let syntax = try HearthProcess.run(["rules", "check", bad.path])
         #expect(syntax.status == 1)
         #expect(syntax.stdout.contains(":1:17: error: unexpected character '}'"))
+    }
+
+    @Test func usersAddListClaimsAndDelete() throws {
+        let directory = try TemporaryDirectory(prefix: "hearth-cli")
+        defer { directory.remove() }
+        let data = directory.url.path
+
+        let added = try HearthProcess.run(["users", "add", "--email", "Ann@Example.com", "--name", "Ann", "--data", data])
+        #expect(added.status == 0, "\(added.stderr)")
+        let lines = added.stdout.split(separator: "\n")
+        let uid = String(try #require(lines.first))
+        #expect(uid.count == 28)
+        // No password given: one is generated and printed once.
+        #expect(lines.count == 2 && lines[1].hasPrefix("password: ") && lines[1].count == 26)
+
+        let piped = try HearthProcess.run(
+            ["users", "add", "--uid", "boss", "--password-stdin", "--email", "boss@example.com", "--claims", #"{"admin":true}"#,
+             "--data", data], stdin: Data("s3cret-pw\n".utf8))
+        #expect(piped.stdout == "boss\n")
+
+        let duplicate = try HearthProcess.run(["users", "add", "--email", "ann@example.com", "--data", data])
+        #expect(duplicate.status == 1)
+        #expect(duplicate.stderr.contains("error: EMAIL_EXISTS"))
+
+        let listed = try HearthProcess.run(["users", "list", "--data", data])
+        #expect(listed.stdout.contains("boss  boss@example.com  password  -  {\"admin\":true}"))
+        #expect(listed.stdout.contains("\(uid)  ann@example.com  password  \"Ann\""))
+
+        let claims = try HearthProcess.run(["users", "claims", "boss", #"{"admin":true,"level":2}"#, "--data", data])
+        #expect(claims.stdout == #"{"admin":true,"level":2}"# + "\n")
+        let reserved = try HearthProcess.run(["users", "claims", "boss", #"{"sub":"x"}"#, "--data", data])
+        #expect(reserved.status == 1)
+        #expect(reserved.stderr.contains("INVALID_CLAIMS"))
+
+        #expect(try HearthProcess.run(["users", "delete", "boss", "--data", data]).status == 0)
+        let missing = try HearthProcess.run(["users", "delete", "boss", "--data", data])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("USER_NOT_FOUND"))
+        let json = try HearthProcess.run(["users", "list", "--json", "--data", data])
+        #expect(json.stdout.split(separator: "\n").count == 1)
+        #expect(json.stdout.contains(#""email":"ann@example.com""#))
     }
 
     @Test func importThenExportRoundTrips() throws {

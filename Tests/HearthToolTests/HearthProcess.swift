@@ -30,17 +30,31 @@ final class HearthProcess: @unchecked Sendable {
         let err = Pipe()
         process.standardOutput = out
         process.standardError = err
+        let input = Pipe()
+        if stdin != nil { process.standardInput = input }
         try process.run()
+        if let stdin {
+            input.fileHandleForWriting.write(stdin)
+            try input.fileHandleForWriting.close()
+        }
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         let errData = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
     }
 
-    /// Starts `hearth serve --port 0 --data <folder>` and waits for it to print its URL.
+    /// A rules file that lets everyone read and write (these tests are about the process, not rules).
+    static let openRules: String = {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-open-\(getpid()).rules.json")
+        try? Data(#"{"rules": {".read": true, ".write": true}}"#.utf8).write(to: url)
+        return url.path
+    }()
+
+    /// Starts `hearth serve --port 0 --data <folder> --rules <open rules>` and waits for it to print its URL.
     init(data folder: URL, extraArguments: [String] = []) throws {
         process.executableURL = Self.binary
-        process.arguments = ["serve", "--port", "0", "--data", folder.path, "--log-level", "warning"] + extraArguments
+        process.arguments = ["serve", "--port", "0", "--data", folder.path, "--log-level", "warning", "--rules", Self.openRules]
+            + extraArguments
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
