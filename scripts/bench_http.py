@@ -23,6 +23,10 @@ import urllib.request
 
 POST_BODY = '{"title":"Hello","body":"A post body of moderate length for benchmarking.","author":"user1","stars":0}'
 ADMIN_TOKEN = "bench-admin-token"
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+FRIENDLYPIX_RULES = os.path.join(ROOT, "Tests", "Fixtures", "rules", "friendlypix-web-database-rules.json")
+OPEN_RULES = '{"rules": {".read": true, ".write": true}}'
+IDENTITY = "/identitytoolkit.googleapis.com/v1"
 
 
 def free_port():
@@ -78,10 +82,17 @@ class Servers:
         self.folders.append(folder)
         return folder
 
-    def hearth(self):
+    def hearth(self, rules_text=OPEN_RULES):
+        """A Hearth server; by default everyone may read and write, as PocketBase's collections here allow."""
         port = free_port()
+        folder = self.folder()
+        rules = os.path.join(folder, "bench.rules.json")
+        with open(rules, "w") as handle:
+            handle.write(rules_text)
+        data = os.path.join(folder, "data")
         process = self.start([f"{self.bin_path}/hearth", "serve", "--host", "127.0.0.1", "--port", str(port),
-                              "--data", self.folder(), "--admin-token", ADMIN_TOKEN, "--log-level", "warning"], "hearth.log")
+                              "--data", data, "--admin-token", ADMIN_TOKEN, "--log-level", "warning",
+                              "--rules", rules], "hearth.log")
         url = f"http://127.0.0.1:{port}"
         wait_for(f"{url}/.json")
         return url, process.pid
@@ -118,12 +129,12 @@ class Servers:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def wrk(url, duration, method="GET", body=None, connections=16):
+def wrk(url, duration, method="GET", body=None, connections=16, lua=None):
     script = None
     args = ["wrk", "-t2", f"-c{connections}", f"-d{duration}s"]
-    if method != "GET":
+    if method != "GET" or lua:
         script = tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False)
-        script.write(f'wrk.method = "{method}"\nwrk.body = {json.dumps(body)}\nwrk.headers["Content-Type"] = "application/json"\n')
+        script.write(lua or f'wrk.method = "{method}"\nwrk.body = {json.dumps(body)}\nwrk.headers["Content-Type"] = "application/json"\n')
         script.close()
         args += ["-s", script.name]
     output = subprocess.run(args + [url], check=True, capture_output=True, text=True).stdout
@@ -140,6 +151,71 @@ def wrk(url, duration, method="GET", body=None, connections=16):
 def measure(url, duration, **kwargs):
     wrk(url, 2, **kwargs)  # warm-up, not reported
     return wrk(url, duration, **kwargs)
+
+
+def post_creation_lua(uid, token):
+    """FriendlyPix's post creation as its web client sends it: one multi-path PATCH with a new
+    post ID per request (unique across wrk threads)."""
+    return f"""
+local counter = 0
+local thread_number = 0
+local threads = 0
+function setup(thread)
+  threads = threads + 1
+  thread:set("thread_number", threads)
+end
+function request()
+  counter = counter + 1
+  local id = "p" .. thread_number .. "x" .. counter
+  local body = '{{"posts/' .. id .. '": {{"author": {{"uid": "{uid}", "full_name": "Bench User"}}, ' ..
+    '"text": "A post body of moderate length for benchmarking.", "timestamp": {{".sv": "timestamp"}}, "client": "web"}}, ' ..
+    '"people/{uid}/posts/' .. id .. '": true, "feed/{uid}/' .. id .. '": true}}'
+  return wrk.format("PATCH", "/.json?print=silent", {{["Content-Type"] = "application/json",
+    ["Authorization"] = "Bearer {token}"}}, body)
+end
+"""
+
+
+def sign_up(url, email, password, name=None):
+    body = {"email": email, "password": password, "returnSecureToken": True}
+    if name:
+        body["displayName"] = name
+    return request("POST", f"{url}{IDENTITY}/accounts:signUp?key=bench", json.dumps(body))
+
+
+def rules_overhead(servers, duration):
+    """Post-creating writes by a signed-in user under FriendlyPix's rules, and under rules that allow
+    everything, on otherwise identical servers; alternated twice to even out drift."""
+    with open(FRIENDLYPIX_RULES) as handle:
+        friendlypix = handle.read()
+    targets = {}
+    for name, text in [("friendlypix", friendlypix), ("open", OPEN_RULES)]:
+        url, _ = servers.hearth(rules_text=text)
+        session = sign_up(url, f"{name}@example.com", "benchpassword1", "Bench User")
+        targets[name] = (url, post_creation_lua(session["localId"], session["idToken"]))
+        wrk(f"{url}/", 2, lua=targets[name][1])  # warm-up; also proves the rules allow the write
+    rates = {"friendlypix": [], "open": []}
+    for _ in range(2):
+        for name in ("friendlypix", "open"):
+            url, lua = targets[name]
+            rates[name].append(wrk(f"{url}/", duration, lua=lua))
+    return sum(rates["friendlypix"]) / 2, sum(rates["open"]) / 2
+
+
+def sign_ins(servers, hearth, pocketbase, duration):
+    """Successful email/password sign-ins per second: Hearth's accounts:signInWithPassword against
+    PocketBase's auth-with-password, one account each."""
+    sign_up(hearth, "signin@example.com", "benchpassword1")
+    superuser = request("POST", f"{pocketbase}/api/collections/_superusers/auth-with-password",
+                        json.dumps({"identity": "bench@example.com", "password": "benchpassword1"}))["token"]
+    request("POST", f"{pocketbase}/api/collections/users/records", json.dumps({
+        "email": "signin@example.com", "password": "benchpassword1", "passwordConfirm": "benchpassword1"}),
+        headers={"Authorization": superuser})
+    h = measure(f"{hearth}{IDENTITY}/accounts:signInWithPassword?key=bench", duration, method="POST",
+                body=json.dumps({"email": "signin@example.com", "password": "benchpassword1", "returnSecureToken": True}))
+    p = measure(f"{pocketbase}/api/collections/users/auth-with-password", duration, method="POST",
+                body=json.dumps({"identity": "signin@example.com", "password": "benchpassword1"}))
+    return h, p
 
 
 def setup_pocketbase(url):
@@ -167,7 +243,7 @@ def load_top_children(hearth_url, pocketbase_data, count):
     tree = {row[0]: {"title": row[1], "stars": row[2]} for row in rows}
     request("PUT", f"{hearth_url}/bench/top.json?print=silent", json.dumps(tree))
     request("PUT", f"{hearth_url}/.settings/rules.json",
-            '{"rules":{"bench":{"top":{".indexOn":["stars"]}}}}', headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+            '{"rules":{".read":true,".write":true,"bench":{"top":{".indexOn":["stars"]}}}}', headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
     db = sqlite3.connect(os.path.join(pocketbase_data, "data.db"), timeout=30)
     db.executemany("INSERT INTO top (id, title, stars) VALUES (?, ?, ?)", rows)
     db.commit()
@@ -195,9 +271,10 @@ def main():
     parser.add_argument("--bin-path", required=True)
     parser.add_argument("--pocketbase", required=True)
     parser.add_argument("--duration", type=int, default=10)
-    parser.add_argument("--only", choices=["writes", "reads", "top", "fanout", "idle"], action="append")
+    kinds = ["writes", "reads", "top", "fanout", "idle", "rules", "signin"]
+    parser.add_argument("--only", choices=kinds, action="append")
     args = parser.parse_args()
-    wanted = set(args.only or ["writes", "reads", "top", "fanout", "idle"])
+    wanted = set(args.only or kinds)
     version = subprocess.run([args.pocketbase, "--version"], capture_output=True, text=True).stdout.strip()
     rows = []
 
@@ -241,6 +318,16 @@ def main():
             h50, h99 = fanout(args.bin_path, "hearth", hearth, 10_000, 10)
             rows.append(f"| one write to 10,000 SSE listeners | p50 {h50:.1f} ms, p99 {h99:.1f} ms | – | – | "
                         f"p99 < 200 ms ({'met' if h99 < 200 else 'NOT met'}) |")
+            print(rows[-1], flush=True)
+        if "rules" in wanted:
+            with_rules, open_rules = rules_overhead(servers, args.duration)
+            overhead = (open_rules / with_rules - 1) * 100
+            rows.append(f"| post-creating PATCH by a signed-in user, FriendlyPix rules vs allow-all | {with_rules:,.0f}/s | "
+                        f"{open_rules:,.0f}/s (allow-all) | rules add {overhead:.1f}% | ≤ 15% ({'met' if overhead <= 15 else 'NOT met'}) |")
+            print(rows[-1], flush=True)
+        if "signin" in wanted:
+            h, p = sign_ins(servers, hearth, pocketbase, args.duration)
+            rows.append(f"| email/password sign-ins/s, 16 connections | {h:,.0f}/s | {p:,.0f}/s | {h / p:.2f}× PocketBase | – |")
             print(rows[-1], flush=True)
         if "idle" in wanted:
             # A fresh server, so its memory before the streams is its baseline.
