@@ -46,6 +46,13 @@ public final class AccountStore: Sendable {
                 CREATE INDEX refresh_token_uid ON refresh_token(uid);
                 """)
         }
+        migrator.registerMigration("session-claims") { db in
+            // The sign-in method and a custom token's developer claims belong to one session.
+            try db.execute(sql: """
+                ALTER TABLE refresh_token ADD COLUMN provider TEXT;
+                ALTER TABLE refresh_token ADD COLUMN claims TEXT;
+                """)
+        }
         return migrator
     }
 
@@ -134,21 +141,42 @@ public final class AccountStore: Sendable {
 
     // MARK: - Refresh tokens
 
-    /// Records a refresh token (by digest) for `uid`.
-    public func addRefreshToken(digest: Data, uid: String, createdAt: Int64) throws {
-        try pool.write { db in
-            try db.execute(
-                sql: "INSERT INTO refresh_token (digest, uid, created_at) VALUES (?, ?, ?)",
-                arguments: [digest, uid, createdAt])
+    /// One session, as its refresh token records it.
+    public struct RefreshToken: Sendable, Equatable {
+        public var uid: String
+        /// Milliseconds since the epoch.
+        public var createdAt: Int64
+        /// How the session signed in (`password`, `custom`, …); nil for sessions recorded
+        /// before Hearth kept it.
+        public var provider: String?
+        /// Developer claims the session's ID tokens carry besides the account's own.
+        public var claims: Node
+
+        public init(uid: String, createdAt: Int64, provider: String? = nil, claims: Node = .null) {
+            self.uid = uid
+            self.createdAt = createdAt
+            self.provider = provider
+            self.claims = claims
         }
     }
 
-    /// Who a refresh token (by digest) belongs to and when it was made, if it is still recorded.
-    public func refreshToken(digest: Data) throws -> (uid: String, createdAt: Int64)? {
+    /// Records a refresh token (by digest).
+    public func addRefreshToken(digest: Data, _ session: RefreshToken) throws {
+        let claims: String? = session.claims.isNull ? nil : JSONWriter.string(session.claims)
+        try pool.write { db in
+            try db.execute(
+                sql: "INSERT INTO refresh_token (digest, uid, created_at, provider, claims) VALUES (?, ?, ?, ?, ?)",
+                arguments: [digest, session.uid, session.createdAt, session.provider, claims])
+        }
+    }
+
+    /// The session a refresh token (by digest) belongs to, if it is still recorded.
+    public func refreshToken(digest: Data) throws -> RefreshToken? {
         try pool.read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT uid, created_at FROM refresh_token WHERE digest = ?", arguments: [digest])
+            guard let row = try Row.fetchOne(
+                db, sql: "SELECT uid, created_at, provider, claims FROM refresh_token WHERE digest = ?", arguments: [digest])
             else { return nil }
-            return (row["uid"], row["created_at"])
+            return RefreshToken(uid: row["uid"], createdAt: row["created_at"], provider: row["provider"], claims: Self.json(row["claims"]))
         }
     }
 
@@ -170,14 +198,16 @@ public final class AccountStore: Sendable {
     }
 
     private static func record(_ row: Row) -> UserRecord {
-        var claims = Node.null
-        if let text: String = row["custom_claims"], let parsed = try? JSONParser.parse(Array(text.utf8)) {
-            claims = parsed.node
-        }
+        let claims = json(row["custom_claims"])
         return UserRecord(
             uid: row["uid"], email: row["email"], emailVerified: row["email_verified"], displayName: row["display_name"],
             photoURL: row["photo_url"], passwordHash: row["password_hash"], disabled: row["disabled"], customClaims: claims,
             provider: row["provider"], createdAt: row["created_at"], lastLoginAt: row["last_login_at"],
             validSince: row["valid_since"])
+    }
+
+    private static func json(_ text: String?) -> Node {
+        guard let text, let parsed = try? JSONParser.parse(Array(text.utf8)) else { return .null }
+        return parsed.node
     }
 }

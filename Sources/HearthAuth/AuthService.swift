@@ -44,6 +44,8 @@ public final class AuthService: Sendable {
     private let accountFailures: RateLimiter
     private let addressFailures: RateLimiter
     private let logger: Logger
+    /// A hash of a random password at this service's cost, checked when an email is unknown.
+    private let decoyHash: String
 
     /// - Parameter clock: milliseconds since the epoch.
     public init(
@@ -58,6 +60,7 @@ public final class AuthService: Sendable {
         self.logger = logger
         accountFailures = RateLimiter(limit: policy.failuresPerAccount, window: policy.failureWindow, clock: clock)
         addressFailures = RateLimiter(limit: policy.failuresPerAddress, window: policy.failureWindow, clock: clock)
+        decoyHash = (try? hasher.hash(UUID().uuidString)) ?? ""
     }
 
     private var nowSeconds: Int64 { clock() / 1000 }
@@ -89,20 +92,28 @@ public final class AuthService: Sendable {
         guard let password, !password.isEmpty else { throw .missingPassword }
         let accountKey = "account:" + email.lowercased()
         let addressKey = "address:" + client
-        guard !accountFailures.isBlocked(accountKey), !addressFailures.isBlocked(addressKey) else {
+        // Each attempt is counted before the (slow) password check, so guesses sent at once
+        // cannot all pass the limit; a right password takes its count back.
+        guard addressFailures.reserve(addressKey) else { throw .tooManyAttempts }
+        guard accountFailures.reserve(accountKey) else {
+            addressFailures.release(addressKey)
             throw .tooManyAttempts
         }
-        let found = try await offload { [store] in try store.user(email: email) }
-        // The hash is checked even for an unknown email, so timing does not tell which emails exist.
-        let stored = found?.passwordHash ?? Self.decoyHash
-        let matches = await (try? offload { [hasher] in hasher.verify(password, against: stored) }) ?? false
-        guard var user = found, user.passwordHash != nil, matches else {
-            accountFailures.recordFailure(accountKey)
-            addressFailures.recordFailure(addressKey)
-            throw .invalidLoginCredentials
+        let found: UserRecord?
+        do {
+            found = try await offload { [store] in try store.user(email: email) }
+        } catch {
+            accountFailures.release(accountKey)
+            addressFailures.release(addressKey)
+            throw error
         }
-        guard !user.disabled else { throw .userDisabled }
+        // The hash is checked even for an unknown email, so timing does not tell which emails exist.
+        let stored = found?.passwordHash ?? decoyHash
+        let matches = await (try? offload { [hasher] in hasher.verify(password, against: stored) }) ?? false
+        guard var user = found, user.passwordHash != nil, matches else { throw .invalidLoginCredentials }
         accountFailures.reset(accountKey)
+        addressFailures.release(addressKey)
+        guard !user.disabled else { throw .userDisabled }
         user.lastLoginAt = clock()
         let signedIn = user
         try await offload { [store] in try store.update(signedIn) }
@@ -123,27 +134,29 @@ public final class AuthService: Sendable {
             isNew = true
         }
         user.lastLoginAt = now
-        // Developer claims in the custom token are added to this session's ID tokens.
-        if claims.children != nil { user.customClaims = Self.merged(user.customClaims, claims) }
         let stored = user
         if isNew {
             try await offload { [store] in try store.insert(stored) }
         } else {
             try await offload { [store] in try store.update(stored) }
         }
-        return try await session(for: user, provider: "custom", isNewUser: isNew)
+        // Developer claims in the custom token go into this session's ID tokens, refreshed ones
+        // included, but not onto the account.
+        return try await session(for: user, provider: "custom", isNewUser: isNew, sessionClaims: claims)
     }
 
     /// A fresh ID token for a refresh token (which stays the same).
     public func refresh(refreshToken: String?) async throws(AuthError) -> Session {
         guard let refreshToken, !refreshToken.isEmpty else { throw .missingRefreshToken }
         let digest = Self.digest(refreshToken)
-        guard let (uid, createdAt) = try await offload({ [store] in try store.refreshToken(digest: digest) }),
-            let user = try await offload({ [store] in try store.user(uid: uid) }),
-            createdAt / 1000 >= user.validSince
+        guard let session = try await offload({ [store] in try store.refreshToken(digest: digest) }),
+            let user = try await offload({ [store] in try store.user(uid: session.uid) }),
+            session.createdAt / 1000 >= user.validSince
         else { throw .invalidRefreshToken }
         guard !user.disabled else { throw .userDisabled }
-        let idToken = try await signedIDToken(for: user, provider: user.provider, authTime: createdAt / 1000)
+        let idToken = try await signedIDToken(
+            for: user, provider: session.provider ?? user.provider, authTime: session.createdAt / 1000,
+            sessionClaims: session.claims)
         return Session(user: user, idToken: idToken, refreshToken: refreshToken, expiresIn: issuer.idTokenLifetime, isNewUser: false)
     }
 
@@ -230,8 +243,9 @@ public final class AuthService: Sendable {
         let now = nowSeconds
         try await offload { [store] in
             guard var user = try store.user(uid: uid) else { throw AuthError.userNotFound }
-            // Sessions made in this same second are revoked too.
-            user.validSince = now + 1
+            // Token times are whole seconds, as Firebase's are: an ID token issued in this same
+            // second stays valid, so a sign-in right after signing out works.
+            user.validSince = now
             try store.update(user)
             try store.revokeRefreshTokens(uid: uid)
         }
@@ -275,6 +289,8 @@ public final class AuthService: Sendable {
     public func updateUser(uid: String, _ fields: AccountFields) async throws(AuthError) -> UserRecord {
         guard var user = try await offload({ [store] in try store.user(uid: uid) }) else { throw .userNotFound }
         try await apply(fields, to: &user)
+        // A new password ends every session, as a password the user changes does.
+        if fields.password != nil, fields.validSince == nil { user.validSince = nowSeconds }
         let updated = user
         let revoke = fields.validSince != nil || fields.password != nil
         try await offload { [store] in
@@ -333,18 +349,25 @@ public final class AuthService: Sendable {
 
     // MARK: - Helpers
 
-    private func session(for user: UserRecord, provider: String, isNewUser: Bool) async throws(AuthError) -> Session {
+    private func session(
+        for user: UserRecord, provider: String, isNewUser: Bool, sessionClaims: Node = .null
+    ) async throws(AuthError) -> Session {
         let refreshToken = Self.newRefreshToken()
+        let record = AccountStore.RefreshToken(
+            uid: user.uid, createdAt: clock(), provider: provider, claims: sessionClaims)
         let digest = Self.digest(refreshToken)
-        let now = clock()
-        try await offload { [store] in try store.addRefreshToken(digest: digest, uid: user.uid, createdAt: now) }
-        let idToken = try await signedIDToken(for: user, provider: provider, authTime: now / 1000)
+        try await offload { [store] in try store.addRefreshToken(digest: digest, record) }
+        let idToken = try await signedIDToken(
+            for: user, provider: provider, authTime: record.createdAt / 1000, sessionClaims: sessionClaims)
         return Session(user: user, idToken: idToken, refreshToken: refreshToken, expiresIn: issuer.idTokenLifetime, isNewUser: isNewUser)
     }
 
-    private func signedIDToken(for user: UserRecord, provider: String, authTime: Int64) async throws(AuthError) -> String {
+    private func signedIDToken(
+        for user: UserRecord, provider: String, authTime: Int64, sessionClaims: Node = .null
+    ) async throws(AuthError) -> String {
         do {
-            return try await issuer.idToken(for: user, signInProvider: provider, authTime: authTime, now: nowSeconds)
+            return try await issuer.idToken(
+                for: user, signInProvider: provider, authTime: authTime, now: nowSeconds, sessionClaims: sessionClaims)
         } catch {
             logger.error("cannot sign an ID token", metadata: ["error": "\(error)"])
             throw AuthError("INTERNAL_ERROR", status: 500)
@@ -382,17 +405,6 @@ public final class AuthService: Sendable {
         }
     }
 
-    private static func merged(_ base: Node, _ extra: Node) -> Node {
-        var entries: [(ChildKey, Node)] = []
-        if let children = base.children {
-            for (key, value) in children where extra.child(key).isNull { entries.append((key, value)) }
-        }
-        if let children = extra.children {
-            for (key, value) in children { entries.append((key, value)) }
-        }
-        return .object(entries)
-    }
-
     /// A 28-character uid like Firebase's.
     static func newUID() -> String {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
@@ -410,8 +422,6 @@ public final class AuthService: Sendable {
         Data(SHA256.hash(data: Data(token.utf8)))
     }
 
-    /// A hash of a random password, checked when an email is unknown.
-    private static let decoyHash = (try? PasswordHasher().hash(UUID().uuidString)) ?? ""
 }
 
 extension AuthService {

@@ -29,6 +29,21 @@ struct ClaimsPayload: JWTPayload {
     }
 
     private static func encode(_ node: Node, to encoder: any Encoder) throws {
+        if let children = node.children, let length = JSONWriter.arrayLength(children) {
+            // Lists render as JSON arrays, as the REST API renders them (roles: ["a", "b"]).
+            var container = encoder.unkeyedContainer()
+            var next = 0
+            for (key, child) in children {
+                while next < key.arrayIndex! {
+                    try container.encodeNil()
+                    next += 1
+                }
+                try encode(child, to: container.superEncoder())
+                next += 1
+            }
+            assert(next == length)
+            return
+        }
         if let children = node.children {
             var container = encoder.container(keyedBy: Key.self)
             for (key, child) in children {

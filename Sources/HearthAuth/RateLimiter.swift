@@ -36,13 +36,37 @@ public final class RateLimiter: Sendable {
 
     /// Counts one failure against `key`.
     public func recordFailure(_ key: String) {
+        _ = reserve(key, evenWhenBlocked: true)
+    }
+
+    /// Counts an attempt as a failure before it is made, unless `key` has used up its
+    /// failures: attempts made at once then cannot all get past the check before any of them
+    /// has failed. Call ``release(_:)`` or ``reset(_:)`` when the attempt turns out well.
+    /// - Returns: false, counting nothing, when `key` is blocked.
+    public func reserve(_ key: String) -> Bool {
+        reserve(key, evenWhenBlocked: false)
+    }
+
+    /// Takes back one attempt counted by ``reserve(_:)``.
+    public func release(_ key: String) {
         let now = clock()
         entries.withLock { entries in
+            guard var entry = entries[key], now - entry.windowStart < window else { return }
+            entry.failures -= 1
+            entries[key] = entry.failures > 0 ? entry : nil
+        }
+    }
+
+    private func reserve(_ key: String, evenWhenBlocked: Bool) -> Bool {
+        let now = clock()
+        return entries.withLock { entries in
             if var entry = entries[key], now - entry.windowStart < window {
+                guard evenWhenBlocked || entry.failures < limit else { return false }
                 entry.failures += 1
                 entries[key] = entry
-                return
+                return true
             }
+            guard limit > 0 || evenWhenBlocked else { return false }
             if entries.count >= maxKeys {
                 entries = entries.filter { now - $0.value.windowStart < window }
                 // Still full of live windows: forget the oldest half rather than grow.
@@ -52,6 +76,7 @@ public final class RateLimiter: Sendable {
                 }
             }
             entries[key] = Entry(windowStart: now, failures: 1)
+            return true
         }
     }
 

@@ -59,9 +59,18 @@ public final class TokenIssuer: Sendable {
     ///   - signInProvider: `password`, `anonymous` or `custom`.
     ///   - authTime: when the user signed in (seconds).
     ///   - now: the time of issue (seconds).
-    public func idToken(for user: UserRecord, signInProvider: String, authTime: Int64, now: Int64) async throws -> String {
+    ///   - sessionClaims: developer claims of this session (from a custom token); the
+    ///     account's own custom claims win on a clash.
+    public func idToken(
+        for user: UserRecord, signInProvider: String, authTime: Int64, now: Int64, sessionClaims: Node = .null
+    ) async throws -> String {
         var claims: [(ChildKey, Node)] = []
         // Custom claims first, so the registered ones below win on a clash.
+        if let session = sessionClaims.children {
+            for (key, value) in session where user.customClaims.child(key).isNull && !Self.reservedClaims.contains(key.string) {
+                claims.append((key, value))
+            }
+        }
         if let custom = user.customClaims.children {
             for (key, value) in custom where !Self.reservedClaims.contains(key.string) { claims.append((key, value)) }
         }
@@ -82,7 +91,7 @@ public final class TokenIssuer: Sendable {
             (ChildKey("iat"), .int(now)),
             (ChildKey("exp"), .int(now + idTokenLifetime)),
             (ChildKey("firebase"), .object([
-                (ChildKey("identities"), identities.isEmpty ? .null : .object(identities)),
+                (ChildKey("identities"), .object(identities)),
                 (ChildKey("sign_in_provider"), .string(signInProvider)),
             ])),
         ]

@@ -36,8 +36,8 @@ public struct ChildKey: Hashable, Sendable, CustomStringConvertible {
         return Int32(value)
     }
 
-    /// True for `"0"` and integers without leading zeros: the keys that may render as array indices.
-    var arrayIndex: Int? {
+    /// The index of `"0"` and of integers without leading zeros: the keys that may render as array indices.
+    public var arrayIndex: Int? {
         let utf8 = string.utf8
         guard let first = utf8.first, first >= 48 && first <= 57 else { return nil }
         if first == 48 { return utf8.count == 1 ? 0 : nil }

@@ -158,7 +158,7 @@ public struct JSONWriter {
     }
 
     /// The array length when `children` renders as an array, else nil.
-    static func arrayLength(_ children: Children) -> Int? {
+    public static func arrayLength(_ children: Children) -> Int? {
         guard let first = children.first, let last = children.last,
             first.key.arrayIndex != nil, let maxIndex = last.key.arrayIndex,
             maxIndex < 2 * children.count

@@ -245,9 +245,6 @@ def test_admin_custom_claims_with_a_list(auth_app, accounts):
     assert auth.get_user(uid, app=auth_app).custom_claims == {"roles": ["editor", "viewer"]}
 
 
-@pytest.mark.xfail(reason=(
-    "ID tokens write JSON arrays as objects keyed 0, 1, ...: a custom claim [\"editor\", \"viewer\"] "
-    "arrives as {\"0\": \"editor\", \"1\": \"viewer\"} (ClaimsPayload encodes every Node object as a JSON object)"))
 def test_id_token_keeps_list_claims(auth_app, accounts):
     from firebase_admin import auth
 
@@ -439,9 +436,6 @@ def test_sign_up(accounts):
     assert_auth_error(accounts.sign_up(email.upper(), "another-password"), "EMAIL_EXISTS")
 
 
-@pytest.mark.xfail(reason=(
-    "ID tokens write JSON arrays as objects keyed 0, 1, ...: firebase.identities.email is "
-    "{\"0\": email} instead of [email] (ClaimsPayload encodes every Node object as a JSON object)"))
 def test_id_token_identities_is_a_list(accounts):
     email, _, body = accounts.new_user("identities")
     _, claims, _ = jwt_parts(body["idToken"])
@@ -603,10 +597,6 @@ def test_sign_out_revokes_the_refresh_token(accounts):
     assert_auth_error(accounts.lookup(body["idToken"]), "TOKEN_EXPIRED")
 
 
-@pytest.mark.xfail(reason=(
-    "accounts:signOut sets validSince to now+1 s, so a session made in the same second after "
-    "signing out has a refresh token refused with INVALID_REFRESH_TOKEN and an ID token refused "
-    "with TOKEN_EXPIRED"))
 def test_signing_in_again_right_after_sign_out_works(auth_app, accounts):
     from firebase_admin import auth
 

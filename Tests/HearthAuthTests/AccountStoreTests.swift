@@ -80,9 +80,9 @@ import Testing
         try Self.withStore { store, _ in
             try store.insert(Self.user("alice", email: "alice@example.com"))
             try store.insert(Self.user("bob"))
-            try store.addRefreshToken(digest: Self.digest("a1"), uid: "alice", createdAt: 1)
-            try store.addRefreshToken(digest: Self.digest("a2"), uid: "alice", createdAt: 2)
-            try store.addRefreshToken(digest: Self.digest("b1"), uid: "bob", createdAt: 3)
+            try store.addRefreshToken(digest: Self.digest("a1"), .init(uid: "alice", createdAt: 1))
+            try store.addRefreshToken(digest: Self.digest("a2"), .init(uid: "alice", createdAt: 2))
+            try store.addRefreshToken(digest: Self.digest("b1"), .init(uid: "bob", createdAt: 3))
             #expect(try store.delete(uid: "alice"))
             #expect(try store.user(uid: "alice") == nil)
             #expect(try store.refreshToken(digest: Self.digest("a1")) == nil)
@@ -108,8 +108,8 @@ import Testing
         try Self.withStore { store, _ in
             try store.insert(Self.user("alice"))
             try store.insert(Self.user("bob"))
-            try store.addRefreshToken(digest: Self.digest("a1"), uid: "alice", createdAt: 1_700_000_000_123)
-            try store.addRefreshToken(digest: Self.digest("b1"), uid: "bob", createdAt: 42)
+            try store.addRefreshToken(digest: Self.digest("a1"), .init(uid: "alice", createdAt: 1_700_000_000_123))
+            try store.addRefreshToken(digest: Self.digest("b1"), .init(uid: "bob", createdAt: 42))
             let found = try #require(try store.refreshToken(digest: Self.digest("a1")))
             #expect(found.uid == "alice")
             #expect(found.createdAt == 1_700_000_000_123)
@@ -119,8 +119,22 @@ import Testing
             #expect(try store.refreshToken(digest: Self.digest("b1"))?.uid == "bob")
             // A token must belong to an existing account.
             #expect(throws: (any Error).self) {
-                try store.addRefreshToken(digest: Self.digest("x1"), uid: "nobody", createdAt: 1)
+                try store.addRefreshToken(digest: Self.digest("x1"), .init(uid: "nobody", createdAt: 1))
             }
+        }
+    }
+
+    @Test func aRefreshTokenKeepsItsSessionsProviderAndClaims() throws {
+        try Self.withStore { store, _ in
+            try store.insert(Self.user("alice"))
+            let claims = Node.object([(ChildKey("premium"), .bool(true)), (ChildKey("tier"), .int(2))])
+            let session = AccountStore.RefreshToken(uid: "alice", createdAt: 9, provider: "custom", claims: claims)
+            try store.addRefreshToken(digest: Self.digest("s1"), session)
+            try store.addRefreshToken(digest: Self.digest("s2"), .init(uid: "alice", createdAt: 10))
+            #expect(try store.refreshToken(digest: Self.digest("s1")) == session)
+            let plain = try #require(try store.refreshToken(digest: Self.digest("s2")))
+            #expect(plain.provider == nil)
+            #expect(plain.claims == .null)
         }
     }
 
@@ -129,7 +143,7 @@ import Testing
             var alice = Self.user("alice", email: "alice@example.com")
             alice.customClaims = .object([(ChildKey("role"), .string("admin"))])
             try store.insert(alice)
-            try store.addRefreshToken(digest: Self.digest("a1"), uid: "alice", createdAt: 7)
+            try store.addRefreshToken(digest: Self.digest("a1"), .init(uid: "alice", createdAt: 7))
             let reopened = try AccountStore(path: url.path)
             #expect(try reopened.user(uid: "alice") == alice)
             #expect(try reopened.refreshToken(digest: Self.digest("a1"))?.createdAt == 7)

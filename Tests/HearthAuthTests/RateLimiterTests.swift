@@ -50,6 +50,25 @@ import Testing
         #expect(!limiter.isBlocked("a"))
     }
 
+    @Test func reservingCountsAnAttemptUntilItIsReleased() {
+        let limiter = limiter(limit: 2)
+        #expect(limiter.reserve("a"))
+        #expect(limiter.reserve("a"))
+        // Both attempts are still out: a third is refused and counts nothing.
+        #expect(!limiter.reserve("a"))
+        #expect(limiter.isBlocked("a"))
+        limiter.release("a")
+        #expect(!limiter.isBlocked("a"))
+        #expect(limiter.reserve("a"))
+        #expect(!limiter.reserve("a"))
+        limiter.release("a")
+        limiter.release("a")
+        #expect(limiter.trackedKeys == 0)
+        // Releasing a key that was never reserved changes nothing.
+        limiter.release("b")
+        #expect(limiter.trackedKeys == 0)
+    }
+
     @Test func keysAreCountedIndependently() {
         let limiter = limiter(limit: 2)
         limiter.recordFailure("a")
