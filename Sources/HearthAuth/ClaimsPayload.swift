@@ -4,9 +4,13 @@ import JWTKit
 /// A JWT payload made of any claims, for signing: the claims are a JSON object as a ``Node``.
 struct ClaimsPayload: JWTPayload {
     let claims: Node
+    /// Paths (such as `["firebase", "identities"]`) written as `{}` when the claims have
+    /// nothing there: a ``Node`` cannot hold an empty object, but Firebase's tokens do.
+    let emptyObjects: [[String]]
 
-    init(_ claims: Node) {
+    init(_ claims: Node, emptyObjects: [[String]] = []) {
         self.claims = claims
+        self.emptyObjects = emptyObjects
     }
 
     init(from decoder: any Decoder) throws {
@@ -16,7 +20,7 @@ struct ClaimsPayload: JWTPayload {
     }
 
     func encode(to encoder: any Encoder) throws {
-        try Self.encode(claims, to: encoder)
+        try Self.encode(claims, emptyObjects: emptyObjects, to: encoder)
     }
 
     func verify(using algorithm: some JWTAlgorithm) async throws {}
@@ -28,7 +32,7 @@ struct ClaimsPayload: JWTPayload {
         init?(intValue: Int) { nil }
     }
 
-    private static func encode(_ node: Node, to encoder: any Encoder) throws {
+    private static func encode(_ node: Node, emptyObjects: [[String]] = [], to encoder: any Encoder) throws {
         if let children = node.children, let length = JSONWriter.arrayLength(children) {
             // Lists render as JSON arrays, as the REST API renders them (roles: ["a", "b"]).
             var container = encoder.unkeyedContainer()
@@ -47,7 +51,11 @@ struct ClaimsPayload: JWTPayload {
         if let children = node.children {
             var container = encoder.container(keyedBy: Key.self)
             for (key, child) in children {
-                try encode(child, to: container.superEncoder(forKey: Key(stringValue: key.string)))
+                let below = emptyObjects.filter { $0.first == key.string }.map { Array($0.dropFirst()) }.filter { !$0.isEmpty }
+                try encode(child, emptyObjects: below, to: container.superEncoder(forKey: Key(stringValue: key.string)))
+            }
+            for path in emptyObjects where path.count == 1 && node.child(ChildKey(path[0])).isNull {
+                _ = container.nestedContainer(keyedBy: Key.self, forKey: Key(stringValue: path[0]))
             }
             return
         }

@@ -95,7 +95,8 @@ public final class TokenIssuer: Sendable {
                 (ChildKey("sign_in_provider"), .string(signInProvider)),
             ])),
         ]
-        return try await keys.sign(ClaimsPayload(.object(claims)), kid: JWKIdentifier(string: keyID))
+        let payload = ClaimsPayload(.object(claims), emptyObjects: [["firebase", "identities"]])
+        return try await keys.sign(payload, kid: JWKIdentifier(string: keyID))
     }
 
     /// Claims a custom claim may not override (Firebase refuses them too).

@@ -482,6 +482,7 @@ def test_anonymous_sign_up(accounts):
     _, claims, _ = jwt_parts(body["idToken"])
     assert claims["sub"] == body["localId"]
     assert claims["firebase"]["sign_in_provider"] == "anonymous"
+    assert claims["firebase"]["identities"] == {}
     assert "email" not in claims
     looked_up = accounts.lookup(body["idToken"])
     assert looked_up.status_code == 200, looked_up.text
