@@ -92,32 +92,45 @@ public final class AuthService: Sendable {
         guard let password, !password.isEmpty else { throw .missingPassword }
         let accountKey = "account:" + email.lowercased()
         let addressKey = "address:" + client
-        // Each attempt is counted before the (slow) password check, so guesses sent at once
-        // cannot all pass the limit; a right password takes its count back.
-        guard addressFailures.reserve(addressKey) else { throw .tooManyAttempts }
-        guard accountFailures.reserve(accountKey) else {
-            addressFailures.release(addressKey)
-            throw .tooManyAttempts
-        }
-        let found: UserRecord?
+        try await admit(addressKey, to: addressFailures)
         do {
-            found = try await offload { [store] in try store.user(email: email) }
+            try await admit(accountKey, to: accountFailures)
         } catch {
-            accountFailures.release(accountKey)
-            addressFailures.release(addressKey)
+            addressFailures.finish(addressKey, failed: false)
             throw error
         }
+        var failed = false
+        defer {
+            accountFailures.finish(accountKey, failed: failed)
+            addressFailures.finish(addressKey, failed: failed)
+        }
+        let found = try await offload { [store] in try store.user(email: email) }
         // The hash is checked even for an unknown email, so timing does not tell which emails exist.
         let stored = found?.passwordHash ?? decoyHash
         let matches = await (try? offload { [hasher] in hasher.verify(password, against: stored) }) ?? false
-        guard var user = found, user.passwordHash != nil, matches else { throw .invalidLoginCredentials }
+        guard var user = found, user.passwordHash != nil, matches else {
+            failed = true
+            throw .invalidLoginCredentials
+        }
         accountFailures.reset(accountKey)
-        addressFailures.release(addressKey)
         guard !user.disabled else { throw .userDisabled }
         user.lastLoginAt = clock()
         let signedIn = user
         try await offload { [store] in try store.update(signedIn) }
         return try await session(for: user, provider: "password", isNewUser: false)
+    }
+
+    /// Waits until `limiter` admits an attempt for `key`: at once unless attempts in progress
+    /// could use up its failures, then as they finish.
+    private func admit(_ key: String, to limiter: RateLimiter) async throws(AuthError) {
+        for _ in 0..<400 {
+            switch limiter.admit(key) {
+            case .admitted: return
+            case .blocked: throw .tooManyAttempts
+            case .busy: try? await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        throw .tooManyAttempts
     }
 
     /// Signs in with a custom token, making the account on first use.

@@ -2,6 +2,11 @@ import Synchronization
 
 /// Counts failures per key (an account or a client address) in fixed windows and says when a
 /// key has had too many. Memory is bounded: at most `maxKeys` keys are tracked.
+///
+/// Attempts in progress are counted too: while a key's failures plus its attempts in
+/// progress reach the limit, a new attempt must wait (``Admission/busy``), so attempts made at
+/// once cannot all get past the check before any of them has failed, and right ones are
+/// delayed rather than refused.
 public final class RateLimiter: Sendable {
     /// Failures allowed in one window.
     public let limit: Int
@@ -12,7 +17,18 @@ public final class RateLimiter: Sendable {
 
     private struct Entry {
         var windowStart: Int64
-        var failures: Int
+        var failures = 0
+        var pending = 0
+    }
+
+    /// The answer to ``admit(_:)``.
+    public enum Admission: Sendable, Equatable {
+        /// Go ahead; report the outcome with ``finish(_:failed:)``.
+        case admitted
+        /// Too many attempts in progress to know yet: try again shortly.
+        case busy
+        /// The key has used up its failures for this window.
+        case blocked
     }
 
     private let entries = Mutex<[String: Entry]>([:])
@@ -34,57 +50,78 @@ public final class RateLimiter: Sendable {
         }
     }
 
-    /// Counts one failure against `key`.
-    public func recordFailure(_ key: String) {
-        _ = reserve(key, evenWhenBlocked: true)
-    }
-
-    /// Counts an attempt as a failure before it is made, unless `key` has used up its
-    /// failures: attempts made at once then cannot all get past the check before any of them
-    /// has failed. Call ``release(_:)`` or ``reset(_:)`` when the attempt turns out well.
-    /// - Returns: false, counting nothing, when `key` is blocked.
-    public func reserve(_ key: String) -> Bool {
-        reserve(key, evenWhenBlocked: false)
-    }
-
-    /// Takes back one attempt counted by ``reserve(_:)``.
-    public func release(_ key: String) {
-        let now = clock()
-        entries.withLock { entries in
-            guard var entry = entries[key], now - entry.windowStart < window else { return }
-            entry.failures -= 1
-            entries[key] = entry.failures > 0 ? entry : nil
-        }
-    }
-
-    private func reserve(_ key: String, evenWhenBlocked: Bool) -> Bool {
+    /// Starts an attempt for `key` if its failures and attempts in progress leave room.
+    public func admit(_ key: String) -> Admission {
         let now = clock()
         return entries.withLock { entries in
-            if var entry = entries[key], now - entry.windowStart < window {
-                guard evenWhenBlocked || entry.failures < limit else { return false }
-                entry.failures += 1
-                entries[key] = entry
-                return true
-            }
-            guard limit > 0 || evenWhenBlocked else { return false }
-            if entries.count >= maxKeys {
-                entries = entries.filter { now - $0.value.windowStart < window }
-                // Still full of live windows: forget the oldest half rather than grow.
-                if entries.count >= maxKeys {
-                    let kept = entries.sorted { $0.value.windowStart > $1.value.windowStart }.prefix(maxKeys / 2)
-                    entries = Dictionary(uniqueKeysWithValues: kept.map { ($0.key, $0.value) })
-                }
-            }
-            entries[key] = Entry(windowStart: now, failures: 1)
-            return true
+            var entry = current(entries[key], now: now)
+            if entry.failures >= limit { return .blocked }
+            if entry.failures + entry.pending >= limit { return .busy }
+            entry.pending += 1
+            store(entry, for: key, in: &entries, now: now)
+            return .admitted
         }
     }
 
-    /// Forgets `key`'s failures (after a successful sign-in).
+    /// Ends an attempt started by ``admit(_:)``; a failed one counts against `key`.
+    public func finish(_ key: String, failed: Bool) {
+        let now = clock()
+        entries.withLock { entries in
+            guard var entry = entries[key] else {
+                if failed { store(Entry(windowStart: now, failures: 1), for: key, in: &entries, now: now) }
+                return
+            }
+            entry.pending = max(0, entry.pending - 1)
+            if now - entry.windowStart >= window {
+                // The window turned while the attempt was in progress: start a new one.
+                entry.windowStart = now
+                entry.failures = 0
+            }
+            if failed { entry.failures += 1 }
+            entries[key] = entry.failures == 0 && entry.pending == 0 ? nil : entry
+        }
+    }
+
+    /// Counts one failure against `key`.
+    public func recordFailure(_ key: String) {
+        let now = clock()
+        entries.withLock { entries in
+            var entry = current(entries[key], now: now)
+            entry.failures += 1
+            store(entry, for: key, in: &entries, now: now)
+        }
+    }
+
+    /// Forgets `key`'s failures (after a successful sign-in); attempts in progress stay counted.
     public func reset(_ key: String) {
-        _ = entries.withLock { $0.removeValue(forKey: key) }
+        entries.withLock { entries in
+            guard var entry = entries[key] else { return }
+            entry.failures = 0
+            entries[key] = entry.pending == 0 ? nil : entry
+        }
     }
 
     /// The number of keys tracked.
     public var trackedKeys: Int { entries.withLock { $0.count } }
+
+    private func current(_ entry: Entry?, now: Int64) -> Entry {
+        guard var entry else { return Entry(windowStart: now) }
+        if now - entry.windowStart >= window {
+            entry.windowStart = now
+            entry.failures = 0
+        }
+        return entry
+    }
+
+    private func store(_ entry: Entry, for key: String, in entries: inout [String: Entry], now: Int64) {
+        if entries[key] == nil && entries.count >= maxKeys {
+            entries = entries.filter { now - $0.value.windowStart < window || $0.value.pending > 0 }
+            // Still full of live windows: forget the oldest half rather than grow.
+            if entries.count >= maxKeys {
+                let kept = entries.sorted { $0.value.windowStart > $1.value.windowStart }.prefix(maxKeys / 2)
+                entries = Dictionary(uniqueKeysWithValues: kept.map { ($0.key, $0.value) })
+            }
+        }
+        entries[key] = entry
+    }
 }

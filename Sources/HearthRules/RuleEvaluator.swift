@@ -49,6 +49,10 @@ public struct RuleContext: Sendable {
     public var wildcards: [String: String]
     /// The `query` variable.
     public var query: RuleQuery
+    /// The node at `location` in `root` and in `newRoot`, when the caller already has them:
+    /// `data` and `newData` then cost no lookup from the root.
+    public var dataNode: Node?
+    public var newDataNode: Node?
 
     public init(
         auth: Node = .null, now: Int64 = 0, root: Node = .null, newRoot: Node? = nil,
@@ -76,7 +80,29 @@ public struct RuleEvaluationError: Error, Sendable, Hashable, CustomStringConver
 public struct RuleSnapshot: Sendable, Equatable {
     public let tree: Node
     public let path: Path
-    public var node: Node { tree.child(at: path) }
+    /// The node at `path`, when known: navigating down from it avoids a lookup from the root.
+    let resolved: Node?
+
+    public init(tree: Node, path: Path) {
+        self.init(tree: tree, path: path, resolved: nil)
+    }
+
+    init(tree: Node, path: Path, resolved: Node?) {
+        self.tree = tree
+        self.path = path
+        self.resolved = resolved
+    }
+
+    public var node: Node { resolved ?? tree.child(at: path) }
+
+    /// The snapshot at `relative` below this one.
+    func child(_ relative: Path) -> RuleSnapshot {
+        RuleSnapshot(tree: tree, path: path.appending(relative), resolved: resolved?.child(at: relative))
+    }
+
+    public static func == (lhs: RuleSnapshot, rhs: RuleSnapshot) -> Bool {
+        lhs.tree == rhs.tree && lhs.path == rhs.path
+    }
 }
 
 /// A value during evaluation.
@@ -170,11 +196,11 @@ extension RuleExpression {
         switch name {
         case "auth": return RuleValue(context.auth)
         case "now": return .number(Double(context.now))
-        case "root": return .snapshot(RuleSnapshot(tree: context.root, path: .root))
-        case "data": return .snapshot(RuleSnapshot(tree: context.root, path: context.location))
+        case "root": return .snapshot(RuleSnapshot(tree: context.root, path: .root, resolved: context.root))
+        case "data": return .snapshot(RuleSnapshot(tree: context.root, path: context.location, resolved: context.dataNode))
         case "newData":
             guard let newRoot = context.newRoot else { throw fail("newData is only available in .write and .validate rules") }
-            return .snapshot(RuleSnapshot(tree: newRoot, path: context.location))
+            return .snapshot(RuleSnapshot(tree: newRoot, path: context.location, resolved: context.newDataNode))
         case "query": return .query(context.query)
         default:
             if name.hasPrefix("$") {
@@ -250,7 +276,7 @@ extension RuleExpression {
         case "child":
             try expectArguments(values, 1, of: name)
             let relative = try stringArgument(values, 0, of: name)
-            return .snapshot(RuleSnapshot(tree: snapshot.tree, path: snapshot.path.appending(Self.relativePath(relative))))
+            return .snapshot(snapshot.child(Self.relativePath(relative)))
         case "parent":
             try expectArguments(values, 0, of: name)
             guard let parent = snapshot.path.parent else { throw fail("parent() of the root") }
@@ -301,7 +327,9 @@ extension RuleExpression {
     /// A `/`-separated relative path (empty segments ignored); keys are not validated, as an
     /// invalid key simply names no data.
     static func relativePath(_ text: String) -> Path {
-        Path(keys: text.split(separator: "/", omittingEmptySubsequences: true).map { ChildKey(String($0)) })
+        // Most arguments are one key: no need to split.
+        if !text.isEmpty, !text.utf8.contains(UInt8(ascii: "/")) { return Path(keys: [ChildKey(text)]) }
+        return Path(keys: text.split(separator: "/", omittingEmptySubsequences: true).map { ChildKey(String($0)) })
     }
 
     private func stringMethod(_ name: String, on text: String, _ values: [RuleValue]) throws(RuleEvaluationError) -> RuleValue {

@@ -84,6 +84,7 @@ public struct SecurityRules: Sendable {
     public func read(_ path: Path, by requester: Requester, root data: Node, query: RuleQuery = RuleQuery()) -> ReadGrant? {
         let path = Self.rulePath(path)
         var context = RuleContext(auth: requester.auth, now: requester.now, root: data, query: query)
+        context.dataNode = data
         var rule = root
         var depth = 0
         while true {
@@ -117,6 +118,8 @@ public struct SecurityRules: Sendable {
         at path: Path, by requester: Requester, before: Node, after: Node, validated: inout Set<Path>
     ) throws(WriteDenial) {
         var context = RuleContext(auth: requester.auth, now: requester.now, root: before, newRoot: after)
+        context.dataNode = before
+        context.newDataNode = after
         var rule: CompiledRule? = root
         var granted = false
         var depth = 0
@@ -125,7 +128,7 @@ public struct SecurityRules: Sendable {
         while let current = rule {
             if !granted, let write = current.write, write.expression.evaluate(in: context) { granted = true }
             if let validate = current.validate, !validated.contains(context.location),
-                !after.child(at: context.location).isNull
+                !(context.newDataNode ?? after.child(at: context.location)).isNull
             {
                 guard validate.expression.evaluate(in: context) else {
                     throw WriteDenial(path: path, reason: .validationFailed(location: context.location))
@@ -143,7 +146,7 @@ public struct SecurityRules: Sendable {
         }
         // The new subtree: every .validate of a rule below the path whose new data is not null.
         if let rule, rule.validatesBelow {
-            try validateSubtree(rule, value: after.child(at: path), context: context, path: path)
+            try validateSubtree(rule, value: context.newDataNode ?? after.child(at: path), context: context, path: path)
         }
     }
 
@@ -153,7 +156,7 @@ public struct SecurityRules: Sendable {
         guard let children = value.children else { return }
         for (key, child) in children where !child.isNull {
             var childContext = context
-            guard let childRule = rule.descend(key, context: &childContext) else { continue }
+            guard let childRule = rule.descend(key, context: &childContext, newChild: child) else { continue }
             if let validate = childRule.validate, !validate.expression.evaluate(in: childContext) {
                 throw WriteDenial(path: path, reason: .validationFailed(location: childContext.location))
             }
@@ -204,15 +207,28 @@ final class CompiledRule: Sendable {
 
     /// The rule for child `key` (a literal key wins over the wildcard), moving `context` to
     /// that child and binding the wildcard; nil when no rule reaches that far.
-    func descend(_ key: ChildKey, context: inout RuleContext) -> CompiledRule? {
+    /// - Parameter newChild: the child's new data when the caller has it at hand.
+    func descend(_ key: ChildKey, context: inout RuleContext, newChild: Node? = nil) -> CompiledRule? {
+        let next: CompiledRule
         if let child = children[key.string] {
-            context.location = context.location.child(key)
-            return child
+            next = child
+        } else if let wildcard, let wildcardName {
+            context.wildcards[wildcardName] = key.string
+            next = wildcard
+        } else {
+            return nil
         }
-        guard let wildcard, let wildcardName else { return nil }
         context.location = context.location.child(key)
-        context.wildcards[wildcardName] = key.string
-        return wildcard
+        // Follow the known nodes one level down (cheaper than a lookup from the root later);
+        // in a subtree walk the old data is looked up only if a rule asks for it.
+        if let newChild {
+            context.newDataNode = newChild
+            context.dataNode = nil
+        } else {
+            context.newDataNode = context.newDataNode?.child(key)
+            context.dataNode = context.dataNode?.child(key)
+        }
+        return next
     }
 }
 

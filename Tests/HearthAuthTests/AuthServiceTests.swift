@@ -181,6 +181,27 @@ import Testing
         }
     }
 
+    @Test func rightPasswordsSentAtOnceAllSignIn() async throws {
+        try await Self.withService { service, _ in
+            _ = try await service.signUp(email: "alice@example.com", password: Self.password)
+            // More sign-ins at once than the failure limit: they wait their turn, none is refused.
+            let codes = await withTaskGroup(of: String.self) { group in
+                for _ in 0..<25 {
+                    group.addTask {
+                        do {
+                            _ = try await service.signIn(email: "alice@example.com", password: Self.password, client: "10.0.0.1")
+                            return "OK"
+                        } catch {
+                            return (error as? AuthError)?.code ?? "\(error)"
+                        }
+                    }
+                }
+                return await group.reduce(into: [String]()) { $0.append($1) }
+            }
+            #expect(codes == Array(repeating: "OK", count: 25))
+        }
+    }
+
     @Test func tooManyFailuresFromOneAddressBlockThatAddress() async throws {
         var policy = AuthService.Policy()
         policy.failuresPerAddress = 3

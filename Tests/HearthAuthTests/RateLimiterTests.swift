@@ -50,22 +50,24 @@ import Testing
         #expect(!limiter.isBlocked("a"))
     }
 
-    @Test func reservingCountsAnAttemptUntilItIsReleased() {
+    @Test func attemptsInProgressWaitRatherThanPassTheLimit() {
         let limiter = limiter(limit: 2)
-        #expect(limiter.reserve("a"))
-        #expect(limiter.reserve("a"))
-        // Both attempts are still out: a third is refused and counts nothing.
-        #expect(!limiter.reserve("a"))
-        #expect(limiter.isBlocked("a"))
-        limiter.release("a")
+        #expect(limiter.admit("a") == .admitted)
+        #expect(limiter.admit("a") == .admitted)
+        // Both attempts are still in progress: a third must wait, and waiting counts nothing.
+        #expect(limiter.admit("a") == .busy)
         #expect(!limiter.isBlocked("a"))
-        #expect(limiter.reserve("a"))
-        #expect(!limiter.reserve("a"))
-        limiter.release("a")
-        limiter.release("a")
-        #expect(limiter.trackedKeys == 0)
-        // Releasing a key that was never reserved changes nothing.
-        limiter.release("b")
+        // A right one ends without a failure, which makes room…
+        limiter.finish("a", failed: false)
+        #expect(limiter.admit("a") == .admitted)
+        // …and wrong ones count: two failures block the key.
+        limiter.finish("a", failed: true)
+        limiter.finish("a", failed: true)
+        #expect(limiter.isBlocked("a"))
+        #expect(limiter.admit("a") == .blocked)
+        clock.advance(by: 60_000)
+        #expect(limiter.admit("a") == .admitted)
+        limiter.finish("a", failed: false)
         #expect(limiter.trackedKeys == 0)
     }
 
