@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "HearthRules", targets: ["HearthRules"]),
         .library(name: "HearthStore", targets: ["HearthStore"]),
         .library(name: "HearthAuth", targets: ["HearthAuth"]),
+        .library(name: "HearthFiles", targets: ["HearthFiles"]),
         .library(name: "HearthServer", targets: ["HearthServer"]),
         .library(name: "HearthTesting", targets: ["HearthTesting"]),
         .executable(name: "hearth", targets: ["hearth"]),
@@ -61,6 +62,17 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "HearthFiles",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "_NIOFileSystem", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -118,6 +130,14 @@ let package = Package(
         .testTarget(
             name: "HearthAuthTests",
             dependencies: ["HearthAuth", "HearthCore", "HearthTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HearthFilesTests",
+            dependencies: [
+                "HearthFiles", "HearthTesting",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
