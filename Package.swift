@@ -68,6 +68,7 @@ let package = Package(
         .target(
             name: "HearthFiles",
             dependencies: [
+                "HearthCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -135,8 +136,9 @@ let package = Package(
         .testTarget(
             name: "HearthFilesTests",
             dependencies: [
-                "HearthFiles", "HearthTesting",
+                "HearthFiles", "HearthCore", "HearthTesting",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
