@@ -31,6 +31,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
     ],
     targets: [
         .target(
@@ -84,7 +85,10 @@ let package = Package(
                 "HearthRules",
                 "HearthStore",
                 "HearthAuth",
+                "HearthFiles",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "MultipartKit", package: "multipart-kit"),
+                .product(name: "_NIOFileSystem", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -11,7 +11,8 @@ struct AdminCredential: Sendable {
     static func presented(by request: Request, parameters: [String: String]) -> String? {
         if let header = request.headers[.authorization] {
             let parts = header.split(separator: " ", maxSplits: 1)
-            if parts.count == 2, parts[0].lowercased() == "bearer" { return String(parts[1]) }
+            // Firebase Storage's SDKs send `Authorization: Firebase <ID token>`.
+            if parts.count == 2, ["bearer", "firebase"].contains(parts[0].lowercased()) { return String(parts[1]) }
         }
         return parameters["access_token"] ?? parameters["auth"]
     }

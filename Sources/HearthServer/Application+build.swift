@@ -1,5 +1,6 @@
 import Foundation
 import HearthAuth
+import HearthFiles
 import HearthRules
 import HearthStore
 import Hummingbird
@@ -13,7 +14,8 @@ import Logging
 ///   - folder: the opened, locked data folder; it is closed when the application stops.
 ///   - logger: the logger for the server and its requests.
 ///   - onServerRunning: called with the bound port once the server accepts connections.
-/// - Throws: ``HearthRules/RulesError`` when the configured default rules are invalid.
+/// - Throws: ``HearthRules/RulesError`` when the configured default rules are invalid, and
+///   ``HearthFiles/StorageRulesSyntaxError`` when the storage rules are.
 public func buildApplication(
     configuration: ServerConfiguration,
     folder: DataFolder,
@@ -26,10 +28,21 @@ public func buildApplication(
         maxEventBytes: configuration.maxStreamEventBytes, rules: { rules.loadedRules(named: $0) }, clock: configuration.clock)
     let admin = AdminCredential(token: configuration.adminToken, emulator: configuration.emulator)
     let accounts = try await makeAuthService(configuration: configuration, folder: folder, logger: logger)
+    let storageRules = try configuration.storageRules.map { text throws(StorageRulesSyntaxError) in try StorageRules(parsing: text) }
+    let files = try FileStore(
+        directory: folder.url.appendingPathComponent("files"), maxObjectSize: configuration.maxFileBytes,
+        clock: configuration.clock)
+    // This process holds the data folder: what a crash left half-done can go.
+    let leftovers = try files.removeLeftovers()
+    if leftovers != FileStore.Leftovers() {
+        logger.info("removed unfinished uploads", metadata: ["uploads": "\(leftovers.uploads)", "files": "\(leftovers.blobs)"])
+    }
     let responder = HearthResponder(
         database: DatabaseResponder(
             folder: folder, configuration: configuration, rules: rules, admin: admin, hub: hub, issuer: accounts.issuer),
-        auth: AuthResponder(service: accounts, admin: admin)
+        auth: AuthResponder(service: accounts, admin: admin),
+        files: FilesResponder(
+            store: files, rules: storageRules ?? .closed, admin: admin, issuer: accounts.issuer, clock: configuration.clock)
     )
     return Application(
         responder: responder,

@@ -1,18 +1,22 @@
 import Hummingbird
 
 /// The one entry point: answers CORS preflights, sends account requests to the account
-/// service and everything else to the database, and puts CORS headers on every response.
+/// service, file requests to file storage and everything else to the database, and puts CORS
+/// headers on every response.
 struct HearthResponder: HTTPResponder {
     typealias Context = HearthRequestContext
 
     let database: DatabaseResponder
     let auth: AuthResponder
+    let files: FilesResponder
 
     func respond(to request: Request, context: Context) async throws -> Response {
         if request.method == .options { return CORS.preflight(request) }
         var response: Response
         if AuthResponder.handles(request.uri.path) {
             response = await auth.respond(to: request, context: context)
+        } else if FilesResponder.handles(request.uri.path) {
+            response = await files.respond(to: request, context: context)
         } else {
             response = await database.respond(to: request, context: context)
         }

@@ -28,6 +28,10 @@ public struct ServerConfiguration: Sendable {
     /// Failed sign-ins allowed per account and per client address in one window.
     public var signInFailuresPerAccount = 10
     public var signInFailuresPerAddress = 100
+    /// The storage rules text (`storage.rules`) for file storage; nil means closed.
+    public var storageRules: String?
+    /// The largest file accepted, in bytes.
+    public var maxFileBytes: Int64 = 5 << 30
     /// The password hashing cost (scrypt N); Firebase's own is 2^14.
     public var passwordHashRounds = 1 << 14
     /// The server clock in milliseconds since the epoch (token expiry).

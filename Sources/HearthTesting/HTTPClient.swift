@@ -51,4 +51,15 @@ extension TestServer {
         guard let url = URL(string: "http://127.0.0.1:\(port)\(path)") else { throw TestServerError("bad URL \(path)") }
         return try await httpRequest(method, url, body: body.map { Data($0.utf8) }, headers: headers)
     }
+
+    /// Sends a request with a binary body.
+    public func request(
+        _ method: String,
+        _ path: String,
+        data: Data,
+        headers: [String: String] = [:]
+    ) async throws -> HTTPResult {
+        guard let url = URL(string: "http://127.0.0.1:\(port)\(path)") else { throw TestServerError("bad URL \(path)") }
+        return try await httpRequest(method, url, body: data, headers: headers)
+    }
 }

@@ -41,6 +41,22 @@ public final class RawHTTPConnection: @unchecked Sendable {
 
     deinit { close(descriptor) }
 
+    /// Sends more bytes (a request body, in pieces).
+    public func sendBody(_ data: some DataProtocol) throws {
+        let bytes = Array(data)
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
+            guard sent > 0 else { throw TestServerError("send() failed") }
+            offset += sent
+        }
+    }
+
+    /// Ends the connection in both directions, as a dropped network does for the server.
+    public func disconnect() {
+        shutdown(descriptor, Int32(SHUT_RDWR))
+    }
+
     /// Reads until `text` has arrived (or as ``read(until:)`` gives up).
     public func read(untilContaining text: String) async -> String {
         await read(until: { $0.contains(text) })

@@ -57,6 +57,13 @@ public final class TestServer: Sendable {
     /// `configure` says otherwise (rules tests set their own).
     public static let openRules = #"{"rules": {".read": true, ".write": true}}"#
 
+    /// Storage rules that let everyone read and write every file: what test servers start
+    /// with unless `configure` says otherwise.
+    public static let openStorageRules = """
+        rules_version = '2';
+        service firebase.storage { match /b/{bucket}/o { match /{path=**} { allow read, write; } } }
+        """
+
     /// Starts a server on a free port; `configure` may change its configuration first.
     public static func start(
         options: DatabaseOptions = DatabaseOptions(),
@@ -73,6 +80,7 @@ public final class TestServer: Sendable {
         )
         // Cheap password hashing keeps account tests quick; the format and checks are the same.
         configuration.passwordHashRounds = 1 << 10
+        configuration.storageRules = Self.openStorageRules
         configure(&configuration)
         let (ports, continuation) = AsyncStream<Int>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let app = try await buildApplication(configuration: configuration, folder: folder, logger: logger) { port in

@@ -1,4 +1,5 @@
 import Foundation
+import HearthServer
 import HearthTesting
 import Testing
 
@@ -90,9 +91,10 @@ extension TestServer {
 /// `#expect`s are still inferred as throwing.)
 func withServer(
     maxWriteBytes: Int = 256 * 1024 * 1024,
+    configure: (inout ServerConfiguration) -> Void = { _ in },
     _ body: (TestServer) async throws -> Void
 ) async throws {
-    try await TestServer.with(maxWriteBytes: maxWriteBytes) { (server: TestServer) async throws in
+    try await TestServer.with(maxWriteBytes: maxWriteBytes, configure: configure) { (server: TestServer) async throws in
         try await body(server)
     }
 }

@@ -1,0 +1,105 @@
+import HearthFiles
+import Hummingbird
+import MultipartKit
+import NIOCore
+
+/// A `multipart/related` upload as the Firebase SDKs send it: a JSON metadata part, then the
+/// content part. The metadata is read first; the content then streams out of ``content`` as
+/// the request body arrives, never held whole in memory.
+///
+/// Used by one task at a time (the request's).
+final class MultipartUpload {
+    private var body: RequestBody.AsyncIterator
+    private let parser: MultipartParser
+    private let maxMetadataBytes: Int
+    private var part = 0
+    private var metadata: [UInt8] = []
+    private var contentType: String?
+    private var contentStarted = false
+    private var pending: [ByteBuffer] = []
+    private var bodyEnded = false
+    private var tooLarge = false
+
+    init(boundary: String, body: RequestBody, maxMetadataBytes: Int) {
+        self.body = body.makeAsyncIterator()
+        self.parser = MultipartParser(boundary: boundary)
+        self.maxMetadataBytes = maxMetadataBytes
+        parser.onHeader = { [unowned self] name, value in
+            if part == 1 && name.lowercased() == "content-type" { contentType = value }
+        }
+        parser.onBody = { [unowned self] buffer in
+            switch part {
+            case 0:
+                if metadata.count + buffer.readableBytes > maxMetadataBytes { tooLarge = true } else { metadata += buffer.readableBytesView }
+            case 1:
+                contentStarted = true
+                pending.append(buffer)
+            default:
+                break
+            }
+        }
+        parser.onPartComplete = { [unowned self] in part += 1 }
+    }
+
+    /// The boundary of a `multipart/…; boundary=…` content type.
+    static func boundary(in contentType: String) -> String? {
+        for parameter in contentType.split(separator: ";").dropFirst() {
+            let pair = parameter.split(separator: "=", maxSplits: 1)
+            guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "boundary" else { continue }
+            var value = pair[1].trimmingCharacters(in: .whitespaces)
+            if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = String(value.dropFirst().dropLast()) }
+            return value.isEmpty || value.utf8.count > 200 ? nil : value
+        }
+        return nil
+    }
+
+    /// Feeds the parser the next piece of the request body; false when the body has ended.
+    private func feed() async throws -> Bool {
+        guard !bodyEnded, let buffer = try await body.next() else {
+            bodyEnded = true
+            return false
+        }
+        do {
+            try parser.execute(buffer)
+        } catch {
+            throw FilesError.badRequest("Malformed multipart body.")
+        }
+        if tooLarge { throw FilesError.badRequest("The metadata is too large.") }
+        return true
+    }
+
+    /// The metadata part's bytes and the content part's content type (if it has one).
+    func readMetadata() async throws -> (metadata: [UInt8], contentType: String?) {
+        // Read until the content part's headers are through (its body has begun or it ended).
+        while part == 0 || (part == 1 && !contentStarted) {
+            guard try await feed() else {
+                throw FilesError.badRequest("The multipart body ended before its content part.")
+            }
+        }
+        return (metadata, contentType?.trimmingCharacters(in: .whitespaces))
+    }
+
+    /// The content part's bytes, as they arrive.
+    var content: Content { Content(upload: self) }
+
+    struct Content: AsyncSequence {
+        typealias Element = ByteBuffer
+        let upload: MultipartUpload
+
+        func makeAsyncIterator() -> Iterator { Iterator(upload: upload) }
+
+        struct Iterator: AsyncIteratorProtocol {
+            let upload: MultipartUpload
+
+            mutating func next() async throws -> ByteBuffer? {
+                while true {
+                    if !upload.pending.isEmpty { return upload.pending.removeFirst() }
+                    if upload.part >= 2 { return nil }
+                    guard try await upload.feed() else {
+                        throw FilesError.badRequest("The multipart body ended before its closing boundary.")
+                    }
+                }
+            }
+        }
+    }
+}
