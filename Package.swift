@@ -113,8 +113,10 @@ let package = Package(
                 "HearthRules",
                 "HearthStore",
                 "HearthAuth",
+                "HearthFiles",
                 "HearthServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "_NIOFileSystem", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,8 +1,10 @@
 import ArgumentParser
 import Foundation
+import HearthFiles
 import HearthRules
 
-/// `hearth rules`: work with security rules files.
+/// `hearth rules`: work with security rules files: database rules (JSON) and storage rules
+/// (`storage.rules`).
 struct Rules: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check security rules files.",
@@ -29,9 +31,19 @@ struct Rules: ParsableCommand {
                     failed = true
                     continue
                 }
-                let problems = RulesDocument.problems(in: text)
+                var problems: [(line: Int, column: Int, message: String)] = []
+                if Self.isStorageRules(text) {
+                    // The storage rules parser stops at the first problem.
+                    do {
+                        _ = try StorageRules(parsing: text)
+                    } catch {
+                        problems.append((error.position.line, error.position.column, error.message))
+                    }
+                } else {
+                    problems = RulesDocument.problems(in: text).map { ($0.position.line, $0.position.column, $0.message) }
+                }
                 for problem in problems {
-                    print("\(file):\(problem.position.line):\(problem.position.column): error: \(problem.message)")
+                    print("\(file):\(problem.line):\(problem.column): error: \(problem.message)")
                 }
                 if problems.isEmpty {
                     print("\(file): OK")
@@ -41,6 +53,22 @@ struct Rules: ParsableCommand {
                 }
             }
             if failed { throw ExitCode(1) }
+        }
+
+        /// True for a `storage.rules` file: its first token (after comments) is not the `{` of
+        /// a JSON document.
+        static func isStorageRules(_ text: String) -> Bool {
+            var rest = Substring(text)
+            while true {
+                rest = rest.drop(while: { $0.isWhitespace })
+                if rest.hasPrefix("//") {
+                    rest = rest.drop(while: { $0 != "\n" })
+                } else if rest.hasPrefix("/*"), let end = rest.range(of: "*/") {
+                    rest = rest[end.upperBound...]
+                } else {
+                    return !rest.hasPrefix("{")
+                }
+            }
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HearthFiles
 import HearthRules
 import HearthServer
 import HearthStore
@@ -33,6 +34,12 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "A rules file for databases that have no stored rules (default: closed rules).")
     var rules: String?
 
+    @Option(name: .long, help: "A storage.rules file for file storage (default: closed).")
+    var storageRules: String?
+
+    @Option(name: .long, help: "The largest file accepted, in bytes (suffixes K, M and G allowed).")
+    var maxFileSize: String = "5G"
+
     @Option(name: .long, help: "The project ID: the audience and issuer of the ID tokens Hearth signs.")
     var project: String = "hearth"
 
@@ -53,6 +60,9 @@ struct Serve: AsyncParsableCommand {
         guard keepAliveSeconds > 0 else { throw ValidationError("--keep-alive-seconds must be positive.") }
         guard signInFailuresPerAddress > 0 else { throw ValidationError("--sign-in-failures-per-address must be positive.") }
         guard !project.isEmpty, project.utf8.count <= 128 else { throw ValidationError("--project must be 1 to 128 characters.") }
+        guard Self.byteCount(maxFileSize) != nil else {
+            throw ValidationError("--max-file-size must be a positive number of bytes, such as 10485760, 10M or 5G.")
+        }
         guard snapshotAfterWrites > 0 else { throw ValidationError("--snapshot-after-writes must be positive.") }
         guard DataFolder.isValidDatabaseName(database) else {
             throw ValidationError("'\(database)' is not a valid database name (use a-z, 0-9 and -).")
@@ -82,6 +92,19 @@ struct Serve: AsyncParsableCommand {
                 throw ValidationError("\(rules): \(error)")
             }
         }
+        var storageRulesText: String?
+        if let storageRules {
+            do {
+                storageRulesText = try String(contentsOfFile: storageRules, encoding: .utf8)
+            } catch {
+                throw ValidationError("cannot read the storage rules file \(storageRules): \(error.localizedDescription)")
+            }
+            do {
+                _ = try StorageRules(parsing: storageRulesText ?? "")
+            } catch {
+                throw ValidationError("\(storageRules):\(error)")
+            }
+        }
         let token = try adminToken ?? AdminToken.loadOrCreate(in: dataURL)
         var configuration = ServerConfiguration(
             host: host, port: port, dataFolder: dataURL, defaultDatabase: database,
@@ -89,6 +112,8 @@ struct Serve: AsyncParsableCommand {
         )
         configuration.keepAliveInterval = .milliseconds(Int64(keepAliveSeconds * 1000))
         configuration.projectID = project
+        configuration.storageRules = storageRulesText
+        configuration.maxFileBytes = Self.byteCount(maxFileSize)!
         configuration.signInFailuresPerAddress = signInFailuresPerAddress
         let started = ContinuousClock.now
         _ = try folder.database(named: database)
@@ -102,6 +127,22 @@ struct Serve: AsyncParsableCommand {
                 """.utf8))
         }
         try await app.runService()
+    }
+}
+
+extension Serve {
+    /// Bytes from `10485760`, `10M`, `512K` or `5G` (powers of 1024); nil if not positive.
+    static func byteCount(_ text: String) -> Int64? {
+        let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+        var digits = Substring(text.uppercased())
+        var scale: Int64 = 1
+        if let last = digits.last, let unit = units[last] {
+            scale = unit
+            digits = digits.dropLast()
+        }
+        guard let value = Int64(digits), value > 0 else { return nil }
+        let (bytes, overflow) = value.multipliedReportingOverflow(by: scale)
+        return overflow ? nil : bytes
     }
 }
 

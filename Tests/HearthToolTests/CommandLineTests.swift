@@ -12,7 +12,7 @@ struct CommandLineTests {
 
         let help = try HearthProcess.run(["--help"])
         #expect(help.status == 0)
-        for command in ["serve", "import", "export", "rules", "users"] {
+        for command in ["serve", "import", "export", "rules", "users", "files"] {
             #expect(help.stdout.contains(command), "help lists \(command)")
         }
         let serveHelp = try HearthProcess.run(["serve", "--help"])
@@ -99,6 +99,53 @@ struct CommandLineTests {
         let json = try HearthProcess.run(["users", "list", "--json", "--data", data])
         #expect(json.stdout.split(separator: "\n").count == 1)
         #expect(json.stdout.contains(#""email":"ann@example.com""#))
+    }
+
+    @Test func filesPutListGetAndRemove() throws {
+        let directory = try TemporaryDirectory(prefix: "hearth-cli")
+        defer { directory.remove() }
+        let data = directory.url.path
+        let local = directory.url.appendingPathComponent("photo.jpg")
+        let content = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+        try content.write(to: local)
+
+        let put = try HearthProcess.run(["files", "put", local.path, "alice/full/p1/photo.jpg", "--data", data])
+        #expect(put.status == 0, "\(put.stderr)")
+        #expect(put.stdout == "300000 bytes stored as alice/full/p1/photo.jpg (image/jpeg)\n")
+        _ = try HearthProcess.run(["files", "put", local.path, "notes.txt", "--content-type", "text/plain", "--data", data])
+
+        let top = try HearthProcess.run(["files", "ls", "--data", data])
+        #expect(top.stdout.contains("  alice/\n"))
+        #expect(top.stdout.contains("text/plain"))
+        #expect(!top.stdout.contains("photo.jpg"))
+        let all = try HearthProcess.run(["files", "ls", "-r", "alice/", "--data", data])
+        #expect(all.stdout.contains("300000  image/jpeg"))
+        #expect(all.stdout.hasSuffix("alice/full/p1/photo.jpg\n"))
+
+        let copy = directory.url.appendingPathComponent("copy.jpg")
+        let get = try HearthProcess.run(["files", "get", "alice/full/p1/photo.jpg", copy.path, "--data", data])
+        #expect(get.status == 0)
+        #expect(try Data(contentsOf: copy) == content)
+
+        #expect(try HearthProcess.run(["files", "rm", "notes.txt", "--data", data]).stdout == "deleted notes.txt\n")
+        let missing = try HearthProcess.run(["files", "rm", "notes.txt", "--data", data])
+        #expect(missing.status == 1)
+        #expect(missing.stderr == "error: Not Found.\n")
+        let hostile = try HearthProcess.run(["files", "put", local.path, "../outside", "--data", data])
+        #expect(hostile.status == 1)
+        #expect(hostile.stderr.hasPrefix("error: Invalid object name"))
+        let noFile = try HearthProcess.run(["files", "put", "/no/such/file", "x", "--data", data])
+        #expect(noFile.status == 1)
+        #expect(noFile.stderr == "error: no such local file\n")
+        // A bad storage rules file stops serve before it starts.
+        let rules = directory.url.appendingPathComponent("storage.rules")
+        try Data("service firebase.storage {\n  match /a { allow fetch; }\n}\n".utf8).write(to: rules)
+        let serve = try HearthProcess.run(["serve", "--port", "0", "--data", data, "--storage-rules", rules.path])
+        #expect(serve.status != 0)
+        #expect(serve.stderr.contains("2:14: unknown method 'fetch'"))
+        let check = try HearthProcess.run(["rules", "check", rules.path])
+        #expect(check.status == 1)
+        #expect(check.stdout.contains("storage.rules:2:14: error: unknown method 'fetch'"))
     }
 
     @Test func importThenExportRoundTrips() throws {

@@ -109,3 +109,61 @@ struct CrashTests {
         }
     }
 }
+
+/// A resumable upload survives the server being killed in the middle of it.
+@Suite("Upload crash safety")
+struct UploadCrashTests {
+    static let objects = "/v0/b/hearth.appspot.com/o"
+
+    static func post(_ server: HearthProcess, _ path: String, body: Data = Data(), headers: [String: String]) async throws -> HTTPResult {
+        try await httpRequest("POST", server.url(path), body: body, headers: headers)
+    }
+
+    @Test(.timeLimit(.minutes(3)))
+    func aResumableUploadContinuesAfterKillNine() async throws {
+        let directory = try TemporaryDirectory(prefix: "hearth-upload-crash")
+        defer { directory.remove() }
+        let content = Data((0..<2_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let admin = ["Authorization": "Bearer owner"]
+        var server = try HearthProcess(data: directory.url, extraArguments: ["--emulator"])
+        let start = try await Self.post(
+            server, Self.objects + "?name=big%2Fmovie.bin",
+            headers: admin.merging([
+                "X-Goog-Upload-Protocol": "resumable", "X-Goog-Upload-Command": "start",
+                "X-Goog-Upload-Header-Content-Length": "2000000",
+            ]) { $1 })
+        #expect(start.status == 200, "\(start.text)")
+        let uploadURL = try #require(start.header("X-Goog-Upload-URL").flatMap(URL.init(string:)))
+        let target = uploadURL.path + "?" + uploadURL.query!
+        let first = try await Self.post(
+            server, target, body: content[0..<1_048_576],
+            headers: admin.merging(["X-Goog-Upload-Command": "upload", "X-Goog-Upload-Offset": "0"]) { $1 })
+        #expect(first.status == 200, "\(first.text)")
+
+        // Killed while the second chunk is arriving: half of it sent, then SIGKILL.
+        let head = "POST \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\nAuthorization: Bearer owner\r\n"
+            + "X-Goog-Upload-Command: upload, finalize\r\nX-Goog-Upload-Offset: 1048576\r\nContent-Length: 951424\r\n\r\n"
+        let connection = try RawHTTPConnection(port: server.port, request: head)
+        try connection.sendBody(content[1_048_576..<1_500_000])
+        try await Task.sleep(for: .milliseconds(300))
+        server.kill9()
+        connection.disconnect()
+
+        server = try HearthProcess(data: directory.url, extraArguments: ["--emulator"])
+        // The object is not there; the upload is, with what reached the disk.
+        let missing = try await httpRequest("GET", server.url(Self.objects + "/big%2Fmovie.bin"), headers: admin)
+        #expect(missing.status == 404)
+        let restartedTarget = target.replacingOccurrences(of: "\(uploadURL.port!)", with: "\(server.port)")
+        let query = try await Self.post(server, restartedTarget, headers: admin.merging(["X-Goog-Upload-Command": "query"]) { $1 })
+        #expect(query.header("X-Goog-Upload-Status") == "active", "\(query.text)")
+        let received = try #require(query.header("X-Goog-Upload-Size-Received").flatMap(Int.init))
+        #expect(received >= 1_048_576 && received <= 1_500_000)
+        let last = try await Self.post(
+            server, restartedTarget, body: content[received...],
+            headers: admin.merging(["X-Goog-Upload-Command": "upload, finalize", "X-Goog-Upload-Offset": String(received)]) { $1 })
+        #expect(last.status == 200, "\(last.text)")
+        let media = try await httpRequest("GET", server.url(Self.objects + "/big%2Fmovie.bin?alt=media"), headers: admin)
+        #expect(media.body == content)
+        #expect(server.terminate() == 0)
+    }
+}
