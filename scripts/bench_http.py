@@ -26,6 +26,11 @@ ADMIN_TOKEN = "bench-admin-token"
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 FRIENDLYPIX_RULES = os.path.join(ROOT, "Tests", "Fixtures", "rules", "friendlypix-web-database-rules.json")
 OPEN_RULES = '{"rules": {".read": true, ".write": true}}'
+OPEN_STORAGE_RULES = """rules_version = '2';
+service firebase.storage { match /b/{bucket}/o { match /{path=**} { allow read, write; } } }
+"""
+BUCKET = "bench.appspot.com"
+MEGABYTE = 1024 * 1024
 IDENTITY = "/identitytoolkit.googleapis.com/v1"
 
 
@@ -38,7 +43,7 @@ def free_port():
 def request(method, url, body=None, headers=None, expect=(200, 204)):
     data = body.encode() if isinstance(body, str) else body
     req = urllib.request.Request(url, data=data, method=method, headers=headers or {})
-    if data is not None and "Content-Type" not in req.headers:
+    if data is not None and not req.has_header("Content-type"):
         req.add_header("Content-Type", "application/json")
     try:
         with urllib.request.urlopen(req, timeout=120) as response:
@@ -83,16 +88,20 @@ class Servers:
         return folder
 
     def hearth(self, rules_text=OPEN_RULES):
-        """A Hearth server; by default everyone may read and write, as PocketBase's collections here allow."""
+        """A Hearth server; by default everyone may read and write (data and files), as PocketBase's
+        collections here allow."""
         port = free_port()
         folder = self.folder()
         rules = os.path.join(folder, "bench.rules.json")
         with open(rules, "w") as handle:
             handle.write(rules_text)
+        storage_rules = os.path.join(folder, "storage.rules")
+        with open(storage_rules, "w") as handle:
+            handle.write(OPEN_STORAGE_RULES)
         data = os.path.join(folder, "data")
         process = self.start([f"{self.bin_path}/hearth", "serve", "--host", "127.0.0.1", "--port", str(port),
                               "--data", data, "--admin-token", ADMIN_TOKEN, "--log-level", "warning",
-                              "--rules", rules], "hearth.log")
+                              "--rules", rules, "--storage-rules", storage_rules], "hearth.log")
         url = f"http://127.0.0.1:{port}"
         wait_for(f"{url}/.json")
         return url, process.pid
@@ -218,6 +227,99 @@ def sign_ins(servers, hearth, pocketbase, duration):
     return h, p
 
 
+def upload_lua(path, payload, content_type, form_field=None):
+    """POSTs the payload file: raw, or (with form_field) as PocketBase's multipart/form-data record
+    create. Hearth's object names cycle through eight, so each upload replaces an earlier one."""
+    if form_field:
+        body = ('local boundary = "hearthbenchboundary"\n'
+                f'wrk.headers["Content-Type"] = "multipart/form-data; boundary=" .. boundary\n'
+                f'wrk.body = "--" .. boundary .. "\\r\\nContent-Disposition: form-data; name=\\"{form_field}\\"; '
+                f'filename=\\"bench.bin\\"\\r\\nContent-Type: {content_type}\\r\\n\\r\\n" .. data .. '
+                '"\\r\\n--" .. boundary .. "--\\r\\n"\n'
+                f'function request() return wrk.format("POST", "{path}") end\n')
+    else:
+        body = (f'wrk.headers["Content-Type"] = "{content_type}"\n'
+                'wrk.body = data\n'
+                'local counter = 0\n'
+                'function request()\n'
+                '  counter = counter + 1\n'
+                f'  return wrk.format("POST", "{path}" .. (counter % 8))\n'
+                'end\n')
+    return f'local file = io.open("{payload}", "rb")\nlocal data = file:read("*all")\nfile:close()\nwrk.method = "POST"\n' + body
+
+
+def rss_kb(pid):
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def file_throughput(servers, hearth, pocketbase, duration):
+    """10 MB files: uploads and downloads per second, as MB/s, against PocketBase's file fields."""
+    payload = os.path.join(servers.folder(), "payload.bin")
+    with open(payload, "wb") as handle:
+        handle.write(random.Random(5).randbytes(10 * MEGABYTE))
+    superuser = request("POST", f"{pocketbase}/api/collections/_superusers/auth-with-password",
+                        json.dumps({"identity": "bench@example.com", "password": "benchpassword1"}))["token"]
+    request("POST", f"{pocketbase}/api/collections", json.dumps({
+        "name": "files", "type": "base",
+        "fields": [{"name": "doc", "type": "file", "maxSelect": 1, "maxSize": 20 * MEGABYTE}],
+        "listRule": "", "viewRule": "", "createRule": "",
+    }), headers={"Authorization": superuser})
+    objects = f"{hearth}/v0/b/{BUCKET}/o"
+    hearth_upload = upload_lua(f"/v0/b/{BUCKET}/o?uploadType=media&name=bench%2Ff", payload, "application/octet-stream")
+    pocketbase_upload = upload_lua("/api/collections/files/records", payload, "application/octet-stream", form_field="doc")
+    results = {}
+    for name, url, lua in [("hearth", objects, hearth_upload), ("pocketbase", f"{pocketbase}/api/collections/files/records", pocketbase_upload)]:
+        wrk(url, 2, connections=4, lua=lua)
+        results[name + "_up"] = wrk(url, duration, connections=4, lua=lua) * 10
+    # Downloads of one stored 10 MB file.
+    with open(payload, "rb") as handle:
+        content = handle.read()
+    request("POST", f"{objects}?uploadType=media&name=bench%2Fdownload", content, headers={"Content-Type": "application/octet-stream"})
+    boundary = "hearthbenchboundary"
+    form = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"doc\"; filename=\"bench.bin\"\r\n"
+            f"Content-Type: application/octet-stream\r\n\r\n").encode() + content + f"\r\n--{boundary}--\r\n".encode()
+    record = request("POST", f"{pocketbase}/api/collections/files/records", form,
+                     headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+    downloads = {
+        "hearth": f"{objects}/bench%2Fdownload?alt=media",
+        "pocketbase": f"{pocketbase}/api/files/{record['collectionId']}/{record['id']}/{record['doc']}",
+    }
+    for name, url in downloads.items():
+        with urllib.request.urlopen(url) as response:
+            assert response.read() == content, f"{name} returned other bytes"
+        wrk(url, 2, connections=4)
+        results[name + "_down"] = wrk(url, duration, connections=4) * 10
+    return results
+
+
+def big_upload_memory(servers, size_mb=1024):
+    """A fresh Hearth server's resident memory while one 1 GB file streams in: before, at peak, after."""
+    url, pid = servers.hearth()
+    payload = os.path.join(servers.folder(), "big.bin")
+    with open(payload, "wb") as handle:
+        handle.truncate(size_mb * MEGABYTE)
+    time.sleep(0.5)
+    before = rss_kb(pid)
+    peak = before
+    upload = subprocess.Popen(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-T", payload,
+                               "-H", "Content-Type: application/octet-stream",
+                               f"{url}/v0/b/{BUCKET}/o?uploadType=media&name=big.bin"], stdout=subprocess.PIPE, text=True)
+    started = time.time()
+    while upload.poll() is None:
+        peak = max(peak, rss_kb(pid))
+        time.sleep(0.02)
+    elapsed = time.time() - started
+    status = upload.stdout.read().strip()
+    if status != "200":
+        raise RuntimeError(f"the 1 GB upload answered {status}")
+    after = rss_kb(pid)
+    return before / 1024, peak / 1024, after / 1024, size_mb / elapsed
+
+
 def setup_pocketbase(url):
     token = request("POST", f"{url}/api/collections/_superusers/auth-with-password",
                     json.dumps({"identity": "bench@example.com", "password": "benchpassword1"}))["token"]
@@ -271,7 +373,7 @@ def main():
     parser.add_argument("--bin-path", required=True)
     parser.add_argument("--pocketbase", required=True)
     parser.add_argument("--duration", type=int, default=10)
-    kinds = ["writes", "reads", "top", "fanout", "idle", "rules", "signin"]
+    kinds = ["writes", "reads", "top", "fanout", "idle", "rules", "signin", "files"]
     parser.add_argument("--only", choices=kinds, action="append")
     args = parser.parse_args()
     wanted = set(args.only or kinds)
@@ -328,6 +430,17 @@ def main():
         if "signin" in wanted:
             h, p = sign_ins(servers, hearth, pocketbase, args.duration)
             rows.append(f"| email/password sign-ins/s, 16 connections | {h:,.0f}/s | {p:,.0f}/s | {h / p:.2f}× PocketBase | – |")
+            print(rows[-1], flush=True)
+        if "files" in wanted:
+            results = file_throughput(servers, hearth, pocketbase, args.duration)
+            for way in ("up", "down"):
+                h, p = results[f"hearth_{way}"], results[f"pocketbase_{way}"]
+                rows.append(f"| 10 MB file {'uploads' if way == 'up' else 'downloads'}, 4 connections | {h:,.0f} MB/s | "
+                            f"{p:,.0f} MB/s | {h / p:.2f}× PocketBase | – |")
+                print(rows[-1], flush=True)
+            before, peak, after, rate = big_upload_memory(servers)
+            rows.append(f"| server memory while one 1 GB file uploads ({rate:,.0f} MB/s) | {before:.0f} MB before, "
+                        f"{peak:.0f} MB peak, {after:.0f} MB after | – | +{peak - before:.0f} MB | flat |")
             print(rows[-1], flush=True)
         if "idle" in wanted:
             # A fresh server, so its memory before the streams is its baseline.

@@ -186,7 +186,7 @@ struct FilesResponder: Sendable {
         let body = ResponseBody(contentLength: Int(bytes.count)) { writer in
             do {
                 if !bytes.isEmpty {
-                    for try await chunk in handle.readChunks(in: bytes, chunkLength: .kibibytes(64)) {
+                    for try await chunk in handle.readChunks(in: bytes, chunkLength: .kibibytes(512)) {
                         try await writer.write(chunk)
                     }
                 }

@@ -100,8 +100,8 @@ struct Files: AsyncParsableCommand {
 
         @OptionGroup var options: Options
 
-        func run() async throws {
-            try await Files.perform {
+        func run() throws {
+            try Files.perform {
                 let store = try options.store()
                 guard let object = try store.object(bucket: options.bucketName, name: name) else { throw FilesError.notFound }
                 let destination = output ?? String(name.split(separator: "/").last ?? Substring(name))
