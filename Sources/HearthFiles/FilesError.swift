@@ -14,8 +14,13 @@ public struct FilesError: Error, Sendable, Equatable, CustomStringConvertible {
     /// No such object (or upload).
     public static let notFound = FilesError(status: 404, "Not Found.")
     /// The storage rules refused the request.
-    public static let permissionDenied = FilesError(
-        status: 403, "Permission denied. Could not perform this operation")
+    public static let permissionDenied = FilesError(status: 403, "Permission denied.")
+
+    /// The storage rules refused a request of `kind` (`READ`, `LIST` or `WRITE`), in the
+    /// words of Firebase's storage emulator.
+    public static func permissionDenied(_ kind: String) -> FilesError {
+        FilesError(status: 403, "Permission denied. No \(kind) permission.")
+    }
     /// The object is bigger than the server allows.
     public static func tooLarge(limit: Int64) -> FilesError {
         FilesError(status: 413, "Object exceeds the maximum allowed size of \(limit) bytes.")

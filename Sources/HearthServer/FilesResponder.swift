@@ -75,8 +75,13 @@ struct FilesResponder: Sendable {
         switch (request.method, target.name) {
         case (.get, nil): return try list(target.bucket, parameters: parameters, requester: requester)
         case (.post, nil): return try await upload(request, bucket: target.bucket, parameters: parameters, requester: requester)
+        case (.put, let name?) where request.headers[.methodOverride]?.lowercased() == "patch":
+            return try await updateMetadata(request, bucket: target.bucket, name: name, requester: requester)
+        case (.put, nil): return try await upload(request, bucket: target.bucket, parameters: parameters, requester: requester)
+        case (.post, let name?) where parameters["create_token"] != nil || parameters["delete_token"] != nil:
+            return try tokens(bucket: target.bucket, name: name, parameters: parameters, requester: requester)
         case (.get, let name?): return try await get(request, bucket: target.bucket, name: name, parameters: parameters, requester: requester)
-        case (.patch, let name?), (.put, let name?):
+        case (.patch, let name?):
             return try await updateMetadata(request, bucket: target.bucket, name: name, requester: requester)
         case (.delete, let name?): return try delete(bucket: target.bucket, name: name, requester: requester)
         default: throw FilesError(status: 405, "Method not allowed.")
@@ -110,7 +115,13 @@ struct FilesResponder: Sendable {
         let allowed = rules.allows(StorageRules.Request(
             method: method, bucket: bucket, name: name, authClaims: claims, time: clock(), incoming: incoming,
             existing: existing))
-        guard allowed else { throw .permissionDenied }
+        guard allowed else {
+            switch method {
+            case .get: throw .permissionDenied("READ")
+            case .list: throw .permissionDenied("LIST")
+            case .create, .update, .delete: throw .permissionDenied("WRITE")
+            }
+        }
     }
 
     // MARK: - Listing
@@ -273,6 +284,7 @@ struct FilesResponder: Sendable {
         headers[.googUploadURL] = uploadURL(request, session: session)
         headers[.googUploadStatus] = "active"
         headers[.googUploadChunkGranularity] = String(Self.chunkGranularity)
+        headers[.guploadUploadID] = session.id
         return Response(status: .ok, headers: headers)
     }
 
@@ -342,6 +354,21 @@ struct FilesResponder: Sendable {
             try authorize(.update, bucket: bucket, name: name, requester: requester, incoming: updated, existing: existing)
         }
         return Self.metadataResponse(object)
+    }
+
+    /// `POST …/o/<name>?create_token=true` adds a download token; `?delete_token=<token>`
+    /// removes one. Admins only, as in Firebase.
+    private func tokens(bucket: String, name: String, parameters: [String: String], requester: Requester) throws -> Response {
+        guard case .admin = requester else { throw FilesError(status: 403, "Missing admin credentials.") }
+        guard let object = try store.object(bucket: bucket, name: name) else { throw FilesError.notFound }
+        var tokens = object.downloadTokens
+        if let create = parameters["create_token"] {
+            guard create == "true" else { throw FilesError.badRequest("create_token must be true.") }
+            tokens.append(UUID().uuidString.lowercased())
+        } else if let token = parameters["delete_token"] {
+            tokens.removeAll { $0 == token }
+        }
+        return Self.metadataResponse(try store.updateMetadata(bucket: bucket, name: name, fields: ObjectFields(), downloadTokens: tokens))
     }
 
     private func delete(bucket: String, name: String, requester: Requester) throws -> Response {
@@ -504,4 +531,6 @@ extension HTTPField.Name {
     static let googUploadSizeReceived = Self("X-Goog-Upload-Size-Received")!
     static let googUploadOffset = Self("X-Goog-Upload-Offset")!
     static let forwardedProto = Self("X-Forwarded-Proto")!
+    static let guploadUploadID = Self("X-GUploader-UploadID")!
+    static let methodOverride = Self("X-HTTP-Method-Override")!
 }

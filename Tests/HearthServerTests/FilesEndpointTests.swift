@@ -224,7 +224,7 @@ struct FilesEndpointTests {
 
             // Reading needs the rules or the token: the token makes the URL shareable.
             let url = Self.path("alice/doc.txt") + "?alt=media"
-            Self.expectError(try await server.request("GET", url), 403)
+            Self.expectError(try await server.request("GET", url), 403, "Permission denied. No READ permission.")
             let shared = try await server.request("GET", url + "&token=\(token)")
             #expect(shared.status == 200)
             #expect(shared.text == "hello")
@@ -237,6 +237,24 @@ struct FilesEndpointTests {
             #expect(revoked.status == 200)
             #expect(Self.json(revoked)["downloadTokens"] == nil)
             Self.expectError(try await server.request("GET", url + "&token=\(token)"), 403)
+
+            // Admins make and delete tokens one at a time, as with Firebase's create_token.
+            Self.expectError(
+                try await server.request("POST", Self.path("alice/doc.txt") + "?create_token=true", headers: owner), 403,
+                "Missing admin credentials.")
+            let minted = try await server.request(
+                "POST", Self.path("alice/doc.txt") + "?create_token=true", headers: TestServer.adminHeaders)
+            let fresh = try #require(Self.json(minted)["downloadTokens"] as? String)
+            #expect(try await server.request("GET", url + "&token=\(fresh)").status == 200)
+            let removed = try await server.request(
+                "POST", Self.path("alice/doc.txt") + "?delete_token=\(fresh)", headers: TestServer.adminHeaders)
+            #expect(Self.json(removed)["downloadTokens"] == nil)
+            Self.expectError(try await server.request("GET", url + "&token=\(fresh)"), 403)
+            // PUT with X-HTTP-Method-Override: PATCH updates metadata too.
+            let overridden = try await server.request(
+                "PUT", Self.path("alice/doc.txt"), body: #"{"contentLanguage": "en"}"#,
+                headers: owner.merging(["X-HTTP-Method-Override": "PATCH"]) { $1 })
+            #expect(Self.json(overridden)["contentLanguage"] as? String == "en")
 
             Self.expectError(
                 try await server.request("PATCH", Self.path("alice/doc.txt"), body: "[1]", headers: owner), 400)
@@ -326,7 +344,7 @@ struct FilesEndpointTests {
             let forged = try await server.request(
                 "POST", Self.objects + "?name=alice%2Ffull%2Fp1%2Fphoto.jpg", data: Self.bytes(10),
                 headers: Self.user("bob").merging(["Content-Type": "image/jpeg"]) { $1 })
-            Self.expectError(forged, 403)
+            Self.expectError(forged, 403, "Permission denied. No WRITE permission.")
             #expect(try await server.request("GET", Self.path(full) + "?alt=media").body == image)
             // Not an image, or too big for a thumbnail: refused.
             let text = try await server.request(
@@ -339,7 +357,7 @@ struct FilesEndpointTests {
             Self.expectError(bigThumb, 403)
             Self.expectError(try await server.request("GET", Self.path("alice/thumb/p1/big.jpg")), 404)
             // Listing needs rules version 2; these rules are version 1.
-            Self.expectError(try await server.request("GET", Self.objects + "?prefix=alice%2F"), 403)
+            Self.expectError(try await server.request("GET", Self.objects + "?prefix=alice%2F"), 403, "Permission denied. No LIST permission.")
             // Deleting: the owner and admins may, others not.
             Self.expectError(try await server.request("DELETE", Self.path(full), headers: Self.user("bob")), 403)
             #expect(try await server.request("DELETE", Self.path(full), headers: Self.user("alice")).status == 204)
