@@ -79,31 +79,11 @@ struct Serve: AsyncParsableCommand {
         } catch let error as StoreError {
             throw ValidationError("\(error.message). Is another `hearth serve` running?")
         }
-        var rulesText: String?
-        if let rules {
-            do {
-                rulesText = try String(contentsOfFile: rules, encoding: .utf8)
-            } catch {
-                throw ValidationError("cannot read the rules file \(rules): \(error.localizedDescription)")
-            }
-            do {
-                _ = try SecurityRules(parsing: rulesText ?? "")
-            } catch {
-                throw ValidationError("\(rules): \(error)")
-            }
+        let rulesText = try rules.map { path in
+            try Self.rulesFile(path, kind: "rules") { text in _ = try SecurityRules(parsing: text) }
         }
-        var storageRulesText: String?
-        if let storageRules {
-            do {
-                storageRulesText = try String(contentsOfFile: storageRules, encoding: .utf8)
-            } catch {
-                throw ValidationError("cannot read the storage rules file \(storageRules): \(error.localizedDescription)")
-            }
-            do {
-                _ = try StorageRules(parsing: storageRulesText ?? "")
-            } catch {
-                throw ValidationError("\(storageRules):\(error)")
-            }
+        let storageRulesText = try storageRules.map { path in
+            try Self.rulesFile(path, kind: "storage rules") { text in _ = try StorageRules(parsing: text) }
         }
         let token = try adminToken ?? AdminToken.loadOrCreate(in: dataURL)
         var configuration = ServerConfiguration(
@@ -131,6 +111,22 @@ struct Serve: AsyncParsableCommand {
 }
 
 extension Serve {
+    /// The text of the rules file at `path`, checked by `validate` (which throws its first problem).
+    static func rulesFile(_ path: String, kind: String, validate: (String) throws -> Void) throws -> String {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ValidationError("cannot read the \(kind) file \(path): \(error.localizedDescription)")
+        }
+        do {
+            try validate(text)
+        } catch {
+            throw ValidationError("\(path): \(error)")
+        }
+        return text
+    }
+
     /// Bytes from `10485760`, `10M`, `512K` or `5G` (powers of 1024); nil if not positive.
     static func byteCount(_ text: String) -> Int64? {
         let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
