@@ -204,6 +204,25 @@ struct DatabaseClientTests {
         }
     }
 
+    @Test func aListenerReconnectsByItselfAfterTheServerGoesAway() async throws {
+        let first = try await TestServer.start()
+        let port = first.port
+        let database = Database(url: first.baseURL)
+        try await database.root.child("greeting").setValue("hello")
+        var events = database.root.child("greeting").observe(.value).makeAsyncIterator()
+        #expect(try await Self.next(&events).snapshot.string == "hello")
+        await first.stop()
+        // A new server on the same port (with new data): the listener finds it and catches up.
+        try await TestServer.with(configure: { $0.port = port }) { (second: TestServer) async throws in
+            try await Database(url: second.baseURL).root.child("greeting").setValue("hello again")
+            var latest: String?
+            while latest != "hello again" {
+                latest = try await Self.next(&events).snapshot.string
+            }
+            #expect(latest == "hello again")
+        }
+    }
+
     // MARK: - Transactions
 
     @Test func concurrentTransactionsLoseNoIncrement() async throws {
