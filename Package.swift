@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "HearthFiles", targets: ["HearthFiles"]),
         .library(name: "HearthServer", targets: ["HearthServer"]),
         .library(name: "HearthClient", targets: ["HearthClient"]),
+        .library(name: "HearthSocial", targets: ["HearthSocial"]),
         .library(name: "HearthTesting", targets: ["HearthTesting"]),
         .executable(name: "hearth", targets: ["hearth"]),
         .executable(name: "hearth-bench", targets: ["hearth-bench"]),
@@ -87,7 +88,13 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "HearthSocial",
+            dependencies: ["HearthClient"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -163,6 +170,11 @@ let package = Package(
         .testTarget(
             name: "HearthClientTests",
             dependencies: ["HearthClient", "HearthCore", "HearthServer", "HearthTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HearthSocialTests",
+            dependencies: ["HearthSocial", "HearthClient", "HearthServer", "HearthTesting"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -41,7 +41,7 @@ public final class Auth: Sendable {
     }
 
     /// - Parameter clock: milliseconds since the epoch (token expiry).
-    public init(url: URL, httpClient: HTTPClient = .shared, clock: @escaping @Sendable () -> Int64 = Database.systemClock) {
+    public init(url: URL, httpClient: HTTPClient = .hearth, clock: @escaping @Sendable () -> Int64 = Database.systemClock) {
         self.url = url
         self.transport = HTTPTransport(client: httpClient)
         self.clock = clock

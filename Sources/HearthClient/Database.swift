@@ -45,7 +45,7 @@ public final class Database: Sendable {
     ///   - clock: milliseconds since the epoch, for push IDs.
     ///   - random: randomness for push IDs.
     public convenience init(
-        url: URL, namespace: String? = nil, auth: Auth? = nil, httpClient: HTTPClient = .shared,
+        url: URL, namespace: String? = nil, auth: Auth? = nil, httpClient: HTTPClient = .hearth,
         clock: @escaping @Sendable () -> Int64 = Database.systemClock,
         random: some RandomNumberGenerator & Sendable = SystemRandomNumberGenerator()
     ) {
@@ -56,7 +56,7 @@ public final class Database: Sendable {
 
     /// A database whose requests carry `token`: the server's admin token (rules do not apply),
     /// or an ID token.
-    public convenience init(url: URL, namespace: String? = nil, token: String, httpClient: HTTPClient = .shared) {
+    public convenience init(url: URL, namespace: String? = nil, token: String, httpClient: HTTPClient = .hearth) {
         self.init(url: url, namespace: namespace, credentials: .token(token), httpClient: httpClient)
     }
 

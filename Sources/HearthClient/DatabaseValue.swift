@@ -35,6 +35,11 @@ public struct DatabaseValue: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    public init(_ value: Int) { node = .int(Int64(value)) }
+    public init(_ value: Double) { node = .double(value) }
+    public init(_ value: String) { node = .string(value) }
+    public init(_ value: Bool) { node = .bool(value) }
+
     /// The value as JSON text.
     public var description: String { JSONWriter.string(node) }
 }

@@ -2,6 +2,18 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOPosix
+
+extension HTTPClient {
+    /// The client Hearth's SDK uses unless given another: like `HTTPClient.shared`, but allowing
+    /// many connections to one server, since every listener holds one open (a stream) and
+    /// requests must not wait behind them.
+    public static let hearth = HTTPClient(
+        eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+        configuration: HTTPClient.Configuration(
+            connectionPool: HTTPClient.Configuration.ConnectionPool(
+                idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 1024)))
+}
 
 /// One HTTP exchange with a Hearth server, through AsyncHTTPClient (which streams response
 /// bodies on Linux and Apple platforms alike).

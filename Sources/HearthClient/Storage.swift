@@ -22,14 +22,14 @@ public final class Storage: Sendable {
     public let chunkSize: Int
 
     public convenience init(
-        url: URL, bucket: String = "hearth.appspot.com", auth: Auth? = nil, httpClient: HTTPClient = .shared,
+        url: URL, bucket: String = "hearth.appspot.com", auth: Auth? = nil, httpClient: HTTPClient = .hearth,
         chunkSize: Int = 256 * 1024
     ) {
         self.init(url: url, bucket: bucket, credentials: auth.map(Database.Credentials.auth) ?? .none, httpClient: httpClient, chunkSize: chunkSize)
     }
 
     /// Storage whose requests carry `token` (the server's admin token, or an ID token).
-    public convenience init(url: URL, bucket: String = "hearth.appspot.com", token: String, httpClient: HTTPClient = .shared) {
+    public convenience init(url: URL, bucket: String = "hearth.appspot.com", token: String, httpClient: HTTPClient = .hearth) {
         self.init(url: url, bucket: bucket, credentials: .token(token), httpClient: httpClient, chunkSize: 256 * 1024)
     }
 

@@ -1,0 +1,116 @@
+import Foundation
+import HearthClient
+import Observation
+
+/// Writing a new post: a title, a body and up to three photos (each a full image and a
+/// thumbnail, made by the caller: UIKit, AppKit or a browser canvas), checked, uploaded and
+/// published in one atomic write.
+@MainActor
+@Observable
+public final class ComposeViewModel {
+    /// A photo chosen for the post.
+    public struct PhotoDraft: Sendable, Equatable {
+        public var full: Data
+        public var thumbnail: Data
+        public var contentType: String
+
+        public init(full: Data, thumbnail: Data, contentType: String = "image/jpeg") {
+            self.full = full
+            self.thumbnail = thumbnail
+            self.contentType = contentType
+        }
+    }
+
+    public var title = ""
+    public var body = ""
+    public private(set) var photos: [PhotoDraft] = []
+    public private(set) var errorMessage: String?
+    public private(set) var isPosting = false
+    /// Upload progress of the photos, from 0 to 1.
+    public private(set) var progress: Double = 0
+
+    /// The largest full image and thumbnail the app's storage rules accept.
+    public static let maxFullBytes = 5 * 1024 * 1024
+    public static let maxThumbnailBytes = 1024 * 1024
+
+    @ObservationIgnored private let client: SocialClient
+
+    public init(client: SocialClient) {
+        self.client = client
+    }
+
+    /// Why the post cannot be sent yet, or nil when it can.
+    public var problem: String? {
+        let title = title.trimmingCharacters(in: .whitespacesAndNewlines)
+        let body = body.trimmingCharacters(in: .whitespacesAndNewlines)
+        if title.isEmpty { return "Add a title." }
+        if body.isEmpty { return "Say something in the post." }
+        if title.count > Post.maxTitleLength { return "The title is longer than \(Post.maxTitleLength) characters." }
+        if body.count > Post.maxBodyLength { return "The post is longer than \(Post.maxBodyLength) characters." }
+        return nil
+    }
+
+    public var canPost: Bool { problem == nil && !isPosting }
+
+    /// Adds a photo, if there is room and it is small enough.
+    public func addPhoto(_ photo: PhotoDraft) {
+        guard photos.count < Post.maxPhotos else { return errorMessage = "A post has at most \(Post.maxPhotos) photos." }
+        guard photo.contentType.hasPrefix("image/") else { return errorMessage = "Only images can be added." }
+        guard photo.full.count < Self.maxFullBytes else { return errorMessage = "That photo is larger than 5 MB." }
+        guard photo.thumbnail.count < Self.maxThumbnailBytes else { return errorMessage = "That thumbnail is larger than 1 MB." }
+        photos.append(photo)
+        errorMessage = nil
+    }
+
+    public func removePhoto(at index: Int) {
+        guard photos.indices.contains(index) else { return }
+        photos.remove(at: index)
+    }
+
+    /// Uploads the photos (full image and thumbnail) and publishes the post.
+    /// - Returns: the post, or nil when it could not be sent (see ``errorMessage``).
+    @discardableResult
+    public func post() async -> Post? {
+        if let problem { errorMessage = problem; return nil }
+        guard let author = client.author else { errorMessage = SocialError.notSignedIn.description; return nil }
+        isPosting = true
+        errorMessage = nil
+        progress = 0
+        defer { isPosting = false }
+        let id = client.database.root.child("posts").childByAutoId().key!
+        var stored: [Photo] = []
+        do {
+            let total = Double(photos.reduce(0) { $0 + $1.full.count + $1.thumbnail.count })
+            var done = 0.0
+            for (index, photo) in photos.enumerated() {
+                let extensionName = photo.contentType == "image/png" ? "png" : "jpg"
+                let full = "\(author.uid)/full/\(id)/\(index).\(extensionName)"
+                let thumb = "\(author.uid)/thumb/\(id)/\(index).\(extensionName)"
+                try await client.storage.reference(full).putData(photo.full, contentType: photo.contentType)
+                done += Double(photo.full.count)
+                progress = total > 0 ? done / total : 1
+                try await client.storage.reference(thumb).putData(photo.thumbnail, contentType: photo.contentType)
+                done += Double(photo.thumbnail.count)
+                progress = total > 0 ? done / total : 1
+                stored.append(Photo(full: full, thumb: thumb))
+            }
+            let post = Post(
+                id: id, author: author, title: title.trimmingCharacters(in: .whitespacesAndNewlines),
+                body: body.trimmingCharacters(in: .whitespacesAndNewlines), photos: stored)
+            try await PostActions(client: client).publish(post)
+            progress = 1
+            title = ""
+            body = ""
+            photos = []
+            return post
+        } catch {
+            errorMessage = SocialError.words(for: error)
+            // Nothing points at the uploaded files: remove them.
+            for photo in stored {
+                try? await client.storage.reference(photo.full).delete()
+                try? await client.storage.reference(photo.thumb).delete()
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,265 @@
+import Foundation
+import HearthClient
+
+// The social app's data, as stored at the paths of the reference designs:
+//
+// | Path | Model |
+// |---|---|
+// | `people/{uid}` | ``Profile`` |
+// | `posts/{postId}`, copied at `user-posts/{uid}/{postId}` | ``Post`` |
+// | `comments/{postId}/{commentId}` | ``Comment`` |
+// | `likes/{postId}/{uid}` | server time (FriendlyPix's likes) |
+// | `followers/{uid}/{followerUid}`, `people/{uid}/following/{followedUid}` | `true` |
+// | `feed/{uid}/{postId}` | `true` (the home feed, filled lazily) |
+// | `saved/{uid}/{postId}` | server time |
+// | `hashtags/{tag}/{postId}` | `true` |
+// | `blocking/{uid}/{blockedUid}`, `blocked/{blockedUid}/{uid}` | `true` |
+// | `postFlags/{postId}/{uid}` | `true` (reports) |
+// | `user-chats/{uid}/{conversationId}` | ``ConversationSummary`` |
+// | `messages/{conversationId}/{messageId}` | ``Message`` |
+//
+// Photos live in file storage at `{uid}/full/{postId}/{n}.jpg` and `{uid}/thumb/{postId}/{n}.jpg`.
+
+/// Who wrote a post or comment, as stored with it.
+public struct Author: Codable, Equatable, Hashable, Sendable {
+    public var uid: String
+    /// The author's name when they wrote it (their token's name, or "Anonymous").
+    public var fullName: String
+    public var profilePicture: String?
+
+    public init(uid: String, fullName: String, profilePicture: String? = nil) {
+        self.uid = uid
+        self.fullName = fullName
+        self.profilePicture = profilePicture
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case uid
+        case fullName = "full_name"
+        case profilePicture = "profile_picture"
+    }
+}
+
+/// A photo of a post: where its full image and thumbnail are in file storage.
+public struct Photo: Codable, Equatable, Hashable, Sendable {
+    /// Storage path of the full image.
+    public var full: String
+    /// Storage path of the thumbnail.
+    public var thumb: String
+
+    public init(full: String, thumb: String) {
+        self.full = full
+        self.thumb = thumb
+    }
+}
+
+/// A post: a title, a body, up to three photos, its author and its stars.
+public struct Post: Codable, Equatable, Identifiable, Sendable {
+    /// The push ID it is stored under (not stored inside it).
+    public var id: String = ""
+    public var author: Author
+    public var title: String
+    public var body: String
+    public var photos: [Photo]
+    public var timestamp: ServerTimestamp
+    public var starCount: Int
+    /// Who starred it (uid → true).
+    public var stars: [String: Bool]
+
+    public static let maxPhotos = 3
+    public static let maxTitleLength = 200
+    public static let maxBodyLength = 2000
+
+    public init(
+        id: String = "", author: Author, title: String, body: String, photos: [Photo] = [], timestamp: ServerTimestamp = .server,
+        starCount: Int = 0, stars: [String: Bool] = [:]
+    ) {
+        self.id = id
+        self.author = author
+        self.title = title
+        self.body = body
+        self.photos = photos
+        self.timestamp = timestamp
+        self.starCount = starCount
+        self.stars = stars
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case author, title, body, photos, timestamp, starCount, stars
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        author = try container.decode(Author.self, forKey: .author)
+        title = try container.decodeIfPresent(String.self, forKey: .title) ?? ""
+        body = try container.decodeIfPresent(String.self, forKey: .body) ?? ""
+        photos = try container.decodeIfPresent([Photo].self, forKey: .photos) ?? []
+        timestamp = try container.decodeIfPresent(ServerTimestamp.self, forKey: .timestamp) ?? .server
+        starCount = try container.decodeIfPresent(Int.self, forKey: .starCount) ?? 0
+        stars = try container.decodeIfPresent([String: Bool].self, forKey: .stars) ?? [:]
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(author, forKey: .author)
+        try container.encode(title, forKey: .title)
+        try container.encode(body, forKey: .body)
+        if !photos.isEmpty { try container.encode(photos, forKey: .photos) }
+        try container.encode(timestamp, forKey: .timestamp)
+        try container.encode(starCount, forKey: .starCount)
+        if !stars.isEmpty { try container.encode(stars, forKey: .stars) }
+    }
+
+    /// The hashtags in the title and body (`#sunset` → `sunset`), lowercased, each once.
+    public var hashtags: [String] { Self.hashtags(in: title + " " + body) }
+
+    public static func hashtags(in text: String) -> [String] {
+        var tags: [String] = []
+        var current: String?
+        for character in text + " " {
+            if character == "#" {
+                current = ""
+            } else if var tag = current {
+                if character.isLetter || character.isNumber || character == "_" {
+                    tag.append(contentsOf: character.lowercased())
+                    current = tag
+                } else {
+                    if !tag.isEmpty, !tags.contains(tag), tag.count <= 50 { tags.append(tag) }
+                    current = nil
+                }
+            }
+        }
+        return tags
+    }
+
+    public func isStarred(by uid: String?) -> Bool { uid.map { stars[$0] == true } ?? false }
+}
+
+/// A comment on a post.
+public struct Comment: Codable, Equatable, Identifiable, Sendable {
+    public var id: String = ""
+    public var author: Author
+    public var text: String
+    public var timestamp: ServerTimestamp
+
+    public static let maxLength = 2000
+
+    public init(id: String = "", author: Author, text: String, timestamp: ServerTimestamp = .server) {
+        self.id = id
+        self.author = author
+        self.text = text
+        self.timestamp = timestamp
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case author, text, timestamp
+    }
+}
+
+/// A user's public profile.
+public struct Profile: Codable, Equatable, Identifiable, Sendable {
+    public var id: String = ""
+    public var fullName: String
+    public var profilePicture: String?
+    /// Lowercased names for prefix search (`_search_index`).
+    public var searchIndex: SearchIndex?
+
+    public struct SearchIndex: Codable, Equatable, Sendable {
+        public var fullName: String
+        public var reversedFullName: String
+
+        enum CodingKeys: String, CodingKey {
+            case fullName = "full_name"
+            case reversedFullName = "reversed_full_name"
+        }
+    }
+
+    public init(id: String = "", fullName: String, profilePicture: String? = nil) {
+        self.id = id
+        self.fullName = fullName
+        self.profilePicture = profilePicture
+        self.searchIndex = Self.searchIndex(for: fullName)
+    }
+
+    /// "Ann Lee" is found by "ann" and by "lee": the name lowercased, and its words reversed.
+    public static func searchIndex(for name: String) -> SearchIndex {
+        let lower = name.lowercased().trimmingCharacters(in: .whitespaces)
+        let reversed = lower.split(separator: " ").reversed().joined(separator: " ")
+        return SearchIndex(fullName: lower, reversedFullName: reversed)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case fullName = "full_name"
+        case profilePicture = "profile_picture"
+        case searchIndex = "_search_index"
+    }
+}
+
+/// One user's view of a conversation, kept in their chat list.
+public struct ConversationSummary: Codable, Equatable, Identifiable, Sendable {
+    public var id: String = ""
+    /// The other person.
+    public var with: String
+    public var lastMessage: String
+    public var updated: ServerTimestamp
+    /// Messages not yet read by this user.
+    public var unread: Int
+
+    public init(id: String = "", with: String, lastMessage: String, updated: ServerTimestamp = .server, unread: Int = 0) {
+        self.id = id
+        self.with = with
+        self.lastMessage = lastMessage
+        self.updated = updated
+        self.unread = unread
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case with, lastMessage, updated, unread
+    }
+
+    /// The conversation between two users: the same ID from either side.
+    public static func id(between first: String, and second: String) -> String {
+        [first, second].sorted().joined(separator: "_")
+    }
+}
+
+/// A chat message.
+public struct Message: Codable, Equatable, Identifiable, Sendable {
+    public var id: String = ""
+    public var from: String
+    public var text: String
+    public var timestamp: ServerTimestamp
+
+    public static let maxLength = 2000
+
+    public init(id: String = "", from: String, text: String, timestamp: ServerTimestamp = .server) {
+        self.id = id
+        self.from = from
+        self.text = text
+        self.timestamp = timestamp
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case from, text, timestamp
+    }
+}
+
+/// A model stored under its ID (the database key, not stored inside it).
+protocol KeyedModel: Decodable {
+    var id: String { get set }
+}
+
+extension Post: KeyedModel {}
+extension Comment: KeyedModel {}
+extension Profile: KeyedModel {}
+extension ConversationSummary: KeyedModel {}
+extension Message: KeyedModel {}
+
+extension DataSnapshot {
+    /// The value decoded as `T` with its key as the ID; nil when it is missing or malformed.
+    func decoded<T: KeyedModel>(_ type: T.Type) -> T? {
+        guard var value = try? value(as: T.self) else { return nil }
+        value.id = key ?? ""
+        return value
+    }
+}

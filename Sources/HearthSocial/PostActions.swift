@@ -1,0 +1,97 @@
+import Foundation
+import HearthClient
+
+/// The writes the app makes on posts, each in the shape its rules require: one atomic
+/// multi-path update wherever several places change together.
+struct PostActions: Sendable {
+    let client: SocialClient
+
+    var root: DatabaseReference { client.database.root }
+
+    /// Publishes a post: `posts/{id}`, its copy in `user-posts/{uid}/{id}`, the author's
+    /// `people/{uid}/posts/{id}` and `feed/{uid}/{id}`, and its hashtags, in one write.
+    func publish(_ post: Post) async throws {
+        let value = try DatabaseValue.encoding(post)
+        var updates: [String: DatabaseValue] = [
+            "posts/\(post.id)": value,
+            "user-posts/\(post.author.uid)/\(post.id)": value,
+            "people/\(post.author.uid)/posts/\(post.id)": true,
+            "feed/\(post.author.uid)/\(post.id)": true,
+        ]
+        for tag in post.hashtags { updates["hashtags/\(tag)/\(post.id)"] = true }
+        try await root.updateChildValues(updates)
+    }
+
+    /// Stars or unstars a post for the signed-in user, in `posts/` and `user-posts/` at once.
+    ///
+    /// A transaction: it reads the count, writes count ± 1 together with the user's star in
+    /// both copies, and the rules accept the write only if the count it started from is still
+    /// current; otherwise it reads again and retries.
+    /// - Returns: whether the post is now starred, and its count.
+    @discardableResult
+    func toggleStar(_ postID: String, attempts: Int = 10) async throws -> (starred: Bool, count: Int) {
+        let user = try client.requireUser()
+        for attempt in 1...attempts {
+            let snapshot = try await root.child("posts/\(postID)").getData()
+            guard let post = snapshot.decoded(Post.self) else { throw SocialError.invalid("That post is not there any more.") }
+            let starred = post.isStarred(by: user.uid)
+            let count = post.starCount + (starred ? -1 : 1)
+            let star: DatabaseValue = starred ? .null : true
+            let updates: [String: DatabaseValue] = [
+                "posts/\(postID)/starCount": DatabaseValue(count),
+                "posts/\(postID)/stars/\(user.uid)": star,
+                "user-posts/\(post.author.uid)/\(postID)/starCount": DatabaseValue(count),
+                "user-posts/\(post.author.uid)/\(postID)/stars/\(user.uid)": star,
+            ]
+            do {
+                try await root.updateChildValues(updates)
+                return (!starred, count)
+            } catch let error as HearthClientError where error.kind == .permissionDenied && attempt < attempts {
+                // Someone else starred in between: the count moved; read it again.
+                try await Task.sleep(for: .milliseconds(Int.random(in: 5...40)))
+            }
+        }
+        throw SocialError.failed("Too many people at once. Try again.")
+    }
+
+    /// Likes or unlikes (FriendlyPix's likes: one entry per user, with the server's time).
+    func setLiked(_ liked: Bool, postID: String) async throws {
+        let user = try client.requireUser()
+        let like = root.child("likes/\(postID)/\(user.uid)")
+        if liked { try await like.setValue(.serverTimestamp) } else { try await like.removeValue() }
+    }
+
+    func setSaved(_ saved: Bool, postID: String) async throws {
+        let user = try client.requireUser()
+        let entry = root.child("saved/\(user.uid)/\(postID)")
+        if saved { try await entry.setValue(.serverTimestamp) } else { try await entry.removeValue() }
+    }
+
+    func report(_ postID: String) async throws {
+        let user = try client.requireUser()
+        try await root.child("postFlags/\(postID)/\(user.uid)").setValue(true)
+    }
+
+    /// Deletes one's own post with everything that hangs off it: the post, its copy, comments,
+    /// likes, hashtags, the author's index and feed entries (one write), then its files.
+    func delete(_ post: Post) async throws {
+        let user = try client.requireUser()
+        guard user.uid == post.author.uid else { throw SocialError.denied("Only its author can delete a post.") }
+        var updates: [String: DatabaseValue] = [
+            "posts/\(post.id)": nil, "user-posts/\(post.author.uid)/\(post.id)": nil, "comments/\(post.id)": nil,
+            "likes/\(post.id)": nil, "people/\(post.author.uid)/posts/\(post.id)": nil, "feed/\(post.author.uid)/\(post.id)": nil,
+        ]
+        for tag in post.hashtags { updates["hashtags/\(tag)/\(post.id)"] = .null }
+        try await root.updateChildValues(updates)
+        for photo in post.photos {
+            // Files go after the data, so a failure here leaves no post pointing at nothing.
+            try? await client.storage.reference(photo.full).delete()
+            try? await client.storage.reference(photo.thumb).delete()
+        }
+    }
+
+    /// A link to the post on this server's web app.
+    func shareLink(_ postID: String) -> URL {
+        client.url.appendingPathComponent("post").appendingPathComponent(postID)
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import HearthClient
+import Observation
+
+/// One post, live: its comments, stars, likes and saved state, and what its reader can do
+/// with it (comment, edit or delete their own comments, star, like, save, share, report, and
+/// delete it if it is theirs).
+@MainActor
+@Observable
+public final class PostDetailViewModel {
+    public let postID: String
+    /// Nil until loaded, and after the post is deleted.
+    public private(set) var post: Post?
+    /// Oldest first.
+    public private(set) var comments: [Comment] = []
+    public private(set) var likeCount = 0
+    public private(set) var isLiked = false
+    public private(set) var isSaved = false
+    public private(set) var isDeleted = false
+    public private(set) var errorMessage: String?
+
+    public var newComment = ""
+
+    @ObservationIgnored private let client: SocialClient
+    @ObservationIgnored private var listeners: [Task<Void, Never>] = []
+
+    public init(client: SocialClient, postID: String) {
+        self.client = client
+        self.postID = postID
+    }
+
+    isolated deinit {
+        for listener in listeners { listener.cancel() }
+    }
+
+    public var isStarred: Bool { post?.isStarred(by: client.uid) ?? false }
+    public var starCount: Int { post?.starCount ?? 0 }
+    /// True when the reader wrote the post.
+    public var isOwn: Bool { post != nil && post?.author.uid == client.uid }
+    /// A link to the post in the web app.
+    public var shareLink: URL { PostActions(client: client).shareLink(postID) }
+
+    public func isOwn(_ comment: Comment) -> Bool { comment.author.uid == client.uid }
+
+    /// Starts listening to the post, its comments, its likes and the reader's saved entry.
+    public func start() {
+        stop()
+        let root = client.database.root
+        listeners.append(listen(root.child("posts/\(postID)").query) { model, snapshot in
+            model.post = snapshot.decoded(Post.self)
+            if !snapshot.exists, model.post == nil { model.isDeleted = true }
+        })
+        listeners.append(listen(root.child("comments/\(postID)").queryOrderedByKey()) { model, snapshot in
+            model.comments = snapshot.children.compactMap { $0.decoded(Comment.self) }
+        })
+        listeners.append(listen(root.child("likes/\(postID)").query) { model, snapshot in
+            model.likeCount = snapshot.childrenCount
+            model.isLiked = model.client.uid.map { snapshot.hasChild($0) } ?? false
+        })
+        if let uid = client.uid {
+            listeners.append(listen(root.child("saved/\(uid)/\(postID)").query) { model, snapshot in
+                model.isSaved = snapshot.exists
+            })
+        }
+    }
+
+    public func stop() {
+        for listener in listeners { listener.cancel() }
+        listeners = []
+    }
+
+    private func listen(_ query: DatabaseQuery, _ show: @escaping @MainActor (PostDetailViewModel, DataSnapshot) -> Void) -> Task<Void, Never> {
+        Task { [weak self] in
+            do {
+                for try await event in query.observe(.value) {
+                    guard let self else { return }
+                    show(self, event.snapshot)
+                }
+            } catch is CancellationError {
+            } catch {
+                self?.errorMessage = SocialError.words(for: error)
+            }
+        }
+    }
+
+    // MARK: - Comments
+
+    /// Adds ``newComment`` as the reader's comment.
+    public func addComment() async {
+        let text = newComment.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.isEmpty else { return errorMessage = "Write something first." }
+        guard text.count <= Comment.maxLength else { return errorMessage = "The comment is too long." }
+        await perform {
+            guard let author = self.client.author else { throw SocialError.notSignedIn }
+            try await self.client.database.root.child("comments/\(self.postID)").childByAutoId()
+                .setValue(Comment(author: author, text: text))
+            self.newComment = ""
+        }
+    }
+
+    /// Changes the text of one of the reader's own comments.
+    public func editComment(_ comment: Comment, text: String) async {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty, trimmed.count <= Comment.maxLength else { return errorMessage = "Write 1 to 2000 characters." }
+        await perform {
+            try await self.client.database.root.child("comments/\(self.postID)/\(comment.id)").updateChildValues([
+                "text": DatabaseValue(trimmed), "timestamp": .serverTimestamp,
+            ])
+        }
+    }
+
+    public func deleteComment(_ comment: Comment) async {
+        await perform {
+            try await self.client.database.root.child("comments/\(self.postID)/\(comment.id)").removeValue()
+        }
+    }
+
+    // MARK: - Stars, likes, saving, reporting, deleting
+
+    /// Stars or unstars the post (a transaction over `posts/` and `user-posts/`).
+    public func toggleStar() async {
+        await perform { try await PostActions(client: self.client).toggleStar(self.postID) }
+    }
+
+    public func toggleLike() async {
+        let liked = !isLiked
+        await perform { try await PostActions(client: self.client).setLiked(liked, postID: self.postID) }
+    }
+
+    public func toggleSaved() async {
+        let saved = !isSaved
+        await perform { try await PostActions(client: self.client).setSaved(saved, postID: self.postID) }
+    }
+
+    public func report() async {
+        await perform { try await PostActions(client: self.client).report(self.postID) }
+    }
+
+    /// Deletes the reader's own post with its comments, likes, index entries and photos.
+    public func deletePost() async {
+        guard let post else { return }
+        await perform {
+            try await PostActions(client: self.client).delete(post)
+            self.isDeleted = true
+        }
+    }
+
+    private func perform(_ work: @escaping () async throws -> Void) async {
+        errorMessage = nil
+        do {
+            try await work()
+        } catch {
+            errorMessage = SocialError.words(for: error)
+        }
+    }
+}

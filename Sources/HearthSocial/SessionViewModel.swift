@@ -1,0 +1,105 @@
+import Foundation
+import HearthClient
+import Observation
+
+/// Signing up, in and out, browsing without an account, and editing one's profile.
+@MainActor
+@Observable
+public final class SessionViewModel {
+    /// The signed-in user; nil when signed out.
+    public private(set) var user: User?
+    /// The last error, in words.
+    public private(set) var errorMessage: String?
+    public private(set) var isWorking = false
+
+    public var email = ""
+    public var password = ""
+    public var displayName = ""
+
+    @ObservationIgnored private let client: SocialClient
+
+    public init(client: SocialClient) {
+        self.client = client
+        user = client.auth.currentUser
+    }
+
+    public var isSignedIn: Bool { user != nil }
+    public var isAnonymous: Bool { user?.isAnonymous ?? false }
+
+    /// Makes an account with the email, password and name entered, and its public profile.
+    public func signUp() async {
+        let name = displayName.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !name.isEmpty else { return fail("Enter your name.") }
+        guard name.count <= 100 else { return fail("The name is too long.") }
+        await perform {
+            try await self.client.auth.createUser(email: self.email.trimmingCharacters(in: .whitespaces), password: self.password)
+            try await self.client.auth.updateProfile(displayName: name)
+            try await self.writeProfile(name: name, picture: nil)
+        }
+    }
+
+    public func signIn() async {
+        await perform {
+            try await self.client.auth.signIn(email: self.email.trimmingCharacters(in: .whitespaces), password: self.password)
+        }
+    }
+
+    /// Browses without an account (an anonymous one), shown as "Anonymous".
+    public func browseAnonymously() async {
+        await perform {
+            try await self.client.auth.signInAnonymously()
+            try await self.writeProfile(name: "Anonymous", picture: nil)
+        }
+    }
+
+    public func signOut() async {
+        await client.auth.signOut()
+        user = nil
+        password = ""
+    }
+
+    /// Changes the display name and/or photo URL, in the account and the public profile.
+    public func updateProfile(name: String? = nil, pictureURL: String? = nil) async {
+        let trimmed = name?.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let trimmed, trimmed.isEmpty || trimmed.count > 100 { return fail("Enter a name of 1 to 100 characters.") }
+        await perform {
+            let updated = try await self.client.auth.updateProfile(displayName: trimmed, photoURL: pictureURL)
+            try await self.writeProfile(name: updated.displayName ?? "Anonymous", picture: updated.photoURL)
+        }
+    }
+
+    /// `people/{uid}`: the name the rules compare with the token, and the search index.
+    private func writeProfile(name: String, picture: String?) async throws {
+        let user = try client.requireUser()
+        var updates: [String: DatabaseValue] = [
+            "full_name": DatabaseValue(name),
+            "_search_index/full_name": DatabaseValue(Profile.searchIndex(for: name).fullName),
+            "_search_index/reversed_full_name": DatabaseValue(Profile.searchIndex(for: name).reversedFullName),
+        ]
+        if let picture { updates["profile_picture"] = DatabaseValue(picture) }
+        // Anonymous visitors are not searchable.
+        if user.isAnonymous {
+            updates["_search_index/full_name"] = nil
+            updates["_search_index/reversed_full_name"] = nil
+        }
+        try await client.database.root.child("people/\(user.uid)").updateChildValues(updates)
+    }
+
+    private func perform(_ work: @escaping () async throws -> Void) async {
+        isWorking = true
+        errorMessage = nil
+        defer {
+            isWorking = false
+            user = client.auth.currentUser
+        }
+        do {
+            try await work()
+        } catch {
+            errorMessage = SocialError.words(for: error)
+        }
+    }
+
+    private func fail(_ message: String) {
+        errorMessage = message
+    }
+}

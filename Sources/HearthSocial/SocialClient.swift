@@ -1,0 +1,72 @@
+import Foundation
+import HearthClient
+
+/// The app's connection to a Hearth server: its accounts, database and file storage, sharing
+/// one signed-in user. ViewModels are given one; tests give each simulated user their own.
+public final class SocialClient: Sendable {
+    public let auth: Auth
+    public let database: Database
+    public let storage: Storage
+    /// The server, for share links.
+    public let url: URL
+
+    public init(url: URL, bucket: String = "hearth.appspot.com") {
+        self.url = url
+        auth = Auth(url: url)
+        database = Database(url: url, auth: auth)
+        storage = Storage(url: url, bucket: bucket, auth: auth)
+    }
+
+    /// The signed-in user's uid.
+    var uid: String? { auth.currentUser?.uid }
+
+    /// The signed-in user as an author: their token's name, or "Anonymous" (the name rules accept).
+    var author: Author? {
+        guard let user = auth.currentUser else { return nil }
+        return Author(uid: user.uid, fullName: user.displayName ?? "Anonymous", profilePicture: user.photoURL)
+    }
+
+    func requireUser() throws -> User {
+        guard let user = auth.currentUser else { throw SocialError.notSignedIn }
+        return user
+    }
+}
+
+/// What went wrong, in words for the person using the app.
+public enum SocialError: Error, Equatable, Sendable, CustomStringConvertible {
+    case notSignedIn
+    case invalid(String)
+    case denied(String)
+    case failed(String)
+
+    public var description: String {
+        switch self {
+        case .notSignedIn: "Sign in first."
+        case .invalid(let text), .denied(let text), .failed(let text): text
+        }
+    }
+
+    /// The words for an error from the client or the server.
+    public static func words(for error: any Error) -> String {
+        if let social = error as? SocialError { return social.description }
+        guard let client = error as? HearthClientError else { return "Something went wrong: \(error)" }
+        switch client.message {
+        case "EMAIL_EXISTS": return "That email address already has an account."
+        case "INVALID_LOGIN_CREDENTIALS", "INVALID_PASSWORD", "EMAIL_NOT_FOUND": return "Wrong email address or password."
+        case "INVALID_EMAIL", "MISSING_EMAIL": return "That is not an email address."
+        case "MISSING_PASSWORD": return "Enter a password."
+        case "TOO_MANY_ATTEMPTS_TRY_LATER": return "Too many attempts. Try again later."
+        case "USER_DISABLED": return "This account has been disabled."
+        default: break
+        }
+        if client.message.hasPrefix("WEAK_PASSWORD") { return "The password must be at least 6 characters." }
+        switch client.kind {
+        case .permissionDenied: return "You are not allowed to do that."
+        case .notFound: return "It is not there any more."
+        case .notSignedIn: return "Your session has ended. Sign in again."
+        case .transactionConflict: return "Too many people at once. Try again."
+        case .badRequest: return client.message.contains("exceeds") ? "That is too large." : "That was refused: \(client.message)"
+        case .unexpectedResponse: return "The server could not be reached or answered strangely."
+        }
+    }
+}

@@ -1,0 +1,187 @@
+import Foundation
+import HearthClient
+import HearthSocial
+import Testing
+
+@Suite("Post detail") @MainActor
+struct PostDetailViewModelTests {
+    @Test func aStarFromBobUpdatesAnnsCountLiveAndBothCopies() async throws {
+        try await SocialHarness.with { harness in
+            // Given Ann's post, open on Ann's screen
+            let ann = try await harness.user("Ann")
+            let bob = try await harness.user("Bob")
+            let post = try await PostViewModelTests.publish(ann, "Sunset")
+            let annView = PostDetailViewModel(client: ann, postID: post.id)
+            annView.start()
+            await eventually { annView.post != nil }
+            #expect(annView.starCount == 0)
+            #expect(annView.isOwn)
+            // When Bob stars it
+            let bobView = PostDetailViewModel(client: bob, postID: post.id)
+            bobView.start()
+            await eventually { bobView.post != nil }
+            await bobView.toggleStar()
+            #expect(bobView.errorMessage == nil)
+            // Then Ann sees the count change, and both copies agree
+            await eventually("Ann's count") { annView.starCount == 1 }
+            await eventually { bobView.isStarred }
+            let copy = try await harness.admin.root.child("user-posts/\(post.author.uid)/\(post.id)").getData().value(as: Post.self)
+            #expect(copy.starCount == 1)
+            #expect(copy.stars.keys.sorted() == [bob.auth.currentUser!.uid])
+            // And starring again takes the star back
+            await bobView.toggleStar()
+            await eventually { annView.starCount == 0 }
+        }
+    }
+
+    @Test func nobodyStarsTwiceOrForSomeoneElse() async throws {
+        try await SocialHarness.with { harness in
+            let ann = try await harness.user("Ann")
+            let bob = try await harness.user("Bob")
+            let post = try await PostViewModelTests.publish(ann, "Sunset")
+            try await PostDetailViewModelTestsSupport.star(bob, post.id)
+            let bobUID = bob.auth.currentUser!.uid
+            let annUID = ann.auth.currentUser!.uid
+            // Bob adding one more to the count (his star is already there) is refused.
+            await #expect(throws: HearthClientError.self) {
+                try await bob.database.root.updateChildValues([
+                    "posts/\(post.id)/starCount": 2, "posts/\(post.id)/stars/\(bobUID)": true,
+                ])
+            }
+            // So is starring in Ann's name, or moving the count without a star.
+            await #expect(throws: HearthClientError.self) {
+                try await bob.database.root.updateChildValues([
+                    "posts/\(post.id)/starCount": 2, "posts/\(post.id)/stars/\(annUID)": true,
+                ])
+            }
+            await #expect(throws: HearthClientError.self) {
+                try await bob.database.root.child("posts/\(post.id)/starCount").setValue(5)
+            }
+            // Nor can he unstar without the count going down.
+            await #expect(throws: HearthClientError.self) {
+                try await bob.database.root.child("posts/\(post.id)/stars/\(bobUID)").removeValue()
+            }
+            let stored = try await harness.admin.root.child("posts/\(post.id)").getData().value(as: Post.self)
+            #expect(stored.starCount == 1)
+            #expect(stored.stars == [bobUID: true])
+        }
+    }
+
+    @Test func starsAtTheSameTimeAllCount() async throws {
+        try await SocialHarness.with { harness in
+            let ann = try await harness.user("Ann")
+            let post = try await PostViewModelTests.publish(ann, "Popular")
+            var fans: [SocialClient] = []
+            for index in 0..<5 { fans.append(try await harness.user("Fan \(index)")) }
+            // All at once: the same starting count for each, so most first attempts conflict.
+            let views = fans.map { PostDetailViewModel(client: $0, postID: post.id) }
+            async let first: Void = views[0].toggleStar()
+            async let second: Void = views[1].toggleStar()
+            async let third: Void = views[2].toggleStar()
+            async let fourth: Void = views[3].toggleStar()
+            async let fifth: Void = views[4].toggleStar()
+            _ = await (first, second, third, fourth, fifth)
+            for view in views { #expect(view.errorMessage == nil, "\(view.errorMessage ?? "")") }
+            let stored = try await harness.admin.root.child("posts/\(post.id)").getData().value(as: Post.self)
+            #expect(stored.starCount == 5)
+            #expect(stored.stars.count == 5)
+            let copy = try await harness.admin.root.child("user-posts/\(post.author.uid)/\(post.id)").getData().value(as: Post.self)
+            #expect(copy.starCount == 5)
+        }
+    }
+
+    @Test func commentsAreLiveAndOnlyTheirAuthorEditsOrDeletesThem() async throws {
+        try await SocialHarness.with { harness in
+            let ann = try await harness.user("Ann")
+            let bob = try await harness.user("Bob")
+            let post = try await PostViewModelTests.publish(ann, "Sunset")
+            let annView = PostDetailViewModel(client: ann, postID: post.id)
+            annView.start()
+            let bobView = PostDetailViewModel(client: bob, postID: post.id)
+            bobView.start()
+            // When Bob comments, Ann sees it
+            bobView.newComment = "  Beautiful!  "
+            await bobView.addComment()
+            #expect(bobView.newComment.isEmpty)
+            await eventually("Bob's comment on Ann's screen") { annView.comments.count == 1 }
+            let comment = try #require(annView.comments.first)
+            #expect(comment.text == "Beautiful!")
+            #expect(comment.author.fullName == "Bob")
+            #expect(!annView.isOwn(comment))
+            // Bob edits it; Ann cannot, nor delete it
+            await bobView.editComment(comment, text: "Stunning!")
+            await eventually { annView.comments.first?.text == "Stunning!" }
+            await annView.editComment(comment, text: "Ugly")
+            #expect(annView.errorMessage == "You are not allowed to do that.")
+            await annView.deleteComment(comment)
+            #expect(annView.errorMessage == "You are not allowed to do that.")
+            #expect(annView.comments.count == 1)
+            // Empty comments are not sent
+            bobView.newComment = "   "
+            await bobView.addComment()
+            #expect(bobView.errorMessage == "Write something first.")
+            await bobView.deleteComment(comment)
+            await eventually { annView.comments.isEmpty }
+        }
+    }
+
+    @Test func likesSavesAndReports() async throws {
+        try await SocialHarness.with { harness in
+            let ann = try await harness.user("Ann")
+            let bob = try await harness.user("Bob")
+            let post = try await PostViewModelTests.publish(ann, "Sunset")
+            let annView = PostDetailViewModel(client: ann, postID: post.id)
+            annView.start()
+            let bobView = PostDetailViewModel(client: bob, postID: post.id)
+            bobView.start()
+            await eventually { bobView.post != nil }
+            await bobView.toggleLike()
+            await eventually("the like on Ann's screen") { annView.likeCount == 1 }
+            await eventually { bobView.isLiked }
+            await bobView.toggleLike()
+            await eventually { annView.likeCount == 0 }
+            await bobView.toggleSaved()
+            await eventually { bobView.isSaved }
+            #expect(!annView.isSaved)
+            await bobView.report()
+            #expect(bobView.errorMessage == nil)
+            #expect(try await harness.admin.root.child("postFlags/\(post.id)/\(bob.auth.currentUser!.uid)").getData().bool == true)
+            #expect(bobView.shareLink.absoluteString.hasSuffix("/post/\(post.id)"))
+        }
+    }
+
+    @Test func onlyTheAuthorDeletesAPostAndEverythingOnItGoes() async throws {
+        try await SocialHarness.with { harness in
+            let ann = try await harness.user("Ann")
+            let bob = try await harness.user("Bob")
+            let post = try await PostViewModelTests.publish(ann, "Sunset #beach", photos: 2)
+            let bobView = PostDetailViewModel(client: bob, postID: post.id)
+            bobView.start()
+            await eventually { bobView.post != nil }
+            bobView.newComment = "Nice"
+            await bobView.addComment()
+            await bobView.toggleLike()
+            // Bob cannot delete Ann's post, through the app or around it
+            await bobView.deletePost()
+            #expect(bobView.errorMessage == "Only its author can delete a post.")
+            await #expect(throws: HearthClientError.self) { try await bob.database.root.child("posts/\(post.id)").removeValue() }
+            // Ann can, and everything that hangs off it goes, files included
+            let annView = PostDetailViewModel(client: ann, postID: post.id)
+            annView.start()
+            await eventually { annView.post != nil }
+            await annView.deletePost()
+            #expect(annView.errorMessage == nil)
+            #expect(annView.isDeleted)
+            await eventually("Bob's screen to see the deletion") { bobView.post == nil }
+            let admin = harness.admin.root
+            for path in ["posts/\(post.id)", "user-posts/\(post.author.uid)/\(post.id)", "comments/\(post.id)", "likes/\(post.id)",
+                         "people/\(post.author.uid)/posts/\(post.id)", "hashtags/beach/\(post.id)"] {
+                #expect(try await admin.child(path).getData().exists == false, "\(path)")
+            }
+            let missing = await #expect(throws: HearthClientError.self) {
+                try await ann.storage.reference(post.photos[0].full).getMetadata()
+            }
+            #expect(missing?.kind == .notFound)
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import HearthClient
+import HearthSocial
+import Testing
+
+@Suite("Session") @MainActor
+struct SessionViewModelTests {
+    @Test func signingUpMakesAnAccountAndAPublicProfile() async throws {
+        try await SocialHarness.with { harness in
+            // Given a new visitor
+            let session = SessionViewModel(client: harness.client())
+            #expect(!session.isSignedIn)
+            // When they sign up with a name
+            session.email = "ann.lee@example.com"
+            session.password = "secret-pw"
+            session.displayName = "Ann Lee"
+            await session.signUp()
+            // Then they are signed in and their profile is searchable by first and last name
+            #expect(session.errorMessage == nil)
+            let uid = try #require(session.user?.uid)
+            #expect(session.user?.displayName == "Ann Lee")
+            let profile = try await harness.admin.root.child("people/\(uid)").getData().value(as: Profile.self)
+            #expect(profile.fullName == "Ann Lee")
+            #expect(profile.searchIndex?.fullName == "ann lee")
+            #expect(profile.searchIndex?.reversedFullName == "lee ann")
+        }
+    }
+
+    @Test func mistakesAreExplainedInWords() async throws {
+        try await SocialHarness.with { harness in
+            _ = try await harness.user("Ann")
+            let session = SessionViewModel(client: harness.client())
+            session.email = "ann@example.com"
+            session.password = "wrong password"
+            await session.signIn()
+            #expect(session.errorMessage == "Wrong email address or password.")
+            #expect(!session.isSignedIn)
+
+            session.displayName = "Another Ann"
+            session.password = "secret-pw"
+            await session.signUp()
+            #expect(session.errorMessage == "That email address already has an account.")
+
+            session.email = "new@example.com"
+            session.password = "123"
+            await session.signUp()
+            #expect(session.errorMessage == "The password must be at least 6 characters.")
+
+            session.displayName = "  "
+            await session.signUp()
+            #expect(session.errorMessage == "Enter your name.")
+        }
+    }
+
+    @Test func browsingAnonymouslyAndSigningOut() async throws {
+        try await SocialHarness.with { harness in
+            let session = SessionViewModel(client: harness.client())
+            await session.browseAnonymously()
+            #expect(session.errorMessage == nil)
+            #expect(session.isAnonymous)
+            let uid = try #require(session.user?.uid)
+            let profile = try await harness.admin.root.child("people/\(uid)").getData().value(as: Profile.self)
+            #expect(profile.fullName == "Anonymous")
+            #expect(profile.searchIndex == nil)
+            await session.signOut()
+            #expect(!session.isSignedIn)
+        }
+    }
+
+    @Test func editingTheProfileChangesTheNameEverywhere() async throws {
+        try await SocialHarness.with { harness in
+            let client = try await harness.user("Ann")
+            let session = SessionViewModel(client: client)
+            await session.updateProfile(name: "Ann Marie", pictureURL: "https://example.com/ann.png")
+            #expect(session.errorMessage == nil)
+            #expect(session.user?.displayName == "Ann Marie")
+            let uid = try #require(session.user?.uid)
+            let profile = try await harness.admin.root.child("people/\(uid)").getData().value(as: Profile.self)
+            #expect(profile.fullName == "Ann Marie")
+            #expect(profile.profilePicture == "https://example.com/ann.png")
+            // The rules accept only the token's own name: another one is refused.
+            let forged = await #expect(throws: HearthClientError.self) {
+                try await client.database.root.child("people/\(uid)/full_name").setValue("Queen Ann")
+            }
+            #expect(forged?.kind == .permissionDenied)
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import HearthClient
+import HearthServer
+import HearthSocial
+import HearthTesting
+import Testing
+
+/// A real in-process server with the app's own rules, and people using it.
+struct SocialHarness {
+    let server: TestServer
+
+    static let rulesFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../rules").standardized
+    static let databaseRules = try! String(contentsOf: rulesFolder.appendingPathComponent("database.rules.json"), encoding: .utf8)
+    static let storageRules = try! String(contentsOf: rulesFolder.appendingPathComponent("storage.rules"), encoding: .utf8)
+
+    /// Runs `body` against a fresh server with the app's rules.
+    static func with(_ body: @MainActor (SocialHarness) async throws -> Void) async throws {
+        try await TestServer.with(configure: {
+            $0.defaultRules = databaseRules
+            $0.storageRules = storageRules
+        }) { (server: TestServer) async throws in
+            try await body(SocialHarness(server: server))
+        }
+    }
+
+    /// A new client, signed out.
+    func client() -> SocialClient { SocialClient(url: server.baseURL) }
+
+    /// A new person with an account named `name` (email `<name>@example.com`), signed in.
+    @MainActor
+    func user(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> SocialClient {
+        let client = client()
+        let session = SessionViewModel(client: client)
+        session.email = "\(name.lowercased().replacingOccurrences(of: " ", with: "."))@example.com"
+        session.password = "secret-\(name)"
+        session.displayName = name
+        await session.signUp()
+        #expect(session.errorMessage == nil, "\(session.errorMessage ?? "")", sourceLocation: sourceLocation)
+        _ = try #require(session.user, sourceLocation: sourceLocation)
+        return client
+    }
+
+    /// An admin's view of the database (rules do not apply), to check what was stored.
+    var admin: Database { Database(url: server.baseURL, token: TestServer.adminToken) }
+}
+
+/// Waits until `condition` holds (live updates arrive asynchronously), failing after `seconds`.
+@MainActor
+func eventually(
+    _ what: String = "the condition", seconds: Double = 5, sourceLocation: SourceLocation = #_sourceLocation,
+    _ condition: @MainActor () -> Bool
+) async {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !condition() {
+        if Date() > deadline {
+            Issue.record("timed out waiting for \(what)", sourceLocation: sourceLocation)
+            return
+        }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+}
+
+/// A small fake JPEG's bytes (the server does not look inside).
+func jpeg(_ size: Int, seed: UInt8 = 1) -> Data {
+    Data([0xFF, 0xD8, 0xFF]) + Data((0..<max(0, size - 3)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ Int(seed)) })
+}
