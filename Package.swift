@@ -95,6 +95,7 @@ let package = Package(
         .target(
             name: "HearthSocial",
             dependencies: ["HearthClient"],
+            resources: [.copy("Resources")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -134,6 +135,7 @@ let package = Package(
                 "HearthAuth",
                 "HearthFiles",
                 "HearthServer",
+                "HearthSocial",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "_NIOFileSystem", package: "swift-nio"),
             ],

@@ -3,6 +3,7 @@ import Foundation
 import HearthFiles
 import HearthRules
 import HearthServer
+import HearthSocial
 import HearthStore
 import Hummingbird
 import Logging
@@ -33,6 +34,9 @@ struct Serve: AsyncParsableCommand {
 
     @Option(name: .long, help: "A rules file for databases that have no stored rules (default: closed rules).")
     var rules: String?
+
+    @Flag(name: .long, help: "Run the demo social app: its rules, and demo people and posts made on first start.")
+    var demo = false
 
     @Option(name: .long, help: "A storage.rules file for file storage (default: closed).")
     var storageRules: String?
@@ -86,18 +90,21 @@ struct Serve: AsyncParsableCommand {
             try Self.rulesFile(path, kind: "storage rules") { text in _ = try StorageRules(parsing: text) }
         }
         let token = try adminToken ?? AdminToken.loadOrCreate(in: dataURL)
+        let demoRules = demo ? (database: DemoData.databaseRules, storage: DemoData.storageRules) : nil
         var configuration = ServerConfiguration(
             host: host, port: port, dataFolder: dataURL, defaultDatabase: database,
-            adminToken: token, emulator: emulator, defaultRules: rulesText
+            adminToken: token, emulator: emulator, defaultRules: rulesText ?? demoRules?.database
         )
         configuration.keepAliveInterval = .milliseconds(Int64(keepAliveSeconds * 1000))
         configuration.projectID = project
-        configuration.storageRules = storageRulesText
+        configuration.storageRules = storageRulesText ?? demoRules?.storage
         configuration.maxFileBytes = Self.byteCount(maxFileSize)!
         configuration.signInFailuresPerAddress = signInFailuresPerAddress
         let started = ContinuousClock.now
         _ = try folder.database(named: database)
         let loadTime = ContinuousClock.now - started
+        let demo = self.demo
+        let seedLogger = logger
         let app = try await buildApplication(configuration: configuration, folder: folder, logger: logger) { boundPort in
             // Unbuffered, so a supervisor reading a pipe sees the line at once.
             FileHandle.standardOutput.write(Data("""
@@ -105,6 +112,12 @@ struct Serve: AsyncParsableCommand {
                 Try: curl http://\(host):\(boundPort)/.json
 
                 """.utf8))
+            if demo {
+                // Not awaited here: the seeding talks to this very server, which is still starting.
+                let local = host == "0.0.0.0" ? "127.0.0.1" : host
+                let server = URL(string: "http://\(local):\(boundPort)")!
+                Task { await Seed.demoAccounts(in: dataURL, server: server, logger: seedLogger) }
+            }
         }
         try await app.runService()
     }
