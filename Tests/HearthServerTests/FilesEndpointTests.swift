@@ -173,7 +173,12 @@ struct FilesEndpointTests {
             dropped.disconnect()
             try await Task.sleep(for: .milliseconds(200))
 
-            let query = try await server.request("POST", target, headers: ["X-Goog-Upload-Command": "query"])
+            // The server may still be writing what arrived before the drop: wait until it settles.
+            var query = try await server.request("POST", target, headers: ["X-Goog-Upload-Command": "query"])
+            for _ in 0..<100 where query.header("X-Goog-Upload-Size-Received") != "362144" {
+                try await Task.sleep(for: .milliseconds(50))
+                query = try await server.request("POST", target, headers: ["X-Goog-Upload-Command": "query"])
+            }
             #expect(query.status == 200)
             #expect(query.header("X-Goog-Upload-Status") == "active")
             let received = try #require(query.header("X-Goog-Upload-Size-Received").flatMap(Int.init))
