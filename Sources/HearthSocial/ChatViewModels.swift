@@ -27,15 +27,10 @@ public final class ConversationListViewModel {
         listener?.cancel()
         guard let uid = client.uid else { return errorMessage = SocialError.notSignedIn.description }
         let query = client.database.root.child("user-chats/\(uid)").queryOrdered(byChild: "updated")
-        listener = Task { [weak self] in
-            do {
-                for try await event in query.observe(.value) {
-                    self?.conversations = event.snapshot.children.compactMap { $0.decoded(ConversationSummary.self) }.reversed()
-                }
-            } catch is CancellationError {
-            } catch {
-                self?.errorMessage = SocialError.words(for: error)
-            }
+        listener = watchValue(query, for: self) { model, snapshot in
+            model.conversations = snapshot.children.compactMap { $0.decoded(ConversationSummary.self) }.reversed()
+        } fail: { model, message in
+            model.errorMessage = message
         }
     }
 
@@ -82,17 +77,11 @@ public final class ConversationViewModel {
         listener?.cancel()
         guard let conversationID else { return errorMessage = SocialError.notSignedIn.description }
         let query = client.database.root.child("messages/\(conversationID)").queryOrderedByKey().queryLimited(toLast: window)
-        listener = Task { [weak self] in
-            do {
-                for try await event in query.observe(.value) {
-                    guard let self else { return }
-                    self.messages = event.snapshot.children.compactMap { $0.decoded(Message.self) }
-                    await self.markRead()
-                }
-            } catch is CancellationError {
-            } catch {
-                self?.errorMessage = SocialError.words(for: error)
-            }
+        listener = watchValue(query, for: self) { model, snapshot in
+            model.messages = snapshot.children.compactMap { $0.decoded(Message.self) }
+            await model.markRead()
+        } fail: { model, message in
+            model.errorMessage = message
         }
     }
 
@@ -163,16 +152,10 @@ public final class SavedPostsViewModel {
         guard let uid = client.uid else { return errorMessage = SocialError.notSignedIn.description }
         let query = client.database.root.child("saved/\(uid)").queryOrderedByValue()
         let loader = PostLoader(client: client)
-        listener = Task { [weak self] in
-            do {
-                for try await event in query.observe(.value) {
-                    let posts = try await loader.posts(event.snapshot.childKeys.reversed())
-                    self?.posts = posts
-                }
-            } catch is CancellationError {
-            } catch {
-                self?.errorMessage = SocialError.words(for: error)
-            }
+        listener = watchValue(query, for: self) { model, snapshot in
+            model.posts = try await loader.posts(snapshot.childKeys.reversed())
+        } fail: { model, message in
+            model.errorMessage = message
         }
     }
 

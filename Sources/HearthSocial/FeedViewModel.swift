@@ -79,23 +79,17 @@ public final class FeedViewModel {
         let query = client.database.root.child("feed/\(uid)").queryOrderedByKey().queryLimited(toLast: limit + 1)
         let limit = self.limit
         let loader = PostLoader(client: client)
-        listeners.append(Task { [weak self] in
-            do {
-                for try await event in query.observe(.value) {
-                    var ids = event.snapshot.childKeys
-                    let more = ids.count > limit
-                    if more { ids.removeFirst(ids.count - limit) }
-                    let posts = try await loader.posts(ids.reversed())
-                    guard let self else { return }
-                    self.posts = posts
-                    self.hasMore = more
-                    self.isLoading = false
-                    await self.removeStale(ids, present: Set(posts.map(\.id)), uid: uid)
-                }
-            } catch is CancellationError {
-            } catch {
-                self?.errorMessage = SocialError.words(for: error)
-            }
+        listeners.append(watchValue(query, for: self) { model, snapshot in
+            var ids = snapshot.childKeys
+            let more = ids.count > limit
+            if more { ids.removeFirst(ids.count - limit) }
+            let posts = try await loader.posts(ids.reversed())
+            model.posts = posts
+            model.hasMore = more
+            model.isLoading = false
+            await model.removeStale(ids, present: Set(posts.map(\.id)), uid: uid)
+        } fail: { model, message in
+            model.errorMessage = message
         })
     }
 

@@ -70,16 +70,8 @@ public final class PostDetailViewModel {
     }
 
     private func listen(_ query: DatabaseQuery, _ show: @escaping @MainActor (PostDetailViewModel, DataSnapshot) -> Void) -> Task<Void, Never> {
-        Task { [weak self] in
-            do {
-                for try await event in query.observe(.value) {
-                    guard let self else { return }
-                    show(self, event.snapshot)
-                }
-            } catch is CancellationError {
-            } catch {
-                self?.errorMessage = SocialError.words(for: error)
-            }
+        watchValue(query, for: self, show: show) { model, message in
+            model.errorMessage = message
         }
     }
 

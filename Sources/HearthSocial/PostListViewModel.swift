@@ -53,15 +53,10 @@ public final class PostListViewModel {
             return
         }
         let limit = self.limit
-        listener = Task { [weak self] in
-            do {
-                for try await event in query.observe(.value) {
-                    self?.show(event.snapshot, limit: limit)
-                }
-            } catch is CancellationError {
-            } catch {
-                self?.errorMessage = SocialError.words(for: error)
-            }
+        listener = watchValue(query, for: self) { model, snapshot in
+            model.show(snapshot, limit: limit)
+        } fail: { model, message in
+            model.errorMessage = message
         }
     }
 

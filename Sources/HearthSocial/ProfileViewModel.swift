@@ -63,16 +63,8 @@ public final class ProfileViewModel {
     }
 
     private func listen(_ query: DatabaseQuery, _ show: @escaping @MainActor (ProfileViewModel, DataSnapshot) -> Void) {
-        listeners.append(Task { [weak self] in
-            do {
-                for try await event in query.observe(.value) {
-                    guard let self else { return }
-                    show(self, event.snapshot)
-                }
-            } catch is CancellationError {
-            } catch {
-                self?.errorMessage = SocialError.words(for: error)
-            }
+        listeners.append(watchValue(query, for: self, show: show) { model, message in
+            model.errorMessage = message
         })
     }
 
