@@ -133,6 +133,9 @@ public final class ConversationViewModel {
 @MainActor
 @Observable
 public final class SavedPostsViewModel {
+    /// What was saved and when, most recent first.
+    public private(set) var entries: [SavedPost] = []
+    /// The saved posts that still exist, in the same order.
     public private(set) var posts: [Post] = []
     public private(set) var errorMessage: String?
 
@@ -153,7 +156,11 @@ public final class SavedPostsViewModel {
         let query = client.database.root.child("saved/\(uid)").queryOrderedByValue()
         let loader = PostLoader(client: client)
         listener = watchValue(query, for: self) { model, snapshot in
-            model.posts = try await loader.posts(snapshot.childKeys.reversed())
+            let entries = snapshot.children.reversed().compactMap { child in
+                child.key.map { SavedPost(postID: $0, savedAt: Int64(child.number ?? 0)) }
+            }
+            model.entries = entries
+            model.posts = try await loader.posts(entries.map(\.postID))
         } fail: { model, message in
             model.errorMessage = message
         }

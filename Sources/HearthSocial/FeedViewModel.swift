@@ -10,6 +10,9 @@ import Observation
 @Observable
 public final class FeedViewModel {
     /// Newest first.
+    /// The feed's entries shown, newest first (some may point at posts since deleted).
+    public private(set) var entries: [FeedEntry] = []
+    /// The posts of those entries that exist, in the same order.
     public private(set) var posts: [Post] = []
     public private(set) var isLoading = true
     public private(set) var hasMore = false
@@ -84,6 +87,7 @@ public final class FeedViewModel {
             let more = ids.count > limit
             if more { ids.removeFirst(ids.count - limit) }
             let posts = try await loader.posts(ids.reversed())
+            model.entries = ids.reversed().map(FeedEntry.init(postID:))
             model.posts = posts
             model.hasMore = more
             model.isLoading = false

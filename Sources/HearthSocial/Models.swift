@@ -263,3 +263,85 @@ extension DataSnapshot {
         return value
     }
 }
+
+/// A like of a post, as FriendlyPix keeps them: `likes/{postId}/{uid}` holds when it was made.
+public struct Like: Codable, Equatable, Identifiable, Sendable {
+    public var id: String { uid }
+    public var postID: String
+    /// Who likes the post.
+    public var uid: String
+    /// When, in milliseconds since the epoch (server time).
+    public var timestamp: Int64
+
+    public init(postID: String, uid: String, timestamp: Int64) {
+        self.postID = postID
+        self.uid = uid
+        self.timestamp = timestamp
+    }
+
+    /// The likes of a post, earliest first, from a snapshot of `likes/{postId}`.
+    static func all(of postID: String, in snapshot: DataSnapshot) -> [Like] {
+        snapshot.children
+            .compactMap { child in
+                guard let uid = child.key, let time = child.number else { return nil }
+                return Like(postID: postID, uid: uid, timestamp: Int64(time))
+            }
+            .sorted { ($0.timestamp, $0.uid) < ($1.timestamp, $1.uid) }
+    }
+}
+
+/// A star on a post: `posts/{postId}/stars/{uid}` is true, and the post's `starCount` counts it.
+public struct Star: Codable, Equatable, Hashable, Identifiable, Sendable {
+    public var id: String { uid }
+    public var postID: String
+    /// Who starred the post.
+    public var uid: String
+
+    public init(postID: String, uid: String) {
+        self.postID = postID
+        self.uid = uid
+    }
+}
+
+extension Post {
+    /// The post's stars, by starrer.
+    public var starList: [Star] {
+        stars.filter(\.value).keys.sorted().map { Star(postID: id, uid: $0) }
+    }
+}
+
+/// One person following another: `followers/{followed}/{follower}` and
+/// `people/{follower}/following/{followed}`, always written together.
+public struct Follow: Codable, Equatable, Hashable, Identifiable, Sendable {
+    public var id: String { "\(follower)_\(followed)" }
+    public var follower: String
+    public var followed: String
+
+    public init(follower: String, followed: String) {
+        self.follower = follower
+        self.followed = followed
+    }
+}
+
+/// A post in someone's home feed: `feed/{uid}/{postId}` (push IDs order it by time).
+public struct FeedEntry: Codable, Equatable, Hashable, Identifiable, Sendable {
+    public var id: String { postID }
+    public var postID: String
+
+    public init(postID: String) {
+        self.postID = postID
+    }
+}
+
+/// A post someone saved: `saved/{uid}/{postId}` holds when it was saved.
+public struct SavedPost: Codable, Equatable, Hashable, Identifiable, Sendable {
+    public var id: String { postID }
+    public var postID: String
+    /// When, in milliseconds since the epoch (server time).
+    public var savedAt: Int64
+
+    public init(postID: String, savedAt: Int64) {
+        self.postID = postID
+        self.savedAt = savedAt
+    }
+}

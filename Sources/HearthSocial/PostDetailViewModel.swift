@@ -13,7 +13,8 @@ public final class PostDetailViewModel {
     public private(set) var post: Post?
     /// Oldest first.
     public private(set) var comments: [Comment] = []
-    public private(set) var likeCount = 0
+    /// Who likes the post, earliest first.
+    public private(set) var likes: [Like] = []
     public private(set) var isLiked = false
     public private(set) var isSaved = false
     public private(set) var isDeleted = false
@@ -35,6 +36,7 @@ public final class PostDetailViewModel {
 
     public var isStarred: Bool { post?.isStarred(by: client.uid) ?? false }
     public var starCount: Int { post?.starCount ?? 0 }
+    public var likeCount: Int { likes.count }
     /// True when the reader wrote the post.
     public var isOwn: Bool { post != nil && post?.author.uid == client.uid }
     /// A link to the post in the web app.
@@ -54,7 +56,7 @@ public final class PostDetailViewModel {
             model.comments = snapshot.children.compactMap { $0.decoded(Comment.self) }
         })
         listeners.append(listen(root.child("likes/\(postID)").query) { model, snapshot in
-            model.likeCount = snapshot.childrenCount
+            model.likes = Like.all(of: model.postID, in: snapshot)
             model.isLiked = model.client.uid.map { snapshot.hasChild($0) } ?? false
         })
         if let uid = client.uid {

@@ -10,7 +10,8 @@ public final class ProfileViewModel {
     public let uid: String
     public private(set) var profile: Profile?
     public private(set) var postCount = 0
-    public private(set) var followerCount = 0
+    /// The people following this profile.
+    public private(set) var followers: [Follow] = []
     public private(set) var followingCount = 0
     /// The signed-in user follows this person.
     public private(set) var isFollowing = false
@@ -35,6 +36,7 @@ public final class ProfileViewModel {
 
     /// True on one's own profile.
     public var isOwn: Bool { client.uid == uid }
+    public var followerCount: Int { followers.count }
 
     public func start() {
         stop()
@@ -45,7 +47,7 @@ public final class ProfileViewModel {
             model.followingCount = snapshot.childSnapshot(forPath: "following").childrenCount
         }
         listen(root.child("followers/\(uid)").query) { model, snapshot in
-            model.followerCount = snapshot.childrenCount
+            model.followers = snapshot.childKeys.map { Follow(follower: $0, followed: model.uid) }
             model.isFollowing = model.client.uid.map { snapshot.hasChild($0) } ?? false
         }
         if let me = client.uid, me != uid {

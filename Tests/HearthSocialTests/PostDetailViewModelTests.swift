@@ -25,6 +25,7 @@ struct PostDetailViewModelTests {
             // Then Ann sees the count change, and both copies agree
             await eventually("Ann's count") { annView.starCount == 1 }
             await eventually { bobView.isStarred }
+            #expect(annView.post?.starList == [Star(postID: post.id, uid: bob.auth.currentUser!.uid)])
             let copy = try await harness.admin.root.child("user-posts/\(post.author.uid)/\(post.id)").getData().value(as: Post.self)
             #expect(copy.starCount == 1)
             #expect(copy.stars.keys.sorted() == [bob.auth.currentUser!.uid])
@@ -137,6 +138,8 @@ struct PostDetailViewModelTests {
             await eventually { bobView.post != nil }
             await bobView.toggleLike()
             await eventually("the like on Ann's screen") { annView.likeCount == 1 }
+            #expect(annView.likes.map(\.uid) == [bob.auth.currentUser!.uid])
+            #expect(annView.likes.allSatisfy { $0.postID == post.id && $0.timestamp > 1_700_000_000_000 })
             await eventually { bobView.isLiked }
             await bobView.toggleLike()
             await eventually { annView.likeCount == 0 }

@@ -27,6 +27,8 @@ struct SocialGraphViewModelTests {
             // Then her post is in his feed, and her counts show it
             await eventually("Ann's older post in Bob's feed") { feed.posts.map(\.id) == [older.id] }
             await eventually { profile.followerCount == 1 && profile.isFollowing }
+            #expect(profile.followers == [Follow(follower: bob.auth.currentUser!.uid, followed: annUID)])
+            #expect(feed.entries == [FeedEntry(postID: older.id)])
             #expect(profile.postCount == 1)
             // And a new post of hers arrives live, newest first
             let newer = try await PostViewModelTests.publish(ann, "Newer")
@@ -173,6 +175,8 @@ struct SocialGraphViewModelTests {
             }
             await eventually { saved.posts.count == 2 }
             #expect(saved.posts.map(\.title) == ["First", "Second"])
+            #expect(saved.entries.map(\.postID) == [first.id, second.id])
+            #expect(saved.entries[0].savedAt > saved.entries[1].savedAt)
         }
     }
 }
