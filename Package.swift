@@ -115,6 +115,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            resources: [.copy("Web")],
             swiftSettings: swiftSettings
         ),
         .target(

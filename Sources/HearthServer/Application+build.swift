@@ -42,7 +42,10 @@ public func buildApplication(
             folder: folder, configuration: configuration, rules: rules, admin: admin, hub: hub, issuer: accounts.issuer),
         auth: AuthResponder(service: accounts, admin: admin),
         files: FilesResponder(
-            store: files, rules: storageRules ?? .closed, admin: admin, issuer: accounts.issuer, clock: configuration.clock)
+            store: files, rules: storageRules ?? .closed, admin: admin, issuer: accounts.issuer, clock: configuration.clock),
+        stats: StatsResponder(folder: folder, hub: hub, admin: admin, clock: configuration.clock, started: configuration.clock()),
+        web: WebResponder(
+            root: configuration.webRoot, projectID: configuration.projectID, bucket: configuration.storageBucket, logger: logger)
     )
     return Application(
         responder: responder,

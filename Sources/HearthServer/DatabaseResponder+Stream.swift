@@ -15,8 +15,8 @@ extension DatabaseResponder {
 
     /// `GET` with `Accept: text/event-stream`: the initial `put` at `/`, then an event for every
     /// write that touches the location (or changes the query's result), `keep-alive` events,
-    /// and `cancel` when access ends.
-    func stream(_ rest: RESTRequest, database: Database, auth: RequestAuth) throws -> Response {
+    /// and `cancel` when access ends. The delivery loop runs on the connection's `eventLoop`.
+    func stream(_ rest: RESTRequest, database: Database, auth: RequestAuth, eventLoop: any EventLoop) throws -> Response {
         let query = try QueryParameters.parse(rest.parameters)
         let rules = try self.rules.rules(for: database)
         var ruleAuth: Node?
@@ -32,49 +32,52 @@ extension DatabaseResponder {
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream; charset=utf-8"
         headers[HTTPField.Name("Cache-Control")!] = "no-cache"
+        let executor = EventLoopTaskExecutor(eventLoop)
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
             defer { hub.unsubscribe(listener) }
-            guard initial.estimatedSize <= hub.maxEventBytes else {
-                try await writer.write(SSEEncoding.payloadTooLarge)
-                try await writer.finish(nil)
-                return
-            }
-            try await writer.write(SSEEncoding.encode(.put(path: .root, data: initial)))
-            try await withGracefulShutdownHandler {
-                var delivered = listener.startSequence
-                streaming: while true {
-                    switch await listener.buffer.next() {
-                    case .events(let events):
-                        // After a resync, events already covered by it are skipped.
-                        if events.count == 1, events[0].sequence > delivered {
-                            delivered = events[0].sequence
-                            try await writer.write(events[0].bytes)
-                            continue streaming
-                        }
-                        let fresh = events.filter { $0.sequence > delivered }.map(\.bytes)
-                        if let last = events.last { delivered = max(delivered, last.sequence) }
-                        if !fresh.isEmpty { try await writer.write(contentsOf: fresh) }
-                    case .resync:
-                        let version = database.current
-                        let value = ListenerHub.value(at: listener.path, query: listener.query, in: version.state)
-                        guard value.estimatedSize <= hub.maxEventBytes else {
-                            try await writer.write(SSEEncoding.payloadTooLarge)
+            try await withTaskExecutorPreference(executor) {
+                guard initial.estimatedSize <= hub.maxEventBytes else {
+                    try await writer.write(SSEEncoding.payloadTooLarge)
+                    try await writer.finish(nil)
+                    return
+                }
+                try await writer.write(SSEEncoding.encode(.put(path: .root, data: initial)))
+                try await withGracefulShutdownHandler {
+                    var delivered = listener.startSequence
+                    streaming: while true {
+                        switch await listener.buffer.next() {
+                        case .events(let events):
+                            // After a resync, events already covered by it are skipped.
+                            if events.count == 1, events[0].sequence > delivered {
+                                delivered = events[0].sequence
+                                try await writer.write(events[0].bytes)
+                                continue streaming
+                            }
+                            let fresh = events.filter { $0.sequence > delivered }.map(\.bytes)
+                            if let last = events.last { delivered = max(delivered, last.sequence) }
+                            if !fresh.isEmpty { try await writer.write(contentsOf: fresh) }
+                        case .resync:
+                            let version = database.current
+                            let value = ListenerHub.value(at: listener.path, query: listener.query, in: version.state)
+                            guard value.estimatedSize <= hub.maxEventBytes else {
+                                try await writer.write(SSEEncoding.payloadTooLarge)
+                                break streaming
+                            }
+                            listener.lastResult.withLock { $0 = value }
+                            delivered = version.sequence
+                            try await writer.write(SSEEncoding.encode(.put(path: .root, data: value)))
+                        case .keepAlive:
+                            try await writer.write(SSEEncoding.keepAlive)
+                        case .closed(let final):
+                            if !final.isEmpty { try await writer.write(contentsOf: final) }
                             break streaming
                         }
-                        listener.lastResult.withLock { $0 = value }
-                        delivered = version.sequence
-                        try await writer.write(SSEEncoding.encode(.put(path: .root, data: value)))
-                    case .keepAlive:
-                        try await writer.write(SSEEncoding.keepAlive)
-                    case .closed(let final):
-                        if !final.isEmpty { try await writer.write(contentsOf: final) }
-                        break streaming
                     }
+                } onGracefulShutdown: {
+                    listener.buffer.close()
                 }
-            } onGracefulShutdown: {
-                listener.buffer.close()
+                try await writer.finish(nil)
             }
-            try await writer.finish(nil)
         })
     }
 }

@@ -28,7 +28,9 @@ struct DatabaseResponder: Sendable {
             let auth = try await RequestAuth.resolve(
                 request, parameters: rest.parameters, admin: admin, issuer: issuer, now: configuration.clock())
             let database = try folder.database(named: databaseName(for: request, parameters: rest.parameters))
-            if Self.wantsStream(request) { return try stream(rest, database: database, auth: auth) }
+            if Self.wantsStream(request) {
+                return try stream(rest, database: database, auth: auth, eventLoop: context.eventLoop)
+            }
             return try await handle(rest, request: request, database: database, auth: auth, logger: context.logger)
         } catch let mismatch as ETagMismatch {
             return mismatch.response()

@@ -6,10 +6,13 @@ import NIOCore
 struct HearthRequestContext: RequestContext, RemoteAddressRequestContext {
     var coreContext: CoreRequestContextStorage
     let remoteAddress: SocketAddress?
+    /// The connection's event loop, where its stream runs.
+    let eventLoop: any EventLoop
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
+        eventLoop = source.channel.eventLoop
     }
 
     /// The client's IP address as text (`unknown` when the transport has none).

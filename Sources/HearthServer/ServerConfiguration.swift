@@ -34,6 +34,12 @@ public struct ServerConfiguration: Sendable {
     public var maxFileBytes: Int64 = 5 << 30
     /// The password hashing cost (scrypt N); Firebase's own is 2^14.
     public var passwordHashRounds = 1 << 14
+    /// The folder of the web front end (the social app at `/`, the console at `/console`); the
+    /// copy bundled with the server unless set, nil for none.
+    public var webRoot: URL? = Bundle.module.resourceURL?.appendingPathComponent("Web")
+    /// The storage bucket web pages are told to use (`/__/firebase/init.json`), named after the
+    /// project as Firebase's default bucket is.
+    public var storageBucket: String { "\(projectID).appspot.com" }
     /// The server clock in milliseconds since the epoch (token expiry).
     public var clock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
 

@@ -72,6 +72,11 @@ public final class DataFolder: Sendable {
         return names.filter(Self.isValidDatabaseName).sorted()
     }
 
+    /// The databases opened so far, by name.
+    public func openDatabases() -> [String: Database] {
+        databases.withLock { $0 }
+    }
+
     /// Finishes pending commits and snapshots every open database.
     public func close() {
         for database in databases.withLock({ Array($0.values) }) { database.close() }

@@ -35,8 +35,16 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "A rules file for databases that have no stored rules (default: closed rules).")
     var rules: String?
 
-    @Flag(name: .long, help: "Run the demo social app: its rules, and demo people and posts made on first start.")
-    var demo = false
+    @Flag(
+        inversion: .prefixedNo,
+        help: """
+            Run the demo social app: its rules, and demo people and posts made on first start. On unless \
+            --rules, --storage-rules or --emulator is given.
+            """)
+    var demo: Bool?
+
+    @Option(name: .long, help: "Serve the web app and console from this folder instead of the built-in copy (for working on them).")
+    var webRoot: String?
 
     @Option(name: .long, help: "A storage.rules file for file storage (default: closed).")
     var storageRules: String?
@@ -90,6 +98,7 @@ struct Serve: AsyncParsableCommand {
             try Self.rulesFile(path, kind: "storage rules") { text in _ = try StorageRules(parsing: text) }
         }
         let token = try adminToken ?? AdminToken.loadOrCreate(in: dataURL)
+        let demo = runsDemo
         let demoRules = demo ? (database: DemoData.databaseRules, storage: DemoData.storageRules) : nil
         var configuration = ServerConfiguration(
             host: host, port: port, dataFolder: dataURL, defaultDatabase: database,
@@ -100,16 +109,24 @@ struct Serve: AsyncParsableCommand {
         configuration.storageRules = storageRulesText ?? demoRules?.storage
         configuration.maxFileBytes = Self.byteCount(maxFileSize)!
         configuration.signInFailuresPerAddress = signInFailuresPerAddress
+        if let webRoot {
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: webRoot, isDirectory: &isFolder), isFolder.boolValue else {
+                throw ValidationError("--web-root \(webRoot) is not a folder.")
+            }
+            configuration.webRoot = URL(fileURLWithPath: webRoot, isDirectory: true)
+        }
         let started = ContinuousClock.now
         _ = try folder.database(named: database)
         let loadTime = ContinuousClock.now - started
-        let demo = self.demo
         let seedLogger = logger
         let app = try await buildApplication(configuration: configuration, folder: folder, logger: logger) { boundPort in
             // Unbuffered, so a supervisor reading a pipe sees the line at once.
             FileHandle.standardOutput.write(Data("""
                 Hearth is serving http://\(host):\(boundPort)/ (data in \(dataURL.path), loaded in \(loadTime))
-                Try: curl http://\(host):\(boundPort)/.json
+                  The social app:   http://\(host):\(boundPort)/
+                  The data console: http://\(host):\(boundPort)/console (sign in with the admin token in \(dataURL.path)/admin-token)
+                  The REST API:     curl http://\(host):\(boundPort)/.json?auth=<admin token>
 
                 """.utf8))
             if demo {
@@ -124,6 +141,12 @@ struct Serve: AsyncParsableCommand {
 }
 
 extension Serve {
+    /// Whether to run the demo app: as asked, else unless the operator brought their own rules
+    /// or wants the emulator.
+    var runsDemo: Bool {
+        demo ?? (rules == nil && storageRules == nil && !emulator)
+    }
+
     /// The text of the rules file at `path`, checked by `validate` (which throws its first problem).
     static func rulesFile(_ path: String, kind: String, validate: (String) throws -> Void) throws -> String {
         let text: String

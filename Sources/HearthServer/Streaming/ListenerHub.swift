@@ -46,6 +46,16 @@ final class ListenerHub: Sendable {
     /// The number of open streams.
     var count: Int { registry.withLock { $0.count } }
 
+    /// The number of open streams on each database that has any.
+    func countsByDatabase() -> [String: Int] {
+        registry.withLock { registry in
+            registry.groups.compactMapValues { groups in
+                let count = groups.reduce(0) { $0 + $1.value.listeners.withLock(\.count) }
+                return count > 0 ? count : nil
+            }
+        }
+    }
+
     /// Registers a listener and returns it with its initial value, consistent with the events
     /// that will follow.
     /// - Parameters:

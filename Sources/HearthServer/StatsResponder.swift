@@ -1,0 +1,80 @@
+import Foundation
+import HearthCore
+import HearthStore
+import Hummingbird
+
+/// `GET /.hearth/stats`, for admins: the server's figures for the console — uptime, resident
+/// memory, open streams, and for each database its total writes (the console turns two
+/// readings into writes per second) and streams.
+struct StatsResponder: Sendable {
+    static let path = "/.hearth/stats"
+
+    let folder: DataFolder
+    let hub: ListenerHub
+    let admin: AdminCredential
+    /// Server time in milliseconds.
+    let clock: @Sendable () -> Int64
+    /// When the server started, in the clock's milliseconds.
+    let started: Int64
+
+    struct Figures: Encodable {
+        struct DatabaseFigures: Encodable {
+            var name: String
+            /// Whether the database has been opened since the server started.
+            var open: Bool
+            /// Writes committed to the database over its whole life (its log sequence number).
+            var writes: Int64?
+            var streams: Int
+        }
+
+        struct Connections: Encodable {
+            var streams: Int
+        }
+
+        var uptimeSeconds: Double
+        var memoryBytes: Int?
+        var connections: Connections
+        var databases: [DatabaseFigures]
+    }
+
+    func respond(to request: Request) -> Response {
+        var parameters: [String: String] = [:]
+        for (key, value) in request.uri.queryParameters { parameters[String(key)] = String(value) }
+        guard admin.isAdmin(request, parameters: parameters) else {
+            return HearthError.permissionDeniedByRules.response()
+        }
+        guard request.method == .get else {
+            return HearthError(.invalidData, "Invalid method for \(Self.path): \(request.method.rawValue).").response()
+        }
+        let figures = self.figures()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let body = try? encoder.encode(figures) else {
+            return HearthError(.internalError, "Internal server error.").response()
+        }
+        return JSONResponse.make(bytes: Array(body))
+    }
+
+    func figures() -> Figures {
+        let open = folder.openDatabases()
+        let streams = hub.countsByDatabase()
+        let names = Set(folder.databaseNames()).union(open.keys).sorted()
+        let databases = names.map { name in
+            Figures.DatabaseFigures(
+                name: name, open: open[name] != nil, writes: open[name]?.current.sequence, streams: streams[name] ?? 0)
+        }
+        return Figures(
+            uptimeSeconds: Double(clock() - started) / 1000,
+            memoryBytes: Self.residentMemoryBytes(),
+            connections: .init(streams: streams.values.reduce(0, +)),
+            databases: databases)
+    }
+
+    /// The process's resident set size, from `/proc/self/statm` (nil where there is none).
+    static func residentMemoryBytes() -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+}

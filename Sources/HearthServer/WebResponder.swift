@@ -1,0 +1,64 @@
+import Foundation
+import HearthCore
+import Hummingbird
+import Logging
+
+/// Serves the web front end: the social app at `/` and the data console at `/console`, plain
+/// files from one folder (the bundled `Web/` unless `--web-root` names another), with ETags and
+/// revalidation so a changed file is picked up on the next load. Also answers
+/// `/__/firebase/init.json` as Firebase Hosting does, so pages learn the project and bucket.
+struct WebResponder: Sendable {
+    typealias Context = HearthRequestContext
+
+    static let firebaseConfigPath = "/__/firebase/init.json"
+
+    private let files: FileMiddleware<Context, LocalFileSystem>?
+    private let firebaseConfig: [UInt8]
+
+    /// - Parameters:
+    ///   - root: the folder holding `index.html`, `app/`, `lib/` and `console/`; nil serves no files.
+    ///   - projectID: the project named in `init.json`.
+    ///   - bucket: the storage bucket named in `init.json`.
+    init(root: URL?, projectID: String, bucket: String, logger: Logger) {
+        files = root.map { root in
+            FileMiddleware(
+                root.path, cacheControl: CacheControl([(MediaType(type: .any), [CacheControl.Value.noCache])]), searchForIndexHtml: true, logger: logger)
+        }
+        let config: [String: String] = [
+            "projectId": projectID,
+            "storageBucket": bucket,
+            "apiKey": "hearth",
+            // The page's own origin is the database, auth and storage server; clients fill it in.
+            "databaseURL": "",
+            "authDomain": "",
+        ]
+        firebaseConfig = (try? JSONSerialization.data(withJSONObject: config, options: [.sortedKeys])).map(Array.init) ?? []
+    }
+
+    /// True for requests this responder answers: `GET`/`HEAD` of anything that is not a database
+    /// resource (`….json`), plus the Hosting configuration.
+    static func handles(_ request: Request) -> Bool {
+        guard request.method == .get || request.method == .head else { return false }
+        let path = request.uri.path
+        return path == firebaseConfigPath || !path.hasSuffix(".json")
+    }
+
+    /// The file at the request's path, or Firebase's 404 when there is none.
+    func respond(to request: Request, context: Context) async -> Response {
+        if request.uri.path == Self.firebaseConfigPath {
+            return JSONResponse.make(bytes: firebaseConfig)
+        }
+        guard let files else { return HearthError(.notFound, "Not found.").response() }
+        do {
+            // The middleware serves a file when what comes after it finds nothing.
+            return try await files.handle(request, context: context) { _, _ in throw HTTPError(.notFound) }
+        } catch let error as any HTTPResponseError {
+            if error.status == .notFound { return HearthError(.notFound, "Not found.").response() }
+            // A path with `..` or bad percent encoding.
+            return HearthError(.invalidData, "Invalid path.").response()
+        } catch {
+            context.logger.error("web file failed", metadata: ["error": "\(error)"])
+            return HearthError(.internalError, "Internal server error.").response()
+        }
+    }
+}
