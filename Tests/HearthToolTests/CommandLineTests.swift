@@ -16,9 +16,30 @@ struct CommandLineTests {
             #expect(help.stdout.contains(command), "help lists \(command)")
         }
         let serveHelp = try HearthProcess.run(["serve", "--help"])
-        for option in ["--host", "--port", "--data"] {
+        for option in ["--host", "--port", "--data", "--no-demo", "--web-root"] {
             #expect(serveHelp.stdout.contains(option))
         }
+    }
+
+    @Test func serveRunsTheDemoAppByDefaultAndSaysWhereItIs() async throws {
+        let directory = try TemporaryDirectory(prefix: "hearth-cli-demo")
+        defer { directory.remove() }
+        let server = try HearthProcess(data: directory.url, openRules: false)
+        let output = await server.output(containing: "Demo accounts")
+        #expect(output.contains("The social app:   http://127.0.0.1:\(server.port)/"), "\(output)")
+        #expect(output.contains("http://127.0.0.1:\(server.port)/console"))
+        #expect(output.contains("ann@demo.hearth"))
+        // The app and the console come from the copy built into the server.
+        let page = try await httpRequest("GET", server.url("/"))
+        #expect(page.status == 200)
+        #expect(page.text.contains("/app/main.js"))
+        #expect(try await httpRequest("GET", server.url("/lib/hearth.js")).status == 200)
+        #expect(try await httpRequest("GET", server.url("/console/")).status == 200)
+        // The app's rules are in force: people read posts, nobody writes as nobody.
+        #expect(try await httpRequest("GET", server.url("/posts.json?shallow=true")).status == 200)
+        let write = try await httpRequest("PUT", server.url("/posts/x.json"), body: Data(#"{"title":"x"}"#.utf8))
+        #expect(write.status == 401)
+        #expect(server.terminate() == 0)
     }
 
     @Test func rulesCheckReportsEveryProblemWithLineAndColumn() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import HearthTesting
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,6 +9,15 @@ import Glibc
 final class HearthProcess: @unchecked Sendable {
     let process = Process()
     let port: Int
+    /// Everything the server has printed so far.
+    private let printed = Printed()
+
+    private final class Printed: Sendable {
+        private let text = Mutex("")
+        var value: String { text.withLock { $0 } }
+        func set(_ value: String) { text.withLock { $0 = value } }
+        func append(_ more: String) { text.withLock { $0 += more } }
+    }
 
     /// The `hearth` binary next to the test bundle (SwiftPM builds it because this target
     /// depends on it), or `$HEARTH_BINARY`.
@@ -50,11 +60,12 @@ final class HearthProcess: @unchecked Sendable {
         return url.path
     }()
 
-    /// Starts `hearth serve --port 0 --data <folder> --rules <open rules>` and waits for it to print its URL.
-    init(data folder: URL, extraArguments: [String] = []) throws {
+    /// Starts `hearth serve --port 0 --data <folder>`, with open rules unless `openRules` is
+    /// false (then it runs the demo app, as by default), and waits for it to print its URL.
+    init(data folder: URL, extraArguments: [String] = [], openRules: Bool = true) throws {
         process.executableURL = Self.binary
-        process.arguments = ["serve", "--port", "0", "--data", folder.path, "--log-level", "warning", "--rules", Self.openRules]
-            + extraArguments
+        process.arguments = ["serve", "--port", "0", "--data", folder.path, "--log-level", "warning"]
+            + (openRules ? ["--rules", Self.openRules] : []) + extraArguments
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
@@ -77,8 +88,23 @@ final class HearthProcess: @unchecked Sendable {
             throw TestServerError("hearth serve did not start; output: \(seen)")
         }
         self.port = port
+        printed.set(seen)
         // Keep draining stdout so the child never blocks on a full pipe.
-        out.fileHandleForReading.readabilityHandler = { handle in _ = handle.availableData }
+        out.fileHandleForReading.readabilityHandler = { [printed] handle in
+            let chunk = handle.availableData
+            printed.append(String(decoding: chunk, as: UTF8.self))
+        }
+    }
+
+    /// What the server has printed, once it contains `text` (or after `timeout`).
+    func output(containing text: String, timeout: Duration = .seconds(120)) async -> String {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let output = printed.value
+            if output.contains(text) { return output }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        return printed.value
     }
 
     /// SIGKILL: no shutdown code runs.
