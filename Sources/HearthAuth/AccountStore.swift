@@ -180,6 +180,15 @@ public final class AccountStore: Sendable {
         }
     }
 
+    /// Forgets one refresh token (by digest) of `uid`; false when `uid` has no such token.
+    @discardableResult
+    public func revokeRefreshToken(digest: Data, uid: String) throws -> Bool {
+        try pool.write { db in
+            try db.execute(sql: "DELETE FROM refresh_token WHERE digest = ? AND uid = ?", arguments: [digest, uid])
+            return db.changesCount > 0
+        }
+    }
+
     /// Forgets every refresh token of `uid`.
     public func revokeRefreshTokens(uid: String) throws {
         try pool.write { db in

@@ -244,11 +244,17 @@ public final class AuthService: Sendable {
         logger.info("account deleted", metadata: ["uid": "\(user.uid)"])
     }
 
-    /// Signs a user out everywhere: their refresh tokens stop working, and ID tokens issued
-    /// until now are refused by the account endpoints.
-    public func signOut(idToken: String?) async throws(AuthError) {
+    /// Signs a user out. With the session's `refreshToken`, only that session ends (the device
+    /// signing out), as a sign-out does in Firebase's SDKs; without one, the user is signed out
+    /// everywhere: every refresh token stops working, and ID tokens issued until now are
+    /// refused by the account endpoints.
+    public func signOut(idToken: String?, refreshToken: String? = nil) async throws(AuthError) {
         let user = try await user(idToken: idToken)
-        try await revokeSessions(uid: user.uid)
+        guard let refreshToken, !refreshToken.isEmpty else { return try await revokeSessions(uid: user.uid) }
+        let digest = Self.digest(refreshToken)
+        guard try await offload({ [store] in try store.revokeRefreshToken(digest: digest, uid: user.uid) }) else {
+            throw .invalidRefreshToken
+        }
     }
 
     /// Revokes every refresh token of `uid`.

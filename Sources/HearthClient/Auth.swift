@@ -89,10 +89,11 @@ public final class Auth: Sendable {
         try await signIn(through: "accounts:signInWithCustomToken", ["token": .string(customToken)])
     }
 
-    /// Signs out here and ends the session's refresh tokens on the server.
+    /// Signs out here and ends this session's refresh token on the server (other devices stay
+    /// signed in).
     public func signOut() async {
         guard let user = currentUser else { return }
-        _ = try? await call("accounts:signOut", ["idToken": .string(user.idToken)])
+        _ = try? await call("accounts:signOut", ["idToken": .string(user.idToken), "refreshToken": .string(user.refreshToken)])
         setUser(nil)
     }
 

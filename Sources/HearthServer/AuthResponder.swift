@@ -8,7 +8,8 @@ import Logging
 /// `FIREBASE_AUTH_EMULATOR_HOST`) work against Hearth:
 ///
 /// - users: `/identitytoolkit.googleapis.com/v1/accounts:signUp`, `:signInWithPassword`,
-///   `:signInWithCustomToken`, `:lookup`, `:update`, `:delete`, and `:signOut` (Hearth's own),
+///   `:signInWithCustomToken`, `:lookup`, `:update`, `:delete`, and `:signOut` (Hearth's own:
+///   with a `refreshToken`, that session ends; without, every session of the account),
 ///   and `/securetoken.googleapis.com/v1/token` to refresh an ID token;
 /// - admins: `/identitytoolkit.googleapis.com/v1/projects/<project>/accounts` (create),
 ///   `accounts:lookup`, `accounts:batchGet`, `accounts:update`, `accounts:delete`,
@@ -119,7 +120,7 @@ struct AuthResponder: Sendable {
             try await service.delete(idToken: body.string("idToken"))
             return Self.json(.object([(ChildKey("kind"), .string("identitytoolkit#DeleteAccountResponse"))]))
         case "accounts:signOut":
-            try await service.signOut(idToken: body.string("idToken"))
+            try await service.signOut(idToken: body.string("idToken"), refreshToken: body.string("refreshToken"))
             return Self.json(.object([(ChildKey("kind"), .string("hearth#SignOutResponse"))]))
         default:
             throw AuthError("NOT_FOUND", status: 404)

@@ -15,8 +15,9 @@ extension DatabaseResponder {
 
     /// `GET` with `Accept: text/event-stream`: the initial `put` at `/`, then an event for every
     /// write that touches the location (or changes the query's result), `keep-alive` events,
-    /// and `cancel` when access ends. The delivery loop runs on the connection's `eventLoop`.
-    func stream(_ rest: RESTRequest, database: Database, auth: RequestAuth, eventLoop: any EventLoop) throws -> Response {
+    /// and `cancel` when access ends. The delivery loop runs on the connection's event loop, and
+    /// ends as soon as the client closes the connection (not at the next write).
+    func stream(_ rest: RESTRequest, database: Database, auth: RequestAuth, connection: any Channel) throws -> Response {
         let query = try QueryParameters.parse(rest.parameters)
         let rules = try self.rules.rules(for: database)
         var ruleAuth: Node?
@@ -32,9 +33,14 @@ extension DatabaseResponder {
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream; charset=utf-8"
         headers[HTTPField.Name("Cache-Control")!] = "no-cache"
-        let executor = EventLoopTaskExecutor(eventLoop)
+        let executor = EventLoopTaskExecutor(connection.eventLoop)
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            defer { hub.unsubscribe(listener) }
+            let clientGone = ClientGoneHandler { listener.buffer.close() }
+            connection.pipeline.addHandler(clientGone, position: .first).whenFailure { _ in listener.buffer.close() }
+            defer {
+                hub.unsubscribe(listener)
+                connection.pipeline.removeHandler(clientGone).whenFailure { _ in }
+            }
             try await withTaskExecutorPreference(executor) {
                 guard initial.estimatedSize <= hub.maxEventBytes else {
                     try await writer.write(SSEEncoding.payloadTooLarge)

@@ -29,7 +29,7 @@ struct DatabaseResponder: Sendable {
                 request, parameters: rest.parameters, admin: admin, issuer: issuer, now: configuration.clock())
             let database = try folder.database(named: databaseName(for: request, parameters: rest.parameters))
             if Self.wantsStream(request) {
-                return try stream(rest, database: database, auth: auth, eventLoop: context.eventLoop)
+                return try stream(rest, database: database, auth: auth, connection: context.channel)
             }
             return try await handle(rest, request: request, database: database, auth: auth, logger: context.logger)
         } catch let mismatch as ETagMismatch {

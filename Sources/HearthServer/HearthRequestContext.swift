@@ -6,13 +6,13 @@ import NIOCore
 struct HearthRequestContext: RequestContext, RemoteAddressRequestContext {
     var coreContext: CoreRequestContextStorage
     let remoteAddress: SocketAddress?
-    /// The connection's event loop, where its stream runs.
-    let eventLoop: any EventLoop
+    /// The connection, whose event loop runs its stream and whose closing ends it.
+    let channel: any Channel
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
-        eventLoop = source.channel.eventLoop
+        channel = source.channel
     }
 
     /// The client's IP address as text (`unknown` when the transport has none).

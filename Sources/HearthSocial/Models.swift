@@ -110,7 +110,9 @@ public struct Post: Codable, Equatable, Identifiable, Sendable {
         if !stars.isEmpty { try container.encode(stars, forKey: .stars) }
     }
 
-    /// The hashtags in the title and body (`#sunset` → `sunset`), lowercased, each once.
+    /// The hashtags in the title and body (`#sunset` → `sunset`), lowercased, each once. Only
+    /// tags of 1 to 50 ASCII letters, digits and underscores are indexed (what the rules accept
+    /// as keys under `hashtags/`); `#café` stays plain text rather than failing the post.
     public var hashtags: [String] { Self.hashtags(in: title + " " + body) }
 
     public static func hashtags(in text: String) -> [String] {
@@ -124,12 +126,17 @@ public struct Post: Codable, Equatable, Identifiable, Sendable {
                     tag.append(contentsOf: character.lowercased())
                     current = tag
                 } else {
-                    if !tag.isEmpty, !tags.contains(tag), tag.count <= 50 { tags.append(tag) }
+                    if Self.isIndexable(tag), !tags.contains(tag) { tags.append(tag) }
                     current = nil
                 }
             }
         }
         return tags
+    }
+
+    static func isIndexable(_ tag: String) -> Bool {
+        (1...50).contains(tag.utf8.count)
+            && tag.utf8.allSatisfy { ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == UInt8(ascii: "_") }
     }
 
     public func isStarred(by uid: String?) -> Bool { uid.map { stars[$0] == true } ?? false }

@@ -92,6 +92,7 @@ struct PostActions: Sendable {
 
     /// A link to the post on this server's web app.
     func shareLink(_ postID: String) -> URL {
-        client.url.appendingPathComponent("post").appendingPathComponent(postID)
+        // The web app served at the server's root routes by fragment.
+        URL(string: "#/post/\(postID)", relativeTo: client.url.appendingPathComponent(""))!.absoluteURL
     }
 }

@@ -278,6 +278,25 @@ import Testing
         }
     }
 
+    @Test func signOutWithTheRefreshTokenEndsOnlyThatSession() async throws {
+        try await Self.withService { service, clock in
+            let phone = try await service.signUp(email: "alice@example.com", password: Self.password)
+            let laptop = try await service.signIn(email: "alice@example.com", password: Self.password, client: "c")
+            clock.advance(by: 2000)
+            try await service.signOut(idToken: phone.idToken, refreshToken: phone.refreshToken)
+            await #expect(throws: AuthError.invalidRefreshToken) { try await service.refresh(refreshToken: phone.refreshToken) }
+            // The other device stays signed in.
+            _ = try await service.refresh(refreshToken: laptop.refreshToken)
+            #expect(try await service.user(idToken: laptop.idToken).uid == phone.user.uid)
+            // Someone else's refresh token cannot be ended with your ID token.
+            let bob = try await service.signUp(email: "bob@example.com", password: Self.password)
+            await #expect(throws: AuthError.invalidRefreshToken) {
+                try await service.signOut(idToken: laptop.idToken, refreshToken: bob.refreshToken)
+            }
+            _ = try await service.refresh(refreshToken: bob.refreshToken)
+        }
+    }
+
     @Test
     func aSignInRightAfterSignOutWorks() async throws {
         try await Self.withService { service, clock in

@@ -109,4 +109,27 @@ struct WebAndStatsTests {
             stream.disconnect()
         }
     }
+
+    @Test func aStreamEndsWhenItsClientGoesAwayNotAtTheNextKeepAlive() async throws {
+        try await TestServer.with { server in
+            let stream = try RawHTTPConnection(
+                port: server.port, request: "GET /gone.json HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+            #expect(await stream.read(untilContaining: "event: put").contains("event: put"))
+            #expect(try await Self.openStreams(server) == 1)
+            stream.disconnect()
+            // Keep-alives come every 30 s here; the count must drop long before that.
+            let deadline = ContinuousClock.now + .seconds(5)
+            var open = 1
+            while open > 0, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+                open = try await Self.openStreams(server)
+            }
+            #expect(open == 0)
+        }
+    }
+
+    static func openStreams(_ server: TestServer) async throws -> Int {
+        let result = try await server.request("GET", "/.hearth/stats", headers: admin)
+        return try #require(((result.json as? [String: Any])?["connections"] as? [String: Int])?["streams"])
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HearthClient
 import HearthSocial
+import HearthTesting
 import Testing
 
 @Suite("Post detail") @MainActor
@@ -149,7 +150,7 @@ struct PostDetailViewModelTests {
             await bobView.report()
             #expect(bobView.errorMessage == nil)
             #expect(try await harness.admin.root.child("postFlags/\(post.id)/\(bob.auth.currentUser!.uid)").getData().bool == true)
-            #expect(bobView.shareLink.absoluteString.hasSuffix("/post/\(post.id)"))
+            #expect(bobView.shareLink.absoluteString == "\(harness.server.baseURL.absoluteString)/#/post/\(post.id)")
         }
     }
 

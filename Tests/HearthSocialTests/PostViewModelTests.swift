@@ -19,6 +19,25 @@ struct PostViewModelTests {
 
     // MARK: - Compose
 
+    @Test func hashtagsAreWhatTheRulesCanIndex() {
+        #expect(Post.hashtags(in: "#Sunset at the #café, #nice! #a_b1 #sunset #") == ["sunset", "nice", "a_b1"])
+        #expect(Post.hashtags(in: "#" + String(repeating: "a", count: 51)) == [])
+        #expect(Post.hashtags(in: "#" + String(repeating: "a", count: 50)) == [String(repeating: "a", count: 50)])
+        #expect(Post.hashtags(in: "no tags here") == [])
+    }
+
+    @Test func aPostWithATagTheIndexCannotHoldIsStillPublished() async throws {
+        try await SocialHarness.with { harness in
+            let ann = try await harness.user("Ann")
+            let compose = ComposeViewModel(client: ann)
+            compose.title = "Café"
+            compose.body = "Coffee at the #café with #friends"
+            let post = try #require(await compose.post(), "\(compose.errorMessage ?? "")")
+            #expect(try await harness.admin.root.child("hashtags/friends/\(post.id)").getData().bool == true)
+            #expect(try await harness.admin.root.child("hashtags").getData().childKeys == ["friends"])
+        }
+    }
+
     @Test func composingChecksThenUploadsAndPublishesInOneWrite() async throws {
         try await SocialHarness.with { harness in
             let ann = try await harness.user("Ann")

@@ -1,0 +1,108 @@
+// Pieces of post lists shared by the views: a post card (with a working star button), a
+// grid of post tiles, and an author line.
+import { h, avatar, timeAgo, fullTime, toast, errorWords } from '/app/ui.js';
+import { toggleStar, photosOf } from '/app/actions.js';
+
+/** The URL of a photo stored at `path` (the app's photos are public to read). */
+export function photoURL(ctx, path) {
+  return ctx.hearth.storage.ref(path).mediaURL();
+}
+
+/** The author's picture and name (linking to their profile) and, optionally, when they wrote. */
+export function authorLine(author, timestamp, size = 32) {
+  return h('div', { class: 'author-line' },
+    avatar(author, size),
+    h('span', { class: 'author-text' },
+      h('a', { href: `#/profile/${encodeURIComponent(author?.uid ?? '')}`, class: 'author-name' }, author?.full_name || 'Anonymous'),
+      typeof timestamp === 'number' ? h('time', { datetime: new Date(timestamp).toISOString(), title: fullTime(timestamp), class: 'muted' }, timeAgo(timestamp)) : null));
+}
+
+/**
+ * A star toggle for a post. `update(post)` shows a newer version of the post (live counts);
+ * a click stars or unstars it (a retried transaction, as PostActions does).
+ */
+export function starButton(ctx, postId, post) {
+  const count = h('span', { class: 'count', 'data-testid': 'star-count' });
+  const button = h('button', { type: 'button', class: 'chip star', 'data-testid': 'star-button' },
+    h('span', { class: 'icon', 'aria-hidden': 'true' }, '★'), count);
+  const show = (starred, stars) => {
+    button.setAttribute('aria-pressed', String(starred));
+    button.setAttribute('aria-label', `${starred ? 'Unstar' : 'Star'} this post (${stars} ${stars === 1 ? 'star' : 'stars'})`);
+    count.textContent = String(stars);
+  };
+  const update = (next) => show(next?.stars?.[ctx.user?.uid] === true, next?.starCount ?? 0);
+  button.addEventListener('click', async () => {
+    if (!ctx.user) {
+      ctx.requireSignIn('star posts');
+      return;
+    }
+    button.disabled = true;
+    try {
+      const result = await toggleStar(ctx.hearth, postId);
+      show(result.starred, result.count);
+    } catch (error) {
+      toast(errorWords(error), 'error');
+    } finally {
+      button.disabled = false;
+    }
+  });
+  update(post);
+  button.update = update;
+  return button;
+}
+
+/**
+ * A post in a list: photo thumbnail, title, start of the text, author, time and star button.
+ * `card.update(post)` shows a newer version in place (the list's live updates).
+ */
+export function postCard(ctx, postId, post) {
+  const link = `#/post/${encodeURIComponent(postId)}`;
+  const star = starButton(ctx, postId, post);
+  const media = h('a', { href: link, class: 'card-media', tabindex: '-1', 'aria-hidden': 'true' });
+  const title = h('a', { href: link, class: 'card-title' });
+  const excerpt = h('p', { class: 'card-excerpt' });
+  const author = h('div', { class: 'card-author' });
+  const card = h('article', { class: 'card post-card', 'data-testid': 'post-card', 'data-post-id': postId },
+    media,
+    h('div', { class: 'card-body' },
+      h('h2', { class: 'card-heading' }, title),
+      excerpt,
+      h('div', { class: 'card-footer' }, author, star)));
+
+  card.update = (next) => {
+    const thumb = photosOf(next)[0]?.thumb;
+    const current = media.querySelector('img');
+    if (thumb && current?.dataset.path !== thumb) {
+      media.replaceChildren(h('img', { src: photoURL(ctx, thumb), alt: '', loading: 'lazy', 'data-path': thumb }));
+    } else if (!thumb) {
+      // Without a photo, the text itself fills the picture's place.
+      media.replaceChildren(h('span', {}, next.body ?? ''));
+    }
+    media.classList.toggle('text-only', !thumb);
+    excerpt.hidden = !thumb;
+    title.textContent = next.title || 'Untitled';
+    excerpt.textContent = next.body ?? '';
+    author.replaceChildren(authorLine(next.author, next.timestamp, 28));
+    star.update(next);
+  };
+  card.update(post);
+  return card;
+}
+
+/**
+ * A grid of square tiles (a profile's posts): the thumbnail, or the title for posts without
+ * photos, each linking to the post, with its star count.
+ * @param {Array<[string, object]>} entries [postId, post] pairs in display order
+ */
+export function postGrid(ctx, entries) {
+  return h('ul', { class: 'post-grid', role: 'list' },
+    entries.map(([postId, post]) => {
+      const thumb = photosOf(post)[0]?.thumb;
+      const stars = post.starCount ?? 0;
+      return h('li', {},
+        h('a', { href: `#/post/${encodeURIComponent(postId)}`, class: 'tile', 'data-testid': 'post-tile',
+          'aria-label': `${post.title || 'Untitled'}, ${stars} ${stars === 1 ? 'star' : 'stars'}` },
+          thumb ? h('img', { src: photoURL(ctx, thumb), alt: '', loading: 'lazy' }) : h('span', { class: 'tile-title' }, post.title || 'Untitled'),
+          h('span', { class: 'tile-stars', 'aria-hidden': 'true' }, `★ ${stars}`)));
+    }));
+}

@@ -1,0 +1,189 @@
+// The app shell: connects to the server, keeps the session, draws the navigation, and maps
+// the address's hash to a view module, mounting it and cleaning the previous one up.
+import { Hearth } from '/lib/hearth.js';
+import { h, avatar, toast, errorWords } from '/app/ui.js';
+
+/**
+ * Hash routes → view modules (`/app/views/<module>.js`). `:name` segments become params;
+ * `params` are fixed ones; `?q=…` query parameters are added too.
+ */
+const ROUTES = [
+  { path: '', module: 'posts', params: { kind: 'recent' }, title: 'Recent posts' },
+  { path: 'top', module: 'posts', params: { kind: 'top' }, title: 'Top posts' },
+  { path: 'mine', module: 'posts', params: { kind: 'mine' }, title: 'My posts' },
+  { path: 'post/:id', module: 'post', title: 'Post' },
+  { path: 'compose', module: 'compose', title: 'New post' },
+  { path: 'signin', module: 'auth', params: { mode: 'signin' }, title: 'Sign in' },
+  { path: 'signup', module: 'auth', params: { mode: 'signup' }, title: 'Create an account' },
+  { path: 'account', module: 'auth', params: { mode: 'account' }, title: 'Your account' },
+  { path: 'feed', module: 'feed', title: 'Home feed' },
+  { path: 'profile/:uid', module: 'profile', title: 'Profile' },
+  { path: 'search', module: 'search', title: 'Search' },
+  { path: 'chats', module: 'chat', title: 'Chats' },
+  { path: 'chat/with/:uid', module: 'chat', title: 'Chat' },
+  { path: 'chat/:conversationId', module: 'chat', title: 'Chat' },
+  { path: 'saved', module: 'saved', title: 'Saved posts' },
+];
+
+/** The navigation: [hash, label, shown to whom ('all' | 'user')]. */
+const NAV = [
+  ['#/', 'Recent', 'all'],
+  ['#/top', 'Top', 'all'],
+  ['#/feed', 'Feed', 'user'],
+  ['#/search', 'Search', 'all'],
+  ['#/chats', 'Chats', 'user'],
+  ['#/saved', 'Saved', 'user'],
+  ['#/mine', 'My posts', 'user'],
+];
+
+/** The route for a hash like `#/post/abc?x=1`, with its params; null when none matches. */
+export function matchRoute(hash) {
+  const [pathPart, queryPart = ''] = hash.replace(/^#\/?/, '').split('?');
+  const segments = pathPart.split('/').filter(Boolean).map((segment) => {
+    try {
+      return decodeURIComponent(segment);
+    } catch {
+      return segment;
+    }
+  });
+  for (const route of ROUTES) {
+    const pattern = route.path.split('/').filter(Boolean);
+    if (pattern.length !== segments.length) continue;
+    const params = { ...Object.fromEntries(new URLSearchParams(queryPart)), ...route.params };
+    const matches = pattern.every((part, index) => {
+      if (part.startsWith(':')) {
+        params[part.slice(1)] = segments[index];
+        return true;
+      }
+      return part === segments[index];
+    });
+    if (matches) return { route, params };
+  }
+  return null;
+}
+
+class App {
+  constructor(hearth) {
+    this.hearth = hearth;
+    this.user = hearth.auth.currentUser;
+    this.main = document.getElementById('main');
+    this.nav = document.getElementById('nav');
+    this.account = document.getElementById('account');
+    this.offline = document.getElementById('offline');
+    this.cleanup = null;
+    this.mountCount = 0;
+  }
+
+  start() {
+    window.addEventListener('hashchange', () => this.render({ focus: true }));
+    // The skip link must not change the hash (the router's): it moves focus instead.
+    document.querySelector('[data-skip-link]')?.addEventListener('click', (event) => {
+      event.preventDefault();
+      this.main.focus();
+    });
+    this.hearth.auth.onAuthStateChanged((user) => {
+      const changed = user?.uid !== this.user?.uid || user?.displayName !== this.user?.displayName;
+      this.user = user;
+      this.drawChrome();
+      // Views show who is signed in: draw the current one again for the new user.
+      if (changed) this.render({ focus: false });
+    });
+    this.hearth.onConnectionChange((online) => {
+      this.offline.hidden = online;
+    });
+    this.drawChrome();
+    this.render({ focus: false });
+  }
+
+  get context() {
+    const navigate = (hash) => {
+      if (location.hash === hash) this.render({ focus: true });
+      else location.hash = hash;
+    };
+    return {
+      hearth: this.hearth,
+      user: this.user,
+      bucket: this.hearth.bucket,
+      toast,
+      navigate,
+      /** Sends a signed-out visitor to sign in, then back here. */
+      requireSignIn: (purpose) => {
+        toast(`Sign in to ${purpose}.`);
+        navigate(`#/signin?next=${encodeURIComponent(location.hash || '#/')}`);
+      },
+    };
+  }
+
+  drawChrome() {
+    const current = location.hash || '#/';
+    const signedIn = Boolean(this.user);
+    this.nav.replaceChildren(...NAV.filter(([, , who]) => who === 'all' || signedIn).map(([hash, label]) =>
+      h('a', { href: hash, class: 'nav-link', 'aria-current': current.split('?')[0] === hash ? 'page' : null }, label)));
+    const author = this.user && { uid: this.user.uid, full_name: this.user.displayName ?? 'Anonymous', profile_picture: this.user.photoURL };
+    this.account.replaceChildren(signedIn
+      ? h('div', { class: 'row' },
+        h('a', { href: '#/compose', class: 'button primary compose-link', 'data-testid': 'compose-link' },
+          h('span', { 'aria-hidden': 'true' }, '+'), h('span', { class: 'label' }, ' New post')),
+        h('a', { href: '#/account', class: 'account-link', 'data-testid': 'account-link', title: 'Your account' },
+          avatar(author, 32), h('span', { class: 'visually-hidden' }, `Your account (${author.full_name})`)))
+      : h('div', { class: 'row' },
+        h('a', { href: '#/signin', class: 'button secondary', 'data-testid': 'signin-link' }, 'Sign in'),
+        h('a', { href: '#/signup', class: 'button primary', 'data-testid': 'signup-link' }, 'Sign up')));
+  }
+
+  async render({ focus }) {
+    this.cleanup?.();
+    this.cleanup = null;
+    const mount = ++this.mountCount;
+    this.drawChrome();
+    const match = matchRoute(location.hash || '#/');
+    if (!match) {
+      document.title = 'Not found · Hearth';
+      this.main.replaceChildren(h('section', { class: 'page empty' },
+        h('h1', {}, 'Page not found'), h('p', {}, h('a', { href: '#/' }, 'Go to recent posts'))));
+      return;
+    }
+    document.title = `${match.route.title} · Hearth`;
+    let view;
+    try {
+      view = await import(`/app/views/${match.route.module}.js`);
+    } catch (error) {
+      if (mount !== this.mountCount) return;
+      this.main.replaceChildren(h('section', { class: 'page empty' },
+        h('h1', {}, 'This page could not be loaded'),
+        h('p', { class: 'error', role: 'alert', 'data-testid': 'error' }, errorWords(error))));
+      return;
+    }
+    // Another navigation happened while the module loaded.
+    if (mount !== this.mountCount) return;
+    const container = h('div', { class: 'view', 'data-view': match.route.module });
+    this.main.replaceChildren(container);
+    try {
+      this.cleanup = view.mount(container, this.context, match.params) ?? null;
+    } catch (error) {
+      container.replaceChildren(h('p', { class: 'error', role: 'alert', 'data-testid': 'error' }, errorWords(error)));
+    }
+    if (focus) {
+      window.scrollTo(0, 0);
+      // Screen readers start at the new content, unless the view focused a field itself.
+      if (!container.contains(document.activeElement)) this.main.focus({ preventScroll: true });
+    }
+  }
+}
+
+async function start() {
+  const main = document.getElementById('main');
+  try {
+    const hearth = await Hearth.connect();
+    new App(hearth).start();
+    // Tests and the console reach the client from the page.
+    window.hearth = hearth;
+  } catch (error) {
+    main.replaceChildren(h('section', { class: 'page empty' },
+      h('h1', {}, 'Hearth is not reachable'),
+      h('p', { class: 'error', role: 'alert', 'data-testid': 'error' }, errorWords(error)),
+      h('p', {}, h('button', { type: 'button', class: 'button', 'on:click': () => location.reload() }, 'Try again'))));
+  }
+}
+
+start();

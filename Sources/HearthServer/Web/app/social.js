@@ -1,0 +1,97 @@
+// What the social views (feed, profile, search, chat, saved) share: listener bookkeeping,
+// reading posts and profiles by ID, conversation IDs, and the signed-out page.
+import { h } from '/app/ui.js';
+
+/**
+ * The database listeners a view holds, so its cleanup can remove every one with `offAll()`.
+ * `on` answers a function that removes just that listener (for listeners that come and go).
+ */
+export class Subscriptions {
+  #offs = new Set();
+
+  on(query, event, callback, onError) {
+    const registered = query.on(event, callback, onError);
+    const off = () => {
+      if (this.#offs.delete(off)) query.off(event, registered);
+    };
+    this.#offs.add(off);
+    return off;
+  }
+
+  offAll() {
+    for (const off of [...this.#offs]) off();
+  }
+}
+
+/**
+ * The posts that exist among `ids`, in the order given, read in parallel (as PostLoader does).
+ * Answers `{ entries: [[id, post]…], missing: [id…] }`; `missing` are IDs whose post is gone.
+ */
+export async function loadPosts(hearth, ids) {
+  const snapshots = await Promise.all(ids.map((id) => hearth.db.ref(`posts/${id}`).once('value')));
+  const entries = [];
+  const missing = [];
+  snapshots.forEach((snapshot, index) => {
+    const post = snapshot.val();
+    if (post && typeof post === 'object' && post.author) entries.push([ids[index], post]);
+    else missing.push(ids[index]);
+  });
+  return { entries, missing };
+}
+
+/** The child keys of a snapshot, in its (query) order. */
+export function childKeys(snapshot) {
+  const keys = [];
+  snapshot.forEach((child) => {
+    keys.push(child.key);
+  });
+  return keys;
+}
+
+/** The conversation between two users: the same ID from either side (`{smaller}_{larger}`). */
+export function conversationId(first, second) {
+  return [first, second].sort().join('_');
+}
+
+/** The other member of a conversation, or null when `me` is not in it. */
+export function otherMember(conversation, me) {
+  if (conversation.startsWith(`${me}_`)) return conversation.slice(me.length + 1);
+  if (conversation.endsWith(`_${me}`)) return conversation.slice(0, -(me.length + 1));
+  return null;
+}
+
+/** A person as the avatar helper and author lines expect them. */
+export function personOf(uid, profile) {
+  return {
+    uid,
+    full_name: profile?.full_name || 'Someone',
+    profile_picture: profile?.profile_picture,
+  };
+}
+
+/** Reads public profiles once each (a view's names and pictures), by uid. */
+export function profileReader(hearth) {
+  const cache = new Map();
+  return (uid) => {
+    if (!cache.has(uid)) {
+      const read = hearth.db.ref(`people/${uid}`).once('value')
+        .then((snapshot) => personOf(uid, snapshot.val()))
+        .catch(() => personOf(uid, null));
+      cache.set(uid, read);
+    }
+    return cache.get(uid);
+  };
+}
+
+/** What a signed-out visitor sees on a page that needs an account. */
+export function signInPrompt(title, purpose) {
+  return h('section', { class: 'page social empty' },
+    h('h1', {}, title),
+    h('p', {}, `Sign in to ${purpose}.`),
+    h('p', {}, h('a', { href: '#/signin', class: 'button' }, 'Sign in')));
+}
+
+/** "1 post", "2 posts". */
+export function counted(count, singular, plural = `${singular}s`) {
+  return `${count} ${count === 1 ? singular : plural}`;
+}

@@ -1,0 +1,141 @@
+// #/signin, #/signup and #/account — as SessionViewModel: sign in, sign up with a name (which
+// also writes the public profile), browse without an account, change one's name, sign out.
+import { h, errorNote, busy, toast, avatar } from '/app/ui.js';
+import { MAX_NAME, browseAnonymously, nameProblem, signUp, updateProfile } from '/app/actions.js';
+
+/** Where to go after signing in: the page that sent the visitor here, or the recent posts. */
+function destination(params) {
+  return typeof params.next === 'string' && params.next.startsWith('#/') ? params.next : '#/';
+}
+
+export function mount(container, ctx, params) {
+  if (params.mode === 'account') return account(container, ctx);
+  const done = () => ctx.navigate(destination(params));
+  if (ctx.user && !ctx.user.isAnonymous) {
+    // Already signed in: nothing to do here.
+    container.replaceChildren(h('section', { class: 'page form-page empty' },
+      h('h1', {}, 'You are signed in'),
+      h('p', {}, `As ${ctx.user.displayName ?? ctx.user.email}.`),
+      h('div', { class: 'row', style: 'justify-content:center' },
+        h('a', { href: '#/', class: 'button primary' }, 'See recent posts'),
+        h('a', { href: '#/account', class: 'button' }, 'Your account'))));
+    return () => {};
+  }
+  return params.mode === 'signup' ? signUpForm(container, ctx, done) : signInForm(container, ctx, done);
+}
+
+function field(id, label, attrs, hint) {
+  const input = h('input', { id, name: id, ...attrs });
+  return { input, element: h('div', { class: 'field' }, h('label', { for: id }, label), input, hint ? h('span', { class: 'hint', id: `${id}-hint` }, hint) : null) };
+}
+
+/** Sends a form's work through `busy`, showing failures in `error`. */
+function onSubmit(form, submit, error, work) {
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    error.clear();
+    busy(submit, work, (failure) => error.show(failure));
+  });
+}
+
+/** "Browse without an account": an anonymous account (or simply reading, signed out). */
+function browseOptions(ctx, error, done) {
+  const anonymous = h('button', { type: 'button', class: 'button secondary wide', 'data-testid': 'browse-anonymously' }, 'Continue without an account');
+  anonymous.addEventListener('click', () => busy(anonymous, async () => {
+    await browseAnonymously(ctx.hearth);
+    done();
+  }, (failure) => error.show(failure)));
+  return [
+    h('div', { class: 'divider' }, 'or'),
+    anonymous,
+    h('p', { class: 'small muted' }, 'You can comment and star as “Anonymous”, or just ', h('a', { href: '#/' }, 'look around'), ' without signing in.'),
+  ];
+}
+
+function signInForm(container, ctx, done) {
+  const error = errorNote();
+  const email = field('signin-email', 'Email', { type: 'email', autocomplete: 'email', required: true, 'data-testid': 'signin-email' });
+  const password = field('signin-password', 'Password', { type: 'password', autocomplete: 'current-password', required: true, 'data-testid': 'signin-password' });
+  const submit = h('button', { type: 'submit', class: 'button primary wide', 'data-testid': 'signin-submit' }, 'Sign in');
+  const form = h('form', { class: 'stack' }, email.element, password.element, error.element, submit);
+  onSubmit(form, submit, error, async () => {
+    await ctx.hearth.auth.signIn(email.input.value.trim(), password.input.value);
+    toast('Welcome back.', 'success');
+    done();
+  });
+  container.replaceChildren(h('section', { class: 'page form-page' },
+    h('div', { class: 'form-card' },
+      h('h1', {}, 'Sign in'),
+      form,
+      ...browseOptions(ctx, error, done),
+      h('p', { class: 'small' }, 'New here? ', h('a', { href: '#/signup', 'data-testid': 'to-signup' }, 'Create an account'), '.'))));
+  email.input.focus();
+  return () => {};
+}
+
+function signUpForm(container, ctx, done) {
+  const error = errorNote();
+  const name = field('signup-name', 'Your name', { type: 'text', autocomplete: 'name', required: true, maxlength: MAX_NAME, 'data-testid': 'signup-name' }, 'Shown with your posts and comments.');
+  const email = field('signup-email', 'Email', { type: 'email', autocomplete: 'email', required: true, 'data-testid': 'signup-email' });
+  const password = field('signup-password', 'Password', {
+    type: 'password', autocomplete: 'new-password', required: true, minlength: 6, 'data-testid': 'signup-password', 'aria-describedby': 'signup-password-hint',
+  }, 'At least 6 characters.');
+  const submit = h('button', { type: 'submit', class: 'button primary wide', 'data-testid': 'signup-submit' }, 'Create account');
+  const form = h('form', { class: 'stack', novalidate: true }, name.element, email.element, password.element, error.element, submit);
+  onSubmit(form, submit, error, async () => {
+    const displayName = name.input.value.trim();
+    const why = nameProblem(displayName);
+    if (why) throw new Error(why);
+    await signUp(ctx.hearth, { name: displayName, email: email.input.value, password: password.input.value });
+    toast(`Welcome, ${displayName}.`, 'success');
+    done();
+  });
+  container.replaceChildren(h('section', { class: 'page form-page' },
+    h('div', { class: 'form-card' },
+      h('h1', {}, 'Create an account'),
+      form,
+      ...browseOptions(ctx, error, done),
+      h('p', { class: 'small' }, 'Have an account? ', h('a', { href: '#/signin' }, 'Sign in'), '.'))));
+  name.input.focus();
+  return () => {};
+}
+
+function account(container, ctx) {
+  const { user } = ctx;
+  if (!user) {
+    container.replaceChildren(h('section', { class: 'page form-page empty' },
+      h('h1', {}, 'You are signed out'),
+      h('a', { href: '#/signin', class: 'button primary' }, 'Sign in')));
+    return () => {};
+  }
+  const error = errorNote();
+  const name = field('profile-name', 'Display name', {
+    type: 'text', autocomplete: 'name', required: true, maxlength: MAX_NAME, value: user.displayName ?? '', 'data-testid': 'profile-name',
+  });
+  const save = h('button', { type: 'submit', class: 'button primary', 'data-testid': 'profile-save' }, 'Save');
+  const form = h('form', { class: 'stack' }, name.element, h('div', { class: 'row end' }, save));
+  onSubmit(form, save, error, async () => {
+    const displayName = name.input.value.trim();
+    if (!displayName || [...displayName].length > MAX_NAME) throw new Error('Enter a name of 1 to 100 characters.');
+    await updateProfile(ctx.hearth, { name: displayName });
+    toast('Your name was saved.', 'success');
+  });
+  const signOut = h('button', { type: 'button', class: 'button', 'data-testid': 'sign-out' }, 'Sign out');
+  signOut.addEventListener('click', () => {
+    // Signed out here at once; the server's revocation need not hold up the page.
+    ctx.hearth.auth.signOut();
+    toast('Signed out.');
+    ctx.navigate('#/');
+  });
+  const who = user.isAnonymous ? 'You are browsing without an account.' : `Signed in as ${user.email}.`;
+  container.replaceChildren(h('section', { class: 'page form-page' },
+    h('div', { class: 'form-card stack' },
+      h('div', { class: 'row' }, avatar({ uid: user.uid, full_name: user.displayName ?? 'Anonymous', profile_picture: user.photoURL }, 56),
+        h('div', {}, h('h1', { style: 'margin:0' }, user.displayName ?? 'Anonymous'), h('p', { class: 'muted small', style: 'margin:0' }, who))),
+      h('p', {}, h('a', { href: `#/profile/${encodeURIComponent(user.uid)}` }, 'See your public profile')),
+      form,
+      error.element,
+      h('hr', { class: 'separator' }),
+      h('div', { class: 'row' }, signOut))));
+  return () => {};
+}

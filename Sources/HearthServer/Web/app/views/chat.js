@@ -1,0 +1,205 @@
+// #/chats, #/chat/<conversationId>, #/chat/with/<uid> — one-to-one chat as ChatViewModels.swift
+// does it: `user-chats/{me}` lists one's conversations with unread counts (live), and
+// `messages/{conversationId}` holds a conversation's messages (live, marked read as they arrive).
+// Sending writes the message and both members' summaries in one update.
+import { h, errorNote, avatar, timeAgo } from '/app/ui.js';
+import { ServerValue } from '/lib/hearth.js';
+import { Subscriptions, conversationId, otherMember, profileReader, signInPrompt } from '/app/social.js';
+
+/** How many of the latest messages are shown. */
+const WINDOW = 100;
+const MAX_LENGTH = 2000;
+const PREVIEW_LENGTH = 200;
+
+export function mount(container, ctx, params) {
+  const me = ctx.user?.uid;
+  if (!me) {
+    container.replaceChildren(signInPrompt('Messages', 'chat with people'));
+    return () => {};
+  }
+  const route = chatRoute(params);
+  if (route.list) return mountList(container, ctx, me);
+  const other = route.with ?? otherMember(route.conversation ?? '', me);
+  if (!other || other === me) {
+    const error = errorNote();
+    error.show(other === me ? 'You cannot message yourself.' : 'That conversation is not yours.');
+    container.replaceChildren(h('section', { class: 'page social' }, h('h1', {}, 'Messages'), error.element,
+      h('p', {}, h('a', { href: '#/chats' }, 'All conversations'))));
+    return () => {};
+  }
+  return mountConversation(container, ctx, me, other);
+}
+
+/** Which chat page the router matched: the list, a conversation, or one with a person. */
+function chatRoute(params) {
+  if (params?.uid) return { with: params.uid };
+  if (params?.conversationId) return { conversation: params.conversationId };
+  return { list: true };
+}
+
+/** The conversations, most recent first, each with the other person, a preview and unread count. */
+function mountList(container, ctx, me) {
+  const { hearth } = ctx;
+  const subscriptions = new Subscriptions();
+  const error = errorNote();
+  const readProfile = profileReader(hearth);
+  const list = h('ul', { class: 'chat-list', 'data-testid': 'chat-list' });
+  const status = h('p', { class: 'muted', role: 'status' }, 'Loading…');
+  // The list is redrawn on every change; this says only what is new.
+  const announcer = h('p', { class: 'visually-hidden', 'aria-live': 'polite' });
+  container.replaceChildren(h('section', { class: 'page social', 'aria-labelledby': 'chats-title' },
+    h('h1', { id: 'chats-title' }, 'Messages'), error.element, status, announcer, list));
+
+  let run = 0;
+  let unreadBefore = null;
+  subscriptions.on(hearth.db.ref(`user-chats/${me}`).orderByChild('updated'), 'value', async (snapshot) => {
+    const current = ++run;
+    const conversations = [];
+    snapshot.forEach((child) => {
+      const summary = child.val();
+      if (summary?.with) conversations.push({ id: child.key, ...summary });
+    });
+    conversations.reverse();
+    const people = await Promise.all(conversations.map((conversation) => readProfile(conversation.with)));
+    if (current !== run) return;
+    status.textContent = conversations.length ? '' : 'No conversations yet. Open someone’s profile and choose Message.';
+    status.hidden = conversations.length > 0;
+    list.replaceChildren(...conversations.map((conversation, index) => conversationRow(conversation, people[index])));
+    const unread = new Map(conversations.map((conversation) => [conversation.id, Number(conversation.unread) || 0]));
+    const newer = conversations.findIndex((conversation) => unreadBefore && unread.get(conversation.id) > (unreadBefore.get(conversation.id) ?? 0));
+    if (newer >= 0) announcer.textContent = `New message from ${people[newer].full_name}: ${conversations[newer].lastMessage ?? ''}`;
+    unreadBefore = unread;
+  }, (caught) => error.show(caught));
+
+  return () => subscriptions.offAll();
+}
+
+function conversationRow(conversation, person) {
+  const unread = Number(conversation.unread) || 0;
+  const label = `${person.full_name}${unread ? `, ${unread} unread` : ''}: ${conversation.lastMessage ?? ''}`;
+  return h('li', {},
+    h('a', {
+      href: `#/chat/${encodeURIComponent(conversation.id)}`, class: `chat-row${unread ? ' unread' : ''}`,
+      'data-testid': 'chat-row', 'data-conversation': conversation.id, 'aria-label': label,
+    },
+    avatar(person, 44),
+    h('span', { class: 'chat-row-text' },
+      h('span', { class: 'chat-row-name' }, person.full_name),
+      h('span', { class: 'chat-row-preview' }, conversation.lastMessage ?? '')),
+    h('span', { class: 'chat-row-meta' },
+      typeof conversation.updated === 'number' ? h('time', {}, timeAgo(conversation.updated)) : null,
+      unread ? h('span', { class: 'unread-count', 'data-testid': 'unread-count' }, String(unread)) : null)));
+}
+
+/** One conversation with `other`: its latest messages, live; sending; marking read. */
+function mountConversation(container, ctx, me, other) {
+  const { hearth } = ctx;
+  const subscriptions = new Subscriptions();
+  const error = errorNote();
+  const conversation = conversationId(me, other);
+  const title = h('h1', { id: 'chat-title', class: 'chat-title' }, 'Conversation');
+  const titleAvatar = h('span', { class: 'chat-title-avatar' });
+  const messages = h('ol', {
+    class: 'chat-messages', 'data-testid': 'chat-messages', 'aria-live': 'polite', 'aria-relevant': 'additions',
+    'aria-label': 'Messages', tabindex: '0',
+  });
+  const input = h('textarea', {
+    id: 'chat-input', rows: '1', maxlength: String(MAX_LENGTH), 'data-testid': 'chat-input', placeholder: 'Write a message',
+    'on:keydown': (event) => {
+      // Enter sends; Shift+Enter makes a new line.
+      if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        form.requestSubmit();
+      }
+    },
+  });
+  const sendButton = h('button', { type: 'submit', class: 'button primary', 'data-testid': 'chat-send' }, 'Send');
+  const form = h('form', { class: 'chat-form', 'on:submit': (event) => { event.preventDefault(); send(); } },
+    h('label', { for: 'chat-input', class: 'visually-hidden' }, 'Message'), input, sendButton);
+  container.replaceChildren(h('section', { class: 'page social chat', 'aria-labelledby': 'chat-title' },
+    h('header', { class: 'chat-header' },
+      h('a', { href: '#/chats', class: 'chat-back', 'aria-label': 'All conversations' }, '‹'),
+      h('a', { href: `#/profile/${encodeURIComponent(other)}`, class: 'chat-person' }, titleAvatar, title)),
+    error.element, messages, form));
+
+  let otherName = 'Them';
+  profileReader(hearth)(other).then((person) => {
+    otherName = person.full_name;
+    title.textContent = person.full_name;
+    titleAvatar.replaceChildren(avatar(person, 36));
+  });
+
+  const shown = new Map();
+  subscriptions.on(hearth.db.ref(`messages/${conversation}`).orderByKey().limitToLast(WINDOW), 'value', (snapshot) => {
+    const nearBottom = messages.scrollHeight - messages.scrollTop - messages.clientHeight < 80;
+    const keys = new Set();
+    snapshot.forEach((child) => {
+      keys.add(child.key);
+      if (!shown.has(child.key)) {
+        const message = child.val();
+        const mine = message?.from === me;
+        const element = messageItem(message, mine, mine ? 'You' : otherName);
+        shown.set(child.key, element);
+        messages.append(element);
+      }
+    });
+    for (const [key, element] of shown) {
+      if (!keys.has(key)) {
+        element.remove();
+        shown.delete(key);
+      }
+    }
+    if (nearBottom || !messages.dataset.loaded) messages.scrollTop = messages.scrollHeight;
+    messages.dataset.loaded = 'true';
+    markRead();
+  }, (caught) => error.show(caught));
+
+  /** Sets my unread count for this conversation to zero (when it is not already). */
+  async function markRead() {
+    const unread = hearth.db.ref(`user-chats/${me}/${conversation}/unread`);
+    try {
+      const count = (await unread.once('value')).val();
+      if (typeof count === 'number' && count > 0) await unread.set(0);
+    } catch {
+      // Not being able to clear the badge should not interrupt the conversation.
+    }
+  }
+
+  /** The message and both members' summaries in one write; their unread count goes up by one. */
+  async function send() {
+    const text = input.value.trim();
+    error.clear();
+    if (!text) return error.show('Write something first.');
+    if (text.length > MAX_LENGTH) return error.show('The message is too long.');
+    const messageId = hearth.db.ref(`messages/${conversation}`).push().key;
+    const preview = text.slice(0, PREVIEW_LENGTH);
+    sendButton.disabled = true;
+    try {
+      await hearth.db.ref().update({
+        [`messages/${conversation}/${messageId}`]: { from: me, text, timestamp: ServerValue.TIMESTAMP },
+        [`user-chats/${me}/${conversation}`]: { with: other, lastMessage: preview, updated: ServerValue.TIMESTAMP, unread: 0 },
+        [`user-chats/${other}/${conversation}`]: {
+          with: me, lastMessage: preview, updated: ServerValue.TIMESTAMP, unread: ServerValue.increment(1),
+        },
+      });
+      input.value = '';
+    } catch (caught) {
+      error.show(caught);
+    } finally {
+      sendButton.disabled = false;
+      input.focus();
+    }
+    return undefined;
+  }
+
+  input.focus();
+  return () => subscriptions.offAll();
+}
+
+/** A message; one's own (`mine`) sit on the other side. `sender` is read out before it. */
+function messageItem(message, mine, sender) {
+  return h('li', { class: `chat-message ${mine ? 'mine' : 'theirs'}`, 'data-testid': 'chat-message' },
+    h('span', { class: 'visually-hidden' }, `${sender}: `),
+    h('span', { class: 'chat-text' }, message?.text ?? ''),
+    typeof message?.timestamp === 'number' ? h('time', { class: 'chat-time' }, timeAgo(message.timestamp)) : null);
+}

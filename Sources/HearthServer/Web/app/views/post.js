@@ -1,0 +1,264 @@
+// #/post/<id> — one post, live (as PostDetailViewModel): its photos, stars, likes and comments.
+// The reader can comment and edit or delete their own comments, star, like, save, share,
+// report, and delete the post if it is theirs.
+import { h, errorNote, confirmDialog, toast, busy } from '/app/ui.js';
+import { authorLine, photoURL, starButton } from '/app/components.js';
+import {
+  MAX_COMMENT, addComment, deleteComment, deletePost, editComment, photosOf, reportPost, setLiked, setSaved, shareLink,
+} from '/app/actions.js';
+
+export function mount(container, ctx, params) {
+  const postId = params.id;
+  const { hearth, user } = ctx;
+  const db = hearth.db;
+  // Failures show next to what failed: the post's actions, or the comments.
+  const error = errorNote();
+  const commentError = errorNote();
+  const runShowing = (note) => (button, work) => busy(button, async () => {
+    note.clear();
+    await work();
+  }, (failure) => note.show(failure));
+  const run = runShowing(error);
+  const runComment = runShowing(commentError);
+
+  /** For signed-out readers: actions that need an account send them to sign in. */
+  const needsAccount = (purpose) => {
+    if (user) return false;
+    ctx.requireSignIn(purpose);
+    return true;
+  };
+
+  const status = h('p', { class: 'muted', role: 'status' }, 'Loading…');
+  const page = h('article', { class: 'page narrow post-detail', 'aria-labelledby': 'post-title' },
+    h('a', { href: '#/', class: 'small' }, '← All posts'), status);
+  container.replaceChildren(page);
+
+  let post = null;
+  let view = null;
+  let deleting = false;
+  const listeners = [];
+  const listen = (query, event, callback) => {
+    query.on(event, callback, (failure) => error.show(failure));
+    listeners.push(() => query.off(event, callback));
+  };
+
+  listen(db.ref(`posts/${postId}`), 'value', (snapshot) => {
+    const next = snapshot.val();
+    if (!next?.author) {
+      if (!deleting) showMissing(post !== null);
+      return;
+    }
+    post = next;
+    view ??= build();
+    view.update(post);
+  });
+
+  function showMissing(wasThere) {
+    for (const off of listeners.splice(0)) off();
+    view = null;
+    page.replaceChildren(
+      h('a', { href: '#/', class: 'small' }, '← All posts'),
+      h('div', { class: 'empty', 'data-testid': 'post-missing' },
+        h('h1', { id: 'post-title' }, wasThere ? 'This post was deleted' : 'This post is not there'),
+        h('p', {}, 'It may have been deleted by its author.'),
+        h('a', { href: '#/', class: 'button' }, 'See recent posts')));
+  }
+
+  /** The post's page, built at its first value and updated in place after. */
+  function build() {
+    const authorBox = h('div');
+    const title = h('h1', { id: 'post-title', class: 'post-title', 'data-testid': 'post-title' });
+    const photos = h('div', { class: 'photos' });
+    const body = h('p', { class: 'post-body', 'data-testid': 'post-body' });
+    const star = starButton(ctx, postId, post);
+    const likeCount = h('span', { class: 'count', 'data-testid': 'like-count' }, '0');
+    const like = h('button', { type: 'button', class: 'chip', 'data-testid': 'like-button', 'aria-pressed': 'false' },
+      h('span', { 'aria-hidden': 'true' }, '♥'), ' Like ', likeCount);
+    const save = h('button', { type: 'button', class: 'chip', 'data-testid': 'save-button', 'aria-pressed': 'false' }, 'Save');
+    const share = h('button', { type: 'button', class: 'chip', 'data-testid': 'share-button' }, 'Share');
+    const report = h('button', { type: 'button', class: 'chip', 'data-testid': 'report-button' }, 'Report');
+    const remove = h('button', { type: 'button', class: 'chip danger', 'data-testid': 'delete-post' }, 'Delete post');
+    const shareBox = h('div', { class: 'share-field', hidden: true });
+    const actions = h('div', { class: 'post-actions', role: 'group', 'aria-label': 'Post actions' }, star, like, save, share, report, remove);
+    const comments = commentsSection();
+
+    let liked = false;
+    let saved = false;
+    let shownPhotos = '';
+    const showSaved = (value) => {
+      saved = value;
+      save.setAttribute('aria-pressed', String(saved));
+      save.textContent = saved ? 'Saved' : 'Save';
+    };
+
+    like.addEventListener('click', () => {
+      if (!needsAccount('like posts')) run(like, () => setLiked(hearth, postId, !liked));
+    });
+    save.addEventListener('click', () => {
+      if (!needsAccount('save posts')) run(save, async () => {
+        await setSaved(hearth, postId, !saved);
+        showSaved(!saved);
+      });
+    });
+    share.addEventListener('click', () => sharePost(shareBox));
+    report.addEventListener('click', async () => {
+      if (needsAccount('report posts')) return;
+      if (!await confirmDialog('Report this post to the moderators?', { confirm: 'Report' })) return;
+      if (await run(report, () => reportPost(hearth, postId))) toast('Thank you. The post was reported.', 'success');
+    });
+    remove.addEventListener('click', async () => {
+      if (!await confirmDialog('Delete this post, its photos and its comments? This cannot be undone.', { confirm: 'Delete', danger: true })) return;
+      // The post disappearing is expected now: leave rather than say it is gone.
+      deleting = true;
+      if (await run(remove, () => deletePost(hearth, postId, post))) {
+        toast('Your post was deleted.', 'success');
+        ctx.navigate('#/mine');
+      }
+      deleting = false;
+    });
+
+    listen(db.ref(`likes/${postId}`), 'value', (snapshot) => {
+      liked = Boolean(user && snapshot.hasChild(user.uid));
+      likeCount.textContent = String(snapshot.numChildren());
+      like.setAttribute('aria-pressed', String(liked));
+      like.setAttribute('aria-label', `${liked ? 'Unlike' : 'Like'} (${snapshot.numChildren()} likes)`);
+    });
+    // Only the reader changes their saved posts: read once rather than hold a stream open.
+    if (user) {
+      db.ref(`saved/${user.uid}/${postId}`).get().then((snapshot) => showSaved(snapshot.exists()), (failure) => error.show(failure));
+    }
+
+    page.replaceChildren(
+      h('a', { href: '#/', class: 'small' }, '← All posts'),
+      authorBox, title, photos, body, error.element, actions, shareBox, comments.element);
+
+    return {
+      update(next) {
+        authorBox.replaceChildren(authorLine(next.author, next.timestamp, 40));
+        title.textContent = next.title || 'Untitled';
+        body.textContent = next.body ?? '';
+        const list = photosOf(next);
+        const key = list.map((photo) => photo.full).join('|');
+        if (key !== shownPhotos) {
+          shownPhotos = key;
+          photos.replaceChildren(...list.map((photo, index) => h('a', { href: photoURL(ctx, photo.full), target: '_blank', rel: 'noopener' },
+            h('img', { src: photoURL(ctx, photo.full), alt: `Photo ${index + 1} of ${list.length} in “${next.title}”`, 'data-testid': 'post-photo' }))));
+        }
+        photos.hidden = list.length === 0;
+        star.update(next);
+        const own = user?.uid === next.author.uid;
+        remove.hidden = !own;
+        report.hidden = own;
+      },
+    };
+  }
+
+  async function sharePost(shareBox) {
+    const link = shareLink(postId);
+    try {
+      await navigator.clipboard.writeText(link);
+      toast('Link copied.', 'success');
+      return;
+    } catch {
+      // No clipboard (an insecure origin, or refused): show the link to copy by hand.
+    }
+    const field = h('input', { type: 'text', readonly: true, value: link, 'aria-label': 'Link to this post', 'data-testid': 'share-link' });
+    shareBox.replaceChildren(field);
+    shareBox.hidden = false;
+    field.focus();
+    field.select();
+    toast('Copy the link shown.');
+  }
+
+  /** The comments, oldest first, kept live with child events. */
+  function commentsSection() {
+    const count = h('span', { 'data-testid': 'comment-count' }, '0');
+    const list = h('ol', { class: 'comment-list', 'data-testid': 'comment-list' });
+    const items = new Map();
+    const recount = () => { count.textContent = String(items.size); };
+
+    const query = db.ref(`comments/${postId}`).orderByKey();
+    listen(query, 'child_added', (snapshot, previousKey) => {
+      const item = commentItem(snapshot.key, snapshot.val());
+      items.set(snapshot.key, item);
+      const before = previousKey === null ? null : items.get(previousKey);
+      if (before) before.after(item);
+      else list.prepend(item);
+      recount();
+    });
+    listen(query, 'child_changed', (snapshot) => items.get(snapshot.key)?.update(snapshot.val()));
+    listen(query, 'child_removed', (snapshot) => {
+      items.get(snapshot.key)?.remove();
+      items.delete(snapshot.key);
+      recount();
+    });
+
+    const element = h('section', { class: 'comments', 'aria-labelledby': 'comments-title' },
+      h('h2', { id: 'comments-title' }, 'Comments (', count, ')'),
+      list,
+      commentError.element,
+      user ? commentForm() : h('p', { class: 'muted' }, h('a', { href: `#/signin?next=${encodeURIComponent(`#/post/${postId}`)}` }, 'Sign in'), ' to comment.'));
+    return { element };
+  }
+
+  function commentForm() {
+    const input = h('textarea', { id: 'comment-input', 'data-testid': 'comment-input', maxlength: MAX_COMMENT, rows: 3, required: true });
+    const submit = h('button', { type: 'submit', class: 'button primary', 'data-testid': 'comment-submit' }, 'Comment');
+    const form = h('form', { class: 'comment-form' },
+      h('label', { for: 'comment-input' }, 'Add a comment'), input, h('div', { class: 'row end' }, submit));
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      const text = input.value.trim();
+      if (!text) return commentError.show('Write something first.');
+      if ([...text].length > MAX_COMMENT) return commentError.show('The comment is too long.');
+      if (await runComment(submit, () => addComment(hearth, postId, text))) input.value = '';
+    });
+    return form;
+  }
+
+  function commentItem(commentId, comment) {
+    const text = h('p', { class: 'comment-text', 'data-testid': 'comment-text' });
+    const header = h('div');
+    const tools = h('div', { class: 'comment-tools' });
+    const item = h('li', { class: 'comment', 'data-testid': 'comment', 'data-comment-id': commentId }, header, text, tools);
+    let current = comment;
+
+    const edit = h('button', { type: 'button', class: 'link-button', 'data-testid': 'edit-comment' }, 'Edit');
+    const remove = h('button', { type: 'button', class: 'link-button danger', 'data-testid': 'delete-comment' }, 'Delete');
+    edit.addEventListener('click', () => startEditing());
+    remove.addEventListener('click', async () => {
+      if (await confirmDialog('Delete your comment?', { confirm: 'Delete', danger: true })) {
+        runComment(remove, () => deleteComment(hearth, postId, commentId));
+      }
+    });
+
+    function startEditing() {
+      const field = h('textarea', { 'aria-label': 'Edit your comment', 'data-testid': 'edit-comment-input', maxlength: MAX_COMMENT, value: current.text });
+      const saveButton = h('button', { type: 'submit', class: 'button primary small', 'data-testid': 'save-comment' }, 'Save');
+      const form = h('form', { class: 'comment-form' }, field,
+        h('div', { class: 'row end' },
+          h('button', { type: 'button', class: 'button secondary small', 'on:click': () => form.replaceWith(text) }, 'Cancel'), saveButton));
+      form.addEventListener('submit', async (event) => {
+        event.preventDefault();
+        const trimmed = field.value.trim();
+        if (!trimmed || [...trimmed].length > MAX_COMMENT) return commentError.show('Write 1 to 2000 characters.');
+        if (await runComment(saveButton, () => editComment(hearth, postId, commentId, trimmed))) form.replaceWith(text);
+      });
+      text.replaceWith(form);
+      field.focus();
+    }
+
+    item.update = (next) => {
+      current = next;
+      header.replaceChildren(authorLine(next.author, next.timestamp, 28));
+      text.textContent = next.text ?? '';
+      tools.replaceChildren(...(user?.uid === next.author?.uid ? [edit, remove] : []));
+    };
+    item.update(comment);
+    return item;
+  }
+
+  return () => {
+    for (const off of listeners.splice(0)) off();
+  };
+}

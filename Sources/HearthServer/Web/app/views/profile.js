@@ -1,0 +1,172 @@
+// #/profile/<uid> — a person's profile, live (as ProfileViewModel.swift): name and picture,
+// counts of posts, followers and following, a grid of their posts, and for someone else's
+// profile follow/unfollow (one multi-path write), block/unblock and a way to message them.
+import { h, errorNote, avatar, confirmDialog } from '/app/ui.js';
+import { postGrid } from '/app/components.js';
+import { Subscriptions, childKeys, counted, personOf } from '/app/social.js';
+
+const PAGE_SIZE = 12;
+
+export function mount(container, ctx, params) {
+  const uid = params?.uid;
+  const { hearth } = ctx;
+  const me = ctx.user?.uid ?? null;
+  const isOwn = me === uid;
+  const subscriptions = new Subscriptions();
+  const error = errorNote();
+  const state = { profile: null, isFollowing: false, isBlocked: false, busy: false };
+
+  const picture = h('div', { class: 'profile-picture' });
+  const name = h('h1', { id: 'profile-name', class: 'profile-name', 'data-testid': 'profile-heading' }, 'Loading…');
+  const postCount = h('span', { 'data-testid': 'post-count' });
+  const followerCount = h('span', { 'data-testid': 'follower-count' });
+  const followingCount = h('span', { 'data-testid': 'following-count' });
+  const actions = h('div', { class: 'profile-actions' });
+  const grid = h('div', { class: 'profile-posts' });
+  const more = h('div', { class: 'list-footer', hidden: true },
+    h('button', { type: 'button', class: 'button', 'on:click': loadMore }, 'Show older posts'));
+
+  const followButton = h('button', { type: 'button', class: 'button primary', 'data-testid': 'follow-button', 'on:click': toggleFollow });
+  const blockButton = h('button', { type: 'button', class: 'button', 'data-testid': 'block-button', 'on:click': toggleBlock });
+  if (isOwn) {
+    actions.append(h('a', { href: '#/account', class: 'button', 'data-testid': 'edit-profile' }, 'Edit profile'));
+  } else {
+    actions.append(followButton,
+      h('a', { href: `#/chat/with/${encodeURIComponent(uid)}`, class: 'button', 'data-testid': 'message-button' }, 'Message'),
+      blockButton);
+  }
+
+  container.replaceChildren(h('section', { class: 'page social profile', 'aria-labelledby': 'profile-name' },
+    h('header', { class: 'profile-header' },
+      picture,
+      h('div', { class: 'profile-summary' },
+        name,
+        h('ul', { class: 'profile-counts', 'aria-label': 'Counts' },
+          h('li', {}, postCount), h('li', {}, followerCount), h('li', {}, followingCount)),
+        actions)),
+    error.element,
+    h('h2', { class: 'visually-hidden' }, 'Posts'),
+    grid,
+    more));
+
+  if (!uid) {
+    error.show('There is no such profile.');
+    return () => {};
+  }
+
+  subscriptions.on(hearth.db.ref(`people/${uid}`), 'value', (snapshot) => {
+    state.profile = snapshot.val();
+    const person = personOf(uid, state.profile);
+    name.textContent = state.profile ? person.full_name : 'No such person';
+    picture.replaceChildren(avatar(person, 96));
+    postCount.textContent = counted(snapshot.child('posts').numChildren(), 'post');
+    followingCount.textContent = `${snapshot.child('following').numChildren()} following`;
+  }, (caught) => error.show(caught));
+
+  subscriptions.on(hearth.db.ref(`followers/${uid}`), 'value', (snapshot) => {
+    followerCount.textContent = counted(snapshot.numChildren(), 'follower');
+    state.isFollowing = me ? snapshot.hasChild(me) : false;
+    showButtons();
+  }, (caught) => error.show(caught));
+
+  // Read once rather than watched: only this user changes it, and streams are few (six
+  // connections per server in a browser).
+  if (me && !isOwn) {
+    hearth.db.ref(`blocking/${me}/${uid}`).once('value').then((snapshot) => {
+      state.isBlocked = snapshot.exists();
+      showButtons();
+    }, (caught) => error.show(caught));
+  }
+
+  // Their posts, newest first, a page at a time (one more asked for: is there a next page?).
+  let limit = PAGE_SIZE;
+  let stopPosts = null;
+  function listenToPosts() {
+    stopPosts?.();
+    const query = hearth.db.ref(`user-posts/${uid}`).orderByKey().limitToLast(limit + 1);
+    stopPosts = subscriptions.on(query, 'value', (snapshot) => {
+      const entries = [];
+      snapshot.forEach((child) => {
+        entries.push([child.key, child.val()]);
+      });
+      const hasMore = entries.length > limit;
+      const page = entries.slice(hasMore ? entries.length - limit : 0).reverse();
+      grid.replaceChildren(page.length ? postGrid(ctx, page) : h('p', { class: 'muted' }, 'No posts yet.'));
+      more.hidden = !hasMore;
+    }, (caught) => error.show(caught));
+  }
+  listenToPosts();
+
+  function loadMore() {
+    limit += PAGE_SIZE;
+    listenToPosts();
+  }
+
+  function showButtons() {
+    followButton.textContent = state.isFollowing ? 'Unfollow' : 'Follow';
+    followButton.setAttribute('aria-pressed', String(state.isFollowing));
+    followButton.disabled = state.busy || state.isBlocked;
+    blockButton.textContent = state.isBlocked ? 'Unblock' : 'Block';
+    blockButton.setAttribute('aria-pressed', String(state.isBlocked));
+    blockButton.disabled = state.busy;
+  }
+  showButtons();
+
+  /** Runs one action at a time, with its error shown in words. */
+  async function perform(work) {
+    if (!me) return ctx.navigate('#/signin');
+    if (state.busy) return undefined;
+    state.busy = true;
+    showButtons();
+    error.clear();
+    try {
+      await work();
+    } catch (caught) {
+      error.show(caught);
+    } finally {
+      state.busy = false;
+      showButtons();
+    }
+    return undefined;
+  }
+
+  /** Both sides of the follow and the feed entries for all their posts, in one write. */
+  function toggleFollow() {
+    return perform(async () => {
+      const follow = !state.isFollowing;
+      const value = follow ? true : null;
+      const updates = {
+        [`followers/${uid}/${me}`]: value,
+        [`people/${me}/following/${uid}`]: value,
+      };
+      for (const postId of childKeys(await hearth.db.ref(`people/${uid}/posts`).once('value'))) {
+        updates[`feed/${me}/${postId}`] = value;
+      }
+      await hearth.db.ref().update(updates);
+      state.isFollowing = follow;
+    });
+  }
+
+  /** Blocks (which also unfollows, as in FriendlyPix) or unblocks: both sides in one write. */
+  function toggleBlock() {
+    return perform(async () => {
+      const block = !state.isBlocked;
+      const person = personOf(uid, state.profile).full_name;
+      if (block && !(await confirmDialog(`Block ${person}? You will stop following them.`))) return;
+      const value = block ? true : null;
+      const updates = {
+        [`blocking/${me}/${uid}`]: value,
+        [`blocked/${uid}/${me}`]: value,
+      };
+      if (block && state.isFollowing) {
+        updates[`followers/${uid}/${me}`] = null;
+        updates[`people/${me}/following/${uid}`] = null;
+      }
+      await hearth.db.ref().update(updates);
+      state.isBlocked = block;
+      ctx.toast(block ? `You blocked ${person}.` : `You unblocked ${person}.`);
+    });
+  }
+
+  return () => subscriptions.offAll();
+}

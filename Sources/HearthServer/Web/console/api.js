@@ -1,0 +1,153 @@
+// The console's own HTTP transport, for what the shared client (/lib/hearth.js) does not do:
+// databases other than the default (`ns=`), byte-level progress, raw SSE for path-level tree
+// updates, and authorised blob downloads. Every request carries the admin token; failures
+// become ConsoleErrors whose message is plain words.
+
+/** An error whose `message` can be shown to the operator as is. */
+export class ConsoleError extends Error {
+  constructor(message, status = 0) {
+    super(message);
+    this.name = 'ConsoleError';
+    this.status = status;
+  }
+}
+
+/** Words for a failed response, from its status and the server's error body (`{error: text}` or `{error: {message}}`). */
+export function errorWords(status, body) {
+  const detail = typeof body?.error === 'string' ? body.error : body?.error?.message;
+  if (status === 401 || status === 403) {
+    return detail && !/^permission denied\.?$/i.test(detail)
+      ? `Permission denied: ${detail}`
+      : 'Permission denied: the admin token was refused.';
+  }
+  if (status === 404) return detail ? `Not found: ${detail}` : 'Not found.';
+  if (status === 413) return `Too large: ${detail || 'the server refused a request this big.'}`;
+  if (status === 412) return 'The value changed on the server in the meantime; reload and try again.';
+  if (status >= 500) return `The server failed (${status})${detail ? `: ${detail}` : '.'}`;
+  return detail || `The request failed (${status}).`;
+}
+
+export const OFFLINE_WORDS = 'Offline: the server could not be reached.';
+
+/** Encodes a database or storage path for a URL, segment by segment. */
+export function encodePath(path) {
+  return path.split('/').filter(Boolean).map(encodeURIComponent).join('/');
+}
+
+export class AdminApi {
+  /**
+   * @param {object} options
+   * @param {string} options.origin the server, e.g. location.origin
+   * @param {string} options.token the admin token
+   * @param {string} options.bucket the storage bucket
+   * @param {string|null} options.database the database (`ns=`), null for the server's default
+   */
+  constructor({ origin, token, bucket, database = null }) {
+    Object.assign(this, { origin, token, bucket, database });
+  }
+
+  get authHeader() { return `Bearer ${this.token}`; }
+
+  /** `/<path>.json?ns=…&…`; `params` values are added as given (already JSON where needed). */
+  dbUrl(path, params = {}) {
+    const url = new URL(`${this.origin}/${encodePath(path)}.json`);
+    if (this.database) url.searchParams.set('ns', this.database);
+    for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
+    return url.toString();
+  }
+
+  /** A stream URL: EventSource cannot send headers, so the token goes in `auth=`. */
+  streamUrl(path, params = {}) {
+    return this.dbUrl(path, { ...params, auth: this.token });
+  }
+
+  rulesUrl() {
+    const url = new URL(`${this.origin}/.settings/rules.json`);
+    if (this.database) url.searchParams.set('ns', this.database);
+    return url.toString();
+  }
+
+  /** A storage object's URL (`name` null: the bucket's object list). */
+  storageUrl(name = null, params = {}) {
+    const base = `${this.origin}/v0/b/${encodeURIComponent(this.bucket)}/o`;
+    const url = new URL(name === null ? base : `${base}/${encodeURIComponent(name)}`);
+    for (const [key, value] of Object.entries(params)) url.searchParams.set(key, value);
+    return url.toString();
+  }
+
+  /**
+   * Sends a request with the admin token. `body` is sent as JSON unless it is a string or Blob.
+   * Resolves to the parsed JSON body (null when empty); `as: 'response'` gives the Response.
+   */
+  async request(method, url, { body, headers = {}, as = 'json' } = {}) {
+    const init = { method, headers: { Authorization: this.authHeader, ...headers } };
+    if (body !== undefined) {
+      const raw = typeof body === 'string' || body instanceof Blob;
+      init.body = raw ? body : JSON.stringify(body);
+      if (!raw) init.headers['Content-Type'] = 'application/json';
+    }
+    let response;
+    try {
+      response = await fetch(url, init);
+    } catch {
+      throw new ConsoleError(OFFLINE_WORDS);
+    }
+    if (!response.ok) throw new ConsoleError(errorWords(response.status, await readJSON(response)), response.status);
+    if (as === 'response') return response;
+    return readJSON(response);
+  }
+
+  /**
+   * Sends a body with XMLHttpRequest, the one browser API that reports upload progress.
+   * `onProgress(sent, total)` is called as bytes leave; resolves to the parsed JSON answer.
+   */
+  upload(method, url, body, { contentType, onProgress } = {}) {
+    return new Promise((resolve, reject) => {
+      const request = new XMLHttpRequest();
+      request.open(method, url);
+      request.setRequestHeader('Authorization', this.authHeader);
+      if (contentType) request.setRequestHeader('Content-Type', contentType);
+      request.upload.onprogress = (event) => onProgress?.(event.loaded, event.lengthComputable ? event.total : null);
+      request.onerror = () => reject(new ConsoleError(OFFLINE_WORDS));
+      request.onload = () => {
+        const parsed = parseJSON(request.responseText);
+        if (request.status >= 200 && request.status < 300) resolve(parsed);
+        else reject(new ConsoleError(errorWords(request.status, parsed), request.status));
+      };
+      request.send(body);
+    });
+  }
+
+  /**
+   * Downloads a URL as a Blob, reading the stream to report progress: `onProgress(received,
+   * total)`, with total from Content-Length when the server sends it (null otherwise).
+   */
+  async download(url, { onProgress, type } = {}) {
+    const response = await this.request('GET', url, { as: 'response' });
+    const length = Number(response.headers.get('Content-Length')) || null;
+    const reader = response.body.getReader();
+    const chunks = [];
+    let received = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      received += value.length;
+      onProgress?.(received, length);
+    }
+    return new Blob(chunks, { type: type ?? response.headers.get('Content-Type') ?? '' });
+  }
+}
+
+async function readJSON(response) {
+  return parseJSON(await response.text());
+}
+
+function parseJSON(text) {
+  if (!text) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { error: text };
+  }
+}

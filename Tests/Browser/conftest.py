@@ -1,0 +1,207 @@
+"""Browser tests of Hearth's web app and console: a real `hearth serve --demo` and headless
+Debian chromium driven by selenium.
+
+Fixtures (shared by every test file here):
+
+- ``server`` (session): a running server. ``server.url`` ("http://127.0.0.1:PORT"),
+  ``server.admin_token``, ``server.accounts`` (the demo accounts: dicts with ``name``,
+  ``email``, ``password``), ``server.data`` (its data folder), ``server.output()`` (its output
+  so far).
+- ``browser_factory``: ``browser_factory(phone=False)`` opens a new headless chromium (its own
+  profile, so its own signed-in user): 1280x900, or 390x844 with ``phone=True``. All are
+  closed at the end of the test.
+- ``browser``: one desktop browser (``browser_factory()``), for tests that need just one.
+- ``screenshot``: ``screenshot(driver, "name")`` saves ``test-output/screenshots/name.png``
+  in the repository and returns its path.
+
+Helpers for test files: ``launch_server(data, port=0)`` and ``stop_server(server)`` (a server
+of one's own, e.g. to restart it), ``wait_for(driver, css, timeout=10)`` (the first visible
+match, once there is one), ``wait_until(driver, condition, timeout=10, message="")``,
+``text_of(driver, css)`` and ``js_errors(driver)`` (severe messages from the page's console).
+
+Environment: ``HEARTH_BINARY`` (default ``/tmp/hearth-dev/hearth``), ``CHROMIUM_BINARY``
+(default ``/usr/bin/chromium``), ``CHROMEDRIVER`` (default ``/usr/bin/chromedriver``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+REPO = Path(__file__).resolve().parents[2]
+WEB_ROOT = REPO / "Web"
+SCREENSHOTS = REPO / "test-output" / "screenshots"
+HEARTH_BINARY = os.environ.get("HEARTH_BINARY", "/tmp/hearth-dev/hearth")
+CHROMIUM_BINARY = os.environ.get("CHROMIUM_BINARY", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
+STARTUP_SECONDS = 120
+
+DESKTOP_SIZE = (1280, 900)
+PHONE_SIZE = (390, 844)
+
+
+@dataclass
+class Server:
+    url: str
+    admin_token: str
+    accounts: list[dict]
+    data: Path
+    process: subprocess.Popen
+    lines: list[str] = field(default_factory=list)
+
+    def output(self) -> str:
+        return "".join(self.lines)
+
+    def account(self, name_prefix: str) -> dict:
+        """The demo account whose name starts with ``name_prefix`` (e.g. "Ann")."""
+        return next(account for account in self.accounts if account["name"].startswith(name_prefix))
+
+
+@pytest.fixture(scope="session")
+def server():
+    data = Path(tempfile.mkdtemp(prefix="hearth-browser-"))
+    served = launch_server(data)
+    yield served
+    stop_server(served)
+    shutil.rmtree(data, ignore_errors=True)
+
+
+def launch_server(data: Path, port: int = 0) -> Server:
+    """Starts ``hearth serve --demo`` on ``data`` (port 0: any free port) and waits until the
+    demo is seeded. Tests that need their own server (to stop and restart it) use this too."""
+    if not os.access(HEARTH_BINARY, os.X_OK):
+        pytest.fail(f"no hearth binary at {HEARTH_BINARY} (set HEARTH_BINARY)")
+    process = subprocess.Popen(
+        [HEARTH_BINARY, "serve", "--demo", "--port", str(port), "--data", str(data), "--web-root", str(WEB_ROOT)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
+    )
+    lines: list[str] = []
+    ready = threading.Event()
+
+    def read_output():
+        for line in process.stdout:
+            lines.append(line)
+            if "Demo accounts" in line:
+                ready.set()
+        ready.set()  # the process ended: stop waiting
+
+    threading.Thread(target=read_output, daemon=True).start()
+    if not ready.wait(STARTUP_SECONDS) or process.poll() is not None:
+        process.kill()
+        pytest.fail("hearth did not start and seed the demo in time:\n" + "".join(lines))
+    match = re.search(r"Hearth is serving (http://[^/\s]+)/", "".join(lines))
+    assert match, "no URL in hearth's output:\n" + "".join(lines)
+    accounts = wait_for_file(data / "demo-accounts.json", json.loads)
+    admin_token = wait_for_file(data / "admin-token", str.strip)
+    return Server(url=match.group(1), admin_token=admin_token, accounts=accounts, data=data, process=process, lines=lines)
+
+
+def stop_server(served: Server):
+    served.process.terminate()
+    try:
+        served.process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        served.process.kill()
+        served.process.wait()
+
+
+def wait_for_file(path: Path, parse, timeout: float = 10):
+    """The parsed content of a file the server writes (it may appear just after its output)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return parse(path.read_text())
+        except (FileNotFoundError, ValueError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def new_browser(phone: bool = False) -> webdriver.Chrome:
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM_BINARY
+    width, height = PHONE_SIZE if phone else DESKTOP_SIZE
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", f"--window-size={width},{height}"):
+        options.add_argument(argument)
+    if phone:
+        options.add_experimental_option("mobileEmulation", {
+            "deviceMetrics": {"width": width, "height": height, "pixelRatio": 2}, "userAgent": "Mozilla/5.0 (Linux; Android 14) Mobile",
+        })
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_window_size(width, height)
+    return driver
+
+
+@pytest.fixture
+def browser_factory():
+    opened: list[webdriver.Chrome] = []
+
+    def make(phone: bool = False) -> webdriver.Chrome:
+        driver = new_browser(phone)
+        opened.append(driver)
+        return driver
+
+    yield make
+    for driver in opened:
+        driver.quit()
+
+
+@pytest.fixture
+def browser(browser_factory):
+    return browser_factory()
+
+
+@pytest.fixture
+def screenshot():
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+
+    def save(driver: webdriver.Chrome, name: str) -> Path:
+        path = SCREENSHOTS / f"{name}.png"
+        driver.save_screenshot(str(path))
+        return path
+
+    return save
+
+
+def wait_for(driver, css: str, timeout: float = 10):
+    """The first visible element matching ``css``, once there is one."""
+    def visible(current):
+        for element in current.find_elements(By.CSS_SELECTOR, css):
+            try:
+                if element.is_displayed():
+                    return element
+            except StaleElementReferenceException:
+                continue
+        return False
+
+    return WebDriverWait(driver, timeout).until(visible, f"nothing visible matches {css}")
+
+
+def wait_until(driver, condition, timeout: float = 10, message: str = ""):
+    """Waits until ``condition(driver)`` is truthy and returns its value."""
+    return WebDriverWait(driver, timeout).until(condition, message)
+
+
+def text_of(driver, css: str) -> str:
+    return driver.find_element(By.CSS_SELECTOR, css).text
+
+
+def js_errors(driver) -> list[str]:
+    """Severe messages the page logged (uncaught errors, failed module loads)."""
+    return [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]

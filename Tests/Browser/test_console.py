@@ -1,0 +1,392 @@
+"""Browser tests of the data console (`/console`): sign-in with the admin token, the live data
+tree, the rules editor, users, files and server figures, against a real `hearth serve --demo`.
+
+Every check of a write goes back to the server through the REST API, so the console is tested
+as an operator uses it, and the server as the source of truth.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+
+import pytest
+import requests
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+from conftest import js_errors, wait_for, wait_until
+
+# A 2x2 red PNG, for the files browser's preview.
+PIXEL_PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==")
+
+
+# MARK: - Helpers
+
+def open_console(driver, server, route="data"):
+    """Opens the console at ``#/<route>`` and signs in with the admin token."""
+    driver.get(f"{server.url}/console/#/{route}")
+    wait_for(driver, "[data-testid=admin-token-input]").send_keys(server.admin_token)
+    driver.find_element(By.CSS_SELECTOR, "[data-testid=admin-token-submit]").click()
+    wait_for(driver, "nav.tabs")
+
+
+def go(driver, route):
+    driver.execute_script("location.hash = arguments[0]", f"#/{route}")
+
+
+def wait_through_redraws(driver, condition, message, timeout=10):
+    """Waits for ``condition``, looking again when the list it reads is redrawn meanwhile."""
+    return WebDriverWait(driver, timeout, ignored_exceptions=[StaleElementReferenceException]).until(condition, message)
+
+
+def node_css(path):
+    return f'li[data-path="{path}"]'
+
+
+def value_css(path):
+    return f"{node_css(path)} > .line > [data-testid=tree-value]"
+
+
+def wait_for_value(driver, path, text, timeout=10):
+    """Waits until the tree shows ``text`` as the value at ``path``."""
+    def shown(d):
+        found = d.find_elements(By.CSS_SELECTOR, value_css(path))
+        return found and found[0].text == text
+    wait_until(driver, shown, timeout, f"{path} never showed {text!r}")
+
+
+def wait_live(driver):
+    wait_for(driver, "[data-testid=data-status][data-state=live]")
+
+
+def rest(server, method, path, **kwargs):
+    response = requests.request(method, f"{server.url}/{path}.json", params={"auth": server.admin_token}, timeout=10, **kwargs)
+    response.raise_for_status()
+    return response.json()
+
+
+def admin_headers(server):
+    return {"Authorization": f"Bearer {server.admin_token}"}
+
+
+def accounts_url(server, endpoint):
+    return f"{server.url}/identitytoolkit.googleapis.com/v1/projects/hearth/{endpoint}"
+
+
+def bucket(server):
+    return requests.get(f"{server.url}/__/firebase/init.json", timeout=10).json()["storageBucket"]
+
+
+def no_page_errors(driver, *expected):
+    """Asserts the page logged no errors but the ``expected`` ones (substrings, e.g. a refused request)."""
+    errors = [message for message in js_errors(driver) if not any(text in message for text in expected)]
+    assert not errors, errors
+
+
+# MARK: - Sign-in
+
+def test_a_wrong_token_is_refused_in_words(browser, server, screenshot):
+    browser.get(f"{server.url}/console")
+    wait_for(browser, "[data-testid=admin-token-input]").send_keys("not-the-admin-token")
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=admin-token-submit]").click()
+    error = wait_for(browser, "[data-testid=signin-error]")
+    assert "refused" in error.text and "admin-token" in error.text
+    assert not browser.find_elements(By.CSS_SELECTOR, "nav.tabs")
+    screenshot(browser, "console-signin-refused")
+    # The right token then opens the console, and the tab remembers it across reloads.
+    field = browser.find_element(By.CSS_SELECTOR, "[data-testid=admin-token-input]")
+    field.clear()
+    field.send_keys(server.admin_token)
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=admin-token-submit]").click()
+    wait_for(browser, "nav.tabs")
+    browser.refresh()
+    wait_for(browser, "[data-testid=data-tree]")
+    no_page_errors(browser, "rules.json - Failed to load resource: the server responded with a status of 401")
+
+
+# MARK: - Data
+
+def test_the_tree_shows_writes_from_the_api_live(browser, server, screenshot):
+    rest(server, "DELETE", "console-live")
+    open_console(browser, server, "data/console-live")
+    wait_live(browser)
+    wait_for_value(browser, "/console-live", "null")
+
+    rest(server, "PUT", "console-live/x", json="hello")
+    wait_for_value(browser, "/console-live/x", '"hello"')
+
+    rest(server, "PUT", "console-live/x", json=42)
+    wait_for_value(browser, "/console-live/x", "42")
+    line = browser.find_element(By.CSS_SELECTOR, f"{node_css('/console-live/x')} > .line")
+    assert "flash-changed" in line.get_attribute("class")
+
+    rest(server, "PATCH", "console-live", json={"nested/a": 1, "nested/b/c": True})
+    wait_for_value(browser, "/console-live/nested", "2 children")
+    # Expanding a node shows its children; the keyboard works too (ArrowRight expands).
+    browser.find_element(By.CSS_SELECTOR, f"{node_css('/console-live/nested')} > .line .twisty").click()
+    wait_for_value(browser, "/console-live/nested/a", "1")
+    browser.find_element(By.CSS_SELECTOR, f"{node_css('/console-live/nested/b')} > .line").click()
+    browser.switch_to.active_element.send_keys("\ue014")  # ArrowRight
+    wait_for_value(browser, "/console-live/nested/b/c", "true")
+    screenshot(browser, "console-data")
+
+    rest(server, "DELETE", "console-live/x")
+    wait_until(browser, lambda d: not d.find_elements(By.CSS_SELECTOR, node_css("/console-live/x")), 10, "x was not removed")
+    no_page_errors(browser)
+
+
+def test_big_nodes_show_a_page_of_children_at_a_time(browser, server):
+    rest(server, "PUT", "console-big", json={f"k{index:04}": index for index in range(250)})
+    open_console(browser, server, "data")
+    wait_live(browser)
+    browser.find_element(By.CSS_SELECTOR, f"{node_css('/console-big')} > .line .twisty").click()
+    wait_for_value(browser, "/console-big/k0099", "99")
+    assert not browser.find_elements(By.CSS_SELECTOR, node_css("/console-big/k0100"))
+    more = wait_for(browser, f"{node_css('/console-big')} [data-testid=tree-show-more]")
+    assert "100 of 250" in more.text
+    more.click()
+    wait_for_value(browser, "/console-big/k0199", "199")
+    assert len(browser.find_elements(By.CSS_SELECTOR, f"{node_css('/console-big')} > ul > li[role=treeitem]")) == 200
+    rest(server, "DELETE", "console-big")
+
+
+def test_a_huge_location_is_streamed_a_window_at_a_time(browser, server, screenshot):
+    rest(server, "PUT", "console-huge", json={f"k{index:05}": index for index in range(3000)})
+    open_console(browser, server, "data/console-huge")
+    wait_live(browser)
+    wait_for_value(browser, "/console-huge/k00099", "99")
+    more = wait_for(browser, "[data-testid=tree-show-more]")
+    assert "100 of 3,000" in more.text
+    assert len(browser.find_elements(By.CSS_SELECTOR, "li[role=treeitem]")) == 101
+    more.click()
+    wait_for_value(browser, "/console-huge/k00199", "199")
+    # The window is live too.
+    rest(server, "PUT", "console-huge/k00150", json="changed")
+    wait_for_value(browser, "/console-huge/k00150", '"changed"')
+    screenshot(browser, "console-data-huge")
+    rest(server, "DELETE", "console-huge")
+    no_page_errors(browser)
+
+
+def test_editing_adding_and_deleting_in_the_tree_write_to_the_server(browser, server, screenshot):
+    rest(server, "PUT", "console-edit", json={"name": "before", "count": 1})
+    open_console(browser, server, "data/console-edit")
+    wait_live(browser)
+    wait_for_value(browser, "/console-edit/name", '"before"')
+
+    # Edit a text value.
+    browser.find_element(By.CSS_SELECTOR, f"{node_css('/console-edit/name')} > .line").click()
+    wait_until(browser, lambda d: d.find_element(By.ID, "node-panel-title").text == "/console-edit/name")
+    field = wait_for(browser, "[data-testid=value-input]")
+    field.clear()
+    field.send_keys("after")
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=value-save]").click()
+    wait_until(browser, lambda d: rest(server, "GET", "console-edit/name") == "after", 10, "the edit was not written")
+    wait_for_value(browser, "/console-edit/name", '"after"')
+
+    # Change a value's type: the number 1 becomes the number 7.5.
+    browser.find_element(By.CSS_SELECTOR, f"{node_css('/console-edit/count')} > .line").click()
+    wait_until(browser, lambda d: Select(d.find_element(By.CSS_SELECTOR, "[data-testid=value-type]")).first_selected_option.get_attribute("value") == "number")
+    field = browser.find_element(By.CSS_SELECTOR, "[data-testid=value-input]")
+    field.clear()
+    field.send_keys("7.5")
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=value-save]").click()
+    wait_until(browser, lambda d: rest(server, "GET", "console-edit/count") == 7.5, 10, "the number was not written")
+
+    # A word that is not a number is refused in words, and nothing is written.
+    field.clear()
+    field.send_keys("seven")
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=value-save]").click()
+    assert "not a number" in wait_for(browser, ".toast-error").text
+    assert rest(server, "GET", "console-edit/count") == 7.5
+
+    # Add a child holding JSON to the location.
+    browser.find_element(By.CSS_SELECTOR, f"{node_css('/console-edit')} > .line").click()
+    wait_until(browser, lambda d: d.find_element(By.ID, "node-panel-title").text == "/console-edit")
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=child-key]").send_keys("added")
+    Select(browser.find_element(By.CSS_SELECTOR, "[data-testid=child-type]")).select_by_value("json")
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=child-json]").send_keys('{"deep": [1, 2]}')
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=child-add]").click()
+    wait_until(browser, lambda d: rest(server, "GET", "console-edit/added") == {"deep": [1, 2]}, 10, "the child was not added")
+    wait_for_value(browser, "/console-edit/added", "1 child")
+    screenshot(browser, "console-data-edit")
+
+    # Delete a node, after confirming.
+    browser.find_element(By.CSS_SELECTOR, f"{node_css('/console-edit/added')} > .line").click()
+    wait_until(browser, lambda d: d.find_element(By.ID, "node-panel-title").text == "/console-edit/added")
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=node-delete]").click()
+    wait_for(browser, "dialog [data-testid=confirm-ok]").click()
+    wait_until(browser, lambda d: rest(server, "GET", "console-edit/added") is None, 10, "the node was not deleted")
+    wait_until(browser, lambda d: not d.find_elements(By.CSS_SELECTOR, node_css("/console-edit/added")), 10)
+    no_page_errors(browser)
+
+
+def test_import_and_export_a_node(browser, server, tmp_path):
+    rest(server, "DELETE", "console-import")
+    source = tmp_path / "import.json"
+    source.write_text(json.dumps({"a": {"b": "imported"}, "n": 3}))
+    open_console(browser, server, "data/console-import")
+    wait_live(browser)
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=import-file]").send_keys(str(source))
+    wait_for(browser, "dialog [data-testid=confirm-ok]").click()
+    wait_until(browser, lambda d: rest(server, "GET", "console-import") == {"a": {"b": "imported"}, "n": 3}, 10, "no import")
+    wait_for_value(browser, "/console-import/n", "3")
+    assert "Imported import.json" in wait_for(browser, ".progress-text").text
+
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=node-export]").click()
+    wait_until(browser, lambda d: "Exported /console-import" in d.find_element(By.CSS_SELECTOR, ".progress-text").text, 10)
+    no_page_errors(browser)
+
+
+# MARK: - Rules
+
+def test_rules_with_an_error_show_where_and_change_nothing_and_good_rules_deploy(browser, server, screenshot):
+    rules_url = f"{server.url}/.settings/rules.json"
+    original = requests.get(rules_url, headers=admin_headers(server), timeout=10).text
+    try:
+        open_console(browser, server, "rules")
+        editor = wait_for(browser, "[data-testid=rules-editor]")
+        wait_until(browser, lambda d: editor.is_enabled() and editor.get_attribute("value") == original, 10, "rules not loaded")
+
+        bad = '{\n  "rules": {\n    ".read": true,\n    ".write": tru\n  }\n}\n'
+        browser.execute_script("arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input'))", editor, bad)
+        browser.find_element(By.CSS_SELECTOR, "[data-testid=rules-deploy]").click()
+        error = wait_for(browser, "[data-testid=rules-error]")
+        match = re.match(r"Line (\d+), column (\d+): ", error.text)
+        assert match, error.text
+        line, column = int(match.group(1)), int(match.group(2))
+        assert line == 4
+        # The caret is at the line and column the server named.
+        caret = browser.execute_script("return arguments[0].selectionStart", editor)
+        before = bad[:caret].split("\n")
+        assert (len(before), len(before[-1]) + 1) == (line, column)
+        assert browser.switch_to.active_element == editor
+        assert browser.find_element(By.CSS_SELECTOR, ".gutter .error-line").text == str(line)
+        screenshot(browser, "console-rules-error")
+        assert requests.get(rules_url, headers=admin_headers(server), timeout=10).text == original
+
+        good = original.rstrip() + "\n\n"
+        browser.execute_script("arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input'))", editor, good)
+        browser.find_element(By.CSS_SELECTOR, "[data-testid=rules-deploy]").click()
+        wait_until(browser, lambda d: d.find_element(By.CSS_SELECTOR, "[data-testid=rules-status]").text.startswith("Deployed at"), 10)
+        assert not browser.find_element(By.CSS_SELECTOR, "[data-testid=rules-error]").is_displayed()
+        assert requests.get(rules_url, headers=admin_headers(server), timeout=10).text == good
+        screenshot(browser, "console-rules")
+        no_page_errors(browser, "rules.json - Failed to load resource: the server responded with a status of 400")
+    finally:
+        requests.put(rules_url, data=original, headers=admin_headers(server), timeout=10).raise_for_status()
+
+
+# MARK: - Users
+
+def test_users_list_create_claims_and_delete(browser, server, screenshot):
+    requests.post(accounts_url(server, "accounts"), headers=admin_headers(server), timeout=10,
+                  json={"email": "console-api@example.com", "password": "secret-123", "displayName": "From the API"}).raise_for_status()
+    open_console(browser, server, "users")
+    wait_through_redraws(browser, lambda d: any(cell.text == "console-api@example.com"
+                                                for cell in d.find_elements(By.CSS_SELECTOR, "[data-testid=user-email]")),
+                         "the user made through the API is not listed")
+
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=new-user-email]").send_keys("console-form@example.com")
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=new-user-password]").send_keys("secret-456")
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=new-user-name]").send_keys("From the Form")
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=new-user-submit]").click()
+    row_css = 'tr[data-testid=user-row]'
+
+    def row_for(email):
+        return next((row for row in browser.find_elements(By.CSS_SELECTOR, row_css)
+                     if row.find_element(By.CSS_SELECTOR, "[data-testid=user-email]").text == email), None)
+
+    wait_through_redraws(browser, lambda d: row_for("console-form@example.com"), "the new user is not listed")
+    uid = row_for("console-form@example.com").get_attribute("data-uid")
+
+    # The same address again is refused in words.
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=new-user-email]").send_keys("console-form@example.com")
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=new-user-password]").send_keys("secret-456")
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=new-user-submit]").click()
+    assert "already" in wait_for(browser, ".toast-error").text
+
+    row_for("console-form@example.com").find_element(By.CSS_SELECTOR, "[data-testid=user-claims]").click()
+    claims = wait_for(browser, "[data-testid=claims-input]")
+    claims.clear()
+    claims.send_keys('{"admin": true, "level": 3}')
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=claims-save]").click()
+    wait_through_redraws(browser, lambda d: '"admin":true' in row_for("console-form@example.com").text.replace(" ", ""), "claims not shown")
+    looked_up = requests.post(accounts_url(server, "accounts:lookup"), headers=admin_headers(server), json={"localId": [uid]}, timeout=10).json()
+    assert json.loads(looked_up["users"][0]["customAttributes"]) == {"admin": True, "level": 3}
+    screenshot(browser, "console-users")
+
+    row_for("console-form@example.com").find_element(By.CSS_SELECTOR, "[data-testid=user-delete]").click()
+    wait_for(browser, "dialog [data-testid=confirm-ok]").click()
+    wait_through_redraws(browser, lambda d: row_for("console-form@example.com") is None, "the user was not removed from the list")
+    looked_up = requests.post(accounts_url(server, "accounts:lookup"), headers=admin_headers(server), json={"localId": [uid]}, timeout=10).json()
+    assert not looked_up.get("users")
+    no_page_errors(browser, "accounts - Failed to load resource: the server responded with a status of 400")
+
+
+# MARK: - Files
+
+def test_files_browse_preview_upload_and_delete(browser, server, screenshot, tmp_path):
+    name = "console-files/red.png"
+    requests.post(f"{server.url}/v0/b/{bucket(server)}/o", params={"uploadType": "media", "name": name},
+                  data=PIXEL_PNG, headers={**admin_headers(server), "Content-Type": "image/png"}, timeout=10).raise_for_status()
+    open_console(browser, server, "files")
+    wait_for(browser, 'tr[data-testid=folder-row][data-name="console-files"] a').click()
+    row = wait_for(browser, f'tr[data-testid=file-row][data-name="{name}"]')
+    wait_until(browser, lambda d: "image/png" in row.text, 10, "no metadata")
+    wait_until(browser, lambda d: d.execute_script(
+        "const img = arguments[0].querySelector('img'); return img && img.complete && img.naturalWidth === 2", row), 10, "no preview")
+    screenshot(browser, "console-files")
+
+    upload = tmp_path / "notes.txt"
+    upload.write_text("uploaded from the console")
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=files-upload]").send_keys(str(upload))
+    wait_for(browser, 'tr[data-testid=file-row][data-name="console-files/notes.txt"]')
+    media = requests.get(f"{server.url}/v0/b/{bucket(server)}/o/{requests.utils.quote('console-files/notes.txt', safe='')}",
+                         params={"alt": "media"}, headers=admin_headers(server), timeout=10)
+    assert media.text == "uploaded from the console"
+
+    browser.find_element(By.CSS_SELECTOR, 'tr[data-name="console-files/notes.txt"] [data-testid=file-delete]').click()
+    wait_for(browser, "dialog [data-testid=confirm-ok]").click()
+    wait_until(browser, lambda d: not d.find_elements(By.CSS_SELECTOR, 'tr[data-name="console-files/notes.txt"]'), 10)
+    gone = requests.get(f"{server.url}/v0/b/{bucket(server)}/o/{requests.utils.quote('console-files/notes.txt', safe='')}",
+                        headers=admin_headers(server), timeout=10)
+    assert gone.status_code == 404
+    no_page_errors(browser)
+
+
+# MARK: - Server
+
+def test_server_figures(browser, server, screenshot):
+    open_console(browser, server, "server")
+    wait_until(browser, lambda d: d.find_element(By.CSS_SELECTOR, "[data-testid=figure-uptime]").text.endswith(("s", "min", "h")), 10)
+    for index in range(5):
+        rest(server, "PUT", f"console-stats/{index}", json=index)
+    # The rate needs two polls a few seconds apart.
+    wait_until(browser, lambda d: re.fullmatch(r"[\d.,]+", d.find_element(By.CSS_SELECTOR, "[data-testid=figure-writes]").text), 15,
+               "no writes per second")
+    assert re.search(r"MB|GB|KB", browser.find_element(By.CSS_SELECTOR, "[data-testid=figure-memory]").text)
+    assert browser.find_elements(By.CSS_SELECTOR, "tr[data-testid=database-row]")
+    screenshot(browser, "console-server")
+    no_page_errors(browser)
+
+
+# MARK: - Phone size
+
+@pytest.mark.parametrize("section", ["data", "rules", "users", "files", "server"])
+def test_every_section_fits_a_phone(browser_factory, server, screenshot, section):
+    phone = browser_factory(phone=True)
+    open_console(phone, server, section)
+    wait_for(phone, "#section-title")
+    if section == "data":
+        wait_live(phone)
+        phone.find_element(By.CSS_SELECTOR, f"{node_css('/posts')} > .line").click()
+        wait_for(phone, "[data-testid=node-panel] [data-testid=value-save]")
+    # Nothing sticks out sideways.
+    assert phone.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1")
+    screenshot(phone, f"console-phone-{section}")
+    no_page_errors(phone)
