@@ -41,49 +41,68 @@ extension DatabaseResponder {
                 hub.unsubscribe(listener)
                 connection.pipeline.removeHandler(clientGone).whenFailure { _ in }
             }
-            try await withTaskExecutorPreference(executor) {
-                guard initial.estimatedSize <= hub.maxEventBytes else {
-                    try await writer.write(SSEEncoding.payloadTooLarge)
-                    try await writer.finish(nil)
-                    return
+            // The server's graceful shutdown waits for its connections, so each stream ends itself.
+            try await withGracefulShutdownHandler {
+                try await withTaskExecutorPreference(executor) {
+                    try await Self.deliver(to: &writer, listener: listener, initial: initial, database: database, hub: hub)
                 }
-                try await writer.write(SSEEncoding.encode(.put(path: .root, data: initial)))
-                try await withGracefulShutdownHandler {
-                    var delivered = listener.startSequence
-                    streaming: while true {
-                        switch await listener.buffer.next() {
-                        case .events(let events):
-                            // After a resync, events already covered by it are skipped.
-                            if events.count == 1, events[0].sequence > delivered {
-                                delivered = events[0].sequence
-                                try await writer.write(events[0].bytes)
-                                continue streaming
-                            }
-                            let fresh = events.filter { $0.sequence > delivered }.map(\.bytes)
-                            if let last = events.last { delivered = max(delivered, last.sequence) }
-                            if !fresh.isEmpty { try await writer.write(contentsOf: fresh) }
-                        case .resync:
-                            let version = database.current
-                            let value = ListenerHub.value(at: listener.path, query: listener.query, in: version.state)
-                            guard value.estimatedSize <= hub.maxEventBytes else {
-                                try await writer.write(SSEEncoding.payloadTooLarge)
-                                break streaming
-                            }
-                            listener.lastResult.withLock { $0 = value }
-                            delivered = version.sequence
-                            try await writer.write(SSEEncoding.encode(.put(path: .root, data: value)))
-                        case .keepAlive:
-                            try await writer.write(SSEEncoding.keepAlive)
-                        case .closed(let final):
-                            if !final.isEmpty { try await writer.write(contentsOf: final) }
-                            break streaming
-                        }
-                    }
-                } onGracefulShutdown: {
-                    listener.buffer.close()
-                }
-                try await writer.finish(nil)
+            } onGracefulShutdown: {
+                listener.buffer.close()
             }
         })
+    }
+
+    /// Writes the initial value, then the listener's events as they come, until it is closed.
+    /// Kept apart from the response so a waiting stream holds only this small frame.
+    private static func deliver(
+        to writer: inout any ResponseBodyWriter, listener: Listener, initial: Node, database: Database, hub: ListenerHub
+    ) async throws {
+        guard initial.estimatedSize <= hub.maxEventBytes else {
+            try await writer.write(SSEEncoding.payloadTooLarge)
+            return try await writer.finish(nil)
+        }
+        try await writer.write(SSEEncoding.encode(.put(path: .root, data: initial)))
+        var delivered = listener.startSequence
+        streaming: while true {
+            switch await listener.buffer.next() {
+            case .events(let events):
+                // After a resync, events already covered by it are skipped.
+                if events.count == 1, events[0].sequence > delivered {
+                    delivered = events[0].sequence
+                    try await writer.write(events[0].bytes)
+                    continue streaming
+                }
+                let fresh = events.filter { $0.sequence > delivered }.map(\.bytes)
+                if let last = events.last { delivered = max(delivered, last.sequence) }
+                if !fresh.isEmpty { try await writer.write(contentsOf: fresh) }
+            case .resync:
+                guard let sequence = try await resync(&writer, listener: listener, database: database, hub: hub) else {
+                    break streaming
+                }
+                delivered = sequence
+            case .keepAlive:
+                try await writer.write(SSEEncoding.keepAlive)
+            case .closed(let final):
+                if !final.isEmpty { try await writer.write(contentsOf: final) }
+                break streaming
+            }
+        }
+        try await writer.finish(nil)
+    }
+
+    /// Sends a listener that fell behind the current value as one `put`; returns the sequence
+    /// it covers, or nil when the value is too large (the stream is then cancelled).
+    private static func resync(
+        _ writer: inout any ResponseBodyWriter, listener: Listener, database: Database, hub: ListenerHub
+    ) async throws -> Int64? {
+        let version = database.current
+        let value = ListenerHub.value(at: listener.path, query: listener.query, in: version.state)
+        guard value.estimatedSize <= hub.maxEventBytes else {
+            try await writer.write(SSEEncoding.payloadTooLarge)
+            return nil
+        }
+        listener.lastResult.withLock { $0 = value }
+        try await writer.write(SSEEncoding.encode(.put(path: .root, data: value)))
+        return version.sequence
     }
 }

@@ -128,6 +128,18 @@ struct WebAndStatsTests {
         }
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func aGracefulShutdownEndsOpenStreams() async throws {
+        let server = try await TestServer.start()
+        let stream = try RawHTTPConnection(
+            port: server.port, request: "GET /a.json HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+        #expect(await stream.read(untilContaining: "event: put").contains("event: put"))
+        // The server stops only once every stream has ended; the stream sees its chunked end.
+        await server.stop()
+        #expect(await stream.read(untilContaining: "0\r\n\r\n").hasSuffix("0\r\n\r\n"))
+        stream.disconnect()
+    }
+
     static func openStreams(_ server: TestServer) async throws -> Int {
         let result = try await server.request("GET", "/.hearth/stats", headers: admin)
         return try #require(((result.json as? [String: Any])?["connections"] as? [String: Int])?["streams"])

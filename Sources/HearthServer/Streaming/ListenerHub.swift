@@ -20,6 +20,8 @@ final class ListenerHub: Sendable {
         var groups: [String: SortedTree<Path, Group>] = [:]
         var observed: Set<String> = []
         var count = 0
+        /// True once the server is shutting down: new streams end at once.
+        var shutDown = false
         /// Per database, the listeners whose read grant depends on data (rechecked on writes).
         var dataDependent: [String: [ObjectIdentifier: Listener]] = [:]
     }
@@ -93,6 +95,11 @@ final class ListenerHub: Sendable {
                     registry.dataDependent[database.name, default: [:]][ObjectIdentifier(listener)] = listener
                 }
             }
+            if registry.shutDown {
+                // Its stream sends the initial value and ends.
+                listener.buffer.close()
+                return (listener, initial)
+            }
             var groups = registry.groups[database.name] ?? SortedTree()
             let group = groups[path] ?? Group()
             group.listeners.withLock { $0[ObjectIdentifier(listener)] = listener }
@@ -118,12 +125,23 @@ final class ListenerHub: Sendable {
         }
     }
 
-    /// Every listener (for keep-alives and shutdown).
+    /// Ends every stream, and every stream opened from now on, for a graceful shutdown.
+    func shutDown() {
+        let listeners = registry.withLock { registry in
+            registry.shutDown = true
+            return Self.listeners(in: registry)
+        }
+        for listener in listeners { listener.buffer.close() }
+    }
+
+    /// Every listener (for keep-alives).
     func allListeners() -> [Listener] {
-        registry.withLock { registry in
-            registry.groups.values.flatMap { groups in
-                groups.flatMap { $0.value.listeners.withLock { Array($0.values) } }
-            }
+        registry.withLock { Self.listeners(in: $0) }
+    }
+
+    private static func listeners(in registry: borrowing Registry) -> [Listener] {
+        registry.groups.values.flatMap { groups in
+            groups.flatMap { $0.value.listeners.withLock { Array($0.values) } }
         }
     }
 

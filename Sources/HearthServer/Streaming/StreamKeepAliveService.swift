@@ -26,6 +26,6 @@ struct StreamKeepAliveService: Service {
                 }
             }
         }
-        for listener in hub.allListeners() { listener.buffer.close() }
+        hub.shutDown()
     }
 }
