@@ -30,10 +30,13 @@ struct Seed: AsyncParsableCommand {
         "Demo accounts (email / password):\n" + accounts.map { "  \($0.email)  \($0.password)  (\($0.name))" }.joined(separator: "\n")
     }
 
+    /// Where a demo data folder remembers its accounts.
+    static let accountsFile = "demo-accounts.json"
+
     /// For `serve --demo`: seeds once per data folder (remembering the accounts in
     /// `<data>/demo-accounts.json`, readable by its owner only) and prints them at every start.
     static func demoAccounts(in folder: URL, server: URL, logger: Logger) async {
-        let file = folder.appendingPathComponent("demo-accounts.json")
+        let file = folder.appendingPathComponent(accountsFile)
         if let data = try? Data(contentsOf: file), let accounts = try? JSONDecoder().decode([DemoData.Account].self, from: data) {
             FileHandle.standardOutput.write(Data("Open \(server.absoluteString)/ for the demo app.\n\(describe(accounts))\n".utf8))
             return

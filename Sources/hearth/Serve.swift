@@ -38,8 +38,8 @@ struct Serve: AsyncParsableCommand {
     @Flag(
         inversion: .prefixedNo,
         help: """
-            Run the demo social app: its rules, and demo people and posts made on first start. On unless \
-            --rules, --storage-rules or --emulator is given.
+            Run the demo social app: its rules, and demo people and posts made on first start. On for a new \
+            data folder unless --rules, --storage-rules or --emulator is given.
             """)
     var demo: Bool?
 
@@ -85,6 +85,7 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "hearth")
         logger.logLevel = logLevel
         let dataURL = URL(fileURLWithPath: data)
+        let demo = runsDemo(in: dataURL)
         let folder: DataFolder
         do {
             folder = try DataFolder(url: dataURL, options: DatabaseOptions(snapshotAfterWrites: snapshotAfterWrites), logger: logger)
@@ -98,7 +99,6 @@ struct Serve: AsyncParsableCommand {
             try Self.rulesFile(path, kind: "storage rules") { text in _ = try StorageRules(parsing: text) }
         }
         let token = try adminToken ?? AdminToken.loadOrCreate(in: dataURL)
-        let demo = runsDemo
         let demoRules = demo ? (database: DemoData.databaseRules, storage: DemoData.storageRules) : nil
         var configuration = ServerConfiguration(
             host: host, port: port, dataFolder: dataURL, defaultDatabase: database,
@@ -141,10 +141,15 @@ struct Serve: AsyncParsableCommand {
 }
 
 extension Serve {
-    /// Whether to run the demo app: as asked, else unless the operator brought their own rules
-    /// or wants the emulator.
-    var runsDemo: Bool {
-        demo ?? (rules == nil && storageRules == nil && !emulator)
+    /// Whether to run the demo app: as asked; else on a new data folder (or one the demo made)
+    /// unless the operator brought their own rules or wants the emulator. A folder that holds
+    /// other data never gets demo content or the app's rules unasked.
+    func runsDemo(in folder: URL) -> Bool {
+        if let demo { return demo }
+        guard rules == nil, storageRules == nil, !emulator else { return false }
+        let files = FileManager.default
+        return !files.fileExists(atPath: folder.appendingPathComponent("databases").path)
+            || files.fileExists(atPath: folder.appendingPathComponent(Seed.accountsFile).path)
     }
 
     /// The text of the rules file at `path`, checked by `validate` (which throws its first problem).

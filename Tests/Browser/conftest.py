@@ -17,7 +17,9 @@ Fixtures (shared by every test file here):
 Helpers for test files: ``launch_server(data, port=0)`` and ``stop_server(server)`` (a server
 of one's own, e.g. to restart it), ``wait_for(driver, css, timeout=10)`` (the first visible
 match, once there is one), ``wait_until(driver, condition, timeout=10, message="")``,
-``text_of(driver, css)`` and ``js_errors(driver)`` (severe messages from the page's console).
+``text_of(driver, css)``, ``js_errors(driver)`` (severe messages from the page's console), and
+``track_event_sources(driver)`` then ``open_event_sources(driver)`` (the URLs of the streams a
+page holds open: each takes one of the browser's six connections per server).
 
 Environment: ``HEARTH_BINARY`` (default ``/tmp/hearth-dev/hearth``), ``CHROMIUM_BINARY``
 (default ``/usr/bin/chromium``), ``CHROMEDRIVER`` (default ``/usr/bin/chromedriver``).
@@ -200,6 +202,28 @@ def wait_until(driver, condition, timeout: float = 10, message: str = ""):
 
 def text_of(driver, css: str) -> str:
     return driver.find_element(By.CSS_SELECTOR, css).text
+
+
+# Counts the page's EventSources from its first script on, by wrapping the constructor.
+_TRACK_EVENT_SOURCES = """
+window.__openEventSources = new Set();
+window.EventSource = class extends window.EventSource {
+  constructor(...args) { super(...args); window.__openEventSources.add(this); }
+  close() { super.close(); window.__openEventSources.delete(this); }
+};
+"""
+
+
+def track_event_sources(driver):
+    """From the next page load on, ``open_event_sources`` can tell which streams are open."""
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": _TRACK_EVENT_SOURCES})
+
+
+def open_event_sources(driver) -> list[str]:
+    """The paths (without query) of the page's EventSources that are not closed."""
+    return driver.execute_script(
+        "return [...window.__openEventSources].filter((source) => source.readyState !== EventSource.CLOSED)"
+        ".map((source) => new URL(source.url).pathname)")
 
 
 def js_errors(driver) -> list[str]:

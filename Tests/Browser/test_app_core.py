@@ -432,3 +432,10 @@ def test_my_posts_pages_and_live_removal(server, browser):
               if (post) await deletePost(window.hearth, id, post);
             }}
             return 'ok';""")
+
+
+def test_a_post_that_cannot_be_read_says_why(server, browser):
+    # "." cannot be in a key: the server refuses the read, and the page says so instead of loading forever.
+    open_app(browser, server, "#/post/not.a.key")
+    assert "refused" in wait_for(browser, "[data-testid=error]").text
+    assert not browser.find_element(By.CSS_SELECTOR, "main [role=status]").is_displayed()

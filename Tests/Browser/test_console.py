@@ -15,9 +15,10 @@ import pytest
 import requests
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import js_errors, wait_for, wait_until
+from conftest import js_errors, open_event_sources, track_event_sources, wait_for, wait_until
 
 # A 2x2 red PNG, for the files browser's preview.
 PIXEL_PNG = base64.b64decode(
@@ -136,6 +137,28 @@ def test_the_tree_shows_writes_from_the_api_live(browser, server, screenshot):
 
     rest(server, "DELETE", "console-live/x")
     wait_until(browser, lambda d: not d.find_elements(By.CSS_SELECTOR, node_css("/console-live/x")), 10, "x was not removed")
+    no_page_errors(browser)
+
+
+def test_moving_through_locations_quickly_keeps_one_stream_open(browser, server):
+    # Each location is opened only after a first request: leaving before it answers must not
+    # leave its stream behind (the browser has six connections per server).
+    track_event_sources(browser)
+    open_console(browser, server, "data")
+    wait_live(browser)
+    browser.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        (async () => {
+          for (const path of ['posts', 'people', 'comments', 'likes', 'posts', 'people', 'console-last']) {
+            location.hash = `#/data/${path}`;
+            await new Promise((resolve) => setTimeout(resolve, 5));
+          }
+        })().then(done);""")
+    wait_live(browser)
+    wait_until(browser, lambda d: open_event_sources(d) == ["/console-last.json"], 10,
+               f"streams left open: {open_event_sources(browser)}")
+    go(browser, "rules")
+    wait_until(browser, lambda d: open_event_sources(d) == [], 10, f"streams left open: {open_event_sources(browser)}")
     no_page_errors(browser)
 
 
@@ -373,6 +396,15 @@ def test_server_figures(browser, server, screenshot):
     assert browser.find_elements(By.CSS_SELECTOR, "tr[data-testid=database-row]")
     screenshot(browser, "console-server")
     no_page_errors(browser)
+
+
+def test_the_skip_link_moves_focus_and_stays_in_the_section(browser, server):
+    open_console(browser, server, "server")
+    wait_for(browser, "#section-title")
+    browser.execute_script("document.querySelector('.skip-link').focus()")
+    browser.switch_to.active_element.send_keys(Keys.ENTER)
+    wait_until(browser, lambda d: d.execute_script("return document.activeElement.id") == "main", 5, "focus did not move to the content")
+    assert browser.execute_script("return location.hash") == "#/server"
 
 
 # MARK: - Phone size

@@ -42,6 +42,26 @@ struct CommandLineTests {
         #expect(server.terminate() == 0)
     }
 
+    @Test func aDataFolderWithOtherDataGetsNoDemoUnasked() async throws {
+        let directory = try TemporaryDirectory(prefix: "hearth-cli-nodemo")
+        defer { directory.remove() }
+        let first = try HearthProcess(data: directory.url)
+        #expect(try await httpRequest("PUT", first.url("/mine.json"), body: Data("1".utf8)).status == 200)
+        #expect(first.terminate() == 0)
+
+        let server = try HearthProcess(data: directory.url, openRules: false)
+        let token = try String(contentsOf: directory.url.appendingPathComponent("admin-token"), encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let admin = ["Authorization": "Bearer \(token)"]
+        #expect(try await httpRequest("GET", server.url("/mine.json"), headers: admin).text == "1")
+        // Closed rules, no demo people, no demo accounts file.
+        #expect(try await httpRequest("GET", server.url("/mine.json")).status == 401)
+        try await Task.sleep(for: .seconds(2))
+        #expect(try await httpRequest("GET", server.url("/people.json"), headers: admin).text == "null")
+        #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("demo-accounts.json").path))
+        #expect(server.terminate() == 0)
+    }
+
     @Test func rulesCheckReportsEveryProblemWithLineAndColumn() throws {
         let directory = try TemporaryDirectory(prefix: "hearth-cli")
         defer { directory.remove() }

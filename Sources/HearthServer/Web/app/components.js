@@ -1,6 +1,6 @@
 // Pieces of post lists shared by the views: a post card (with a working star button), a
 // grid of post tiles, and an author line.
-import { h, avatar, timeAgo, fullTime, toast, errorWords } from '/app/ui.js';
+import { h, avatar, timeAgo, fullTime, toast, errorWords, counted } from '/app/ui.js';
 import { toggleStar, photosOf } from '/app/actions.js';
 
 /** The URL of a photo stored at `path` (the app's photos are public to read). */
@@ -27,7 +27,7 @@ export function starButton(ctx, postId, post) {
     h('span', { class: 'icon', 'aria-hidden': 'true' }, '★'), count);
   const show = (starred, stars) => {
     button.setAttribute('aria-pressed', String(starred));
-    button.setAttribute('aria-label', `${starred ? 'Unstar' : 'Star'} this post (${stars} ${stars === 1 ? 'star' : 'stars'})`);
+    button.setAttribute('aria-label', `${starred ? 'Unstar' : 'Star'} this post (${counted(stars, 'star')})`);
     count.textContent = String(stars);
   };
   const update = (next) => show(next?.stars?.[ctx.user?.uid] === true, next?.starCount ?? 0);
@@ -101,7 +101,7 @@ export function postGrid(ctx, entries) {
       const stars = post.starCount ?? 0;
       return h('li', {},
         h('a', { href: `#/post/${encodeURIComponent(postId)}`, class: 'tile', 'data-testid': 'post-tile',
-          'aria-label': `${post.title || 'Untitled'}, ${stars} ${stars === 1 ? 'star' : 'stars'}` },
+          'aria-label': `${post.title || 'Untitled'}, ${counted(stars, 'star')}` },
           thumb ? h('img', { src: photoURL(ctx, thumb), alt: '', loading: 'lazy' }) : h('span', { class: 'tile-title' }, post.title || 'Untitled'),
           h('span', { class: 'tile-stars', 'aria-hidden': 'true' }, `★ ${stars}`)));
     }));

@@ -1,7 +1,8 @@
 // The app shell: connects to the server, keeps the session, draws the navigation, and maps
 // the address's hash to a view module, mounting it and cleaning the previous one up.
 import { Hearth } from '/lib/hearth.js';
-import { h, avatar, toast, errorWords } from '/app/ui.js';
+import { h, avatar, toast, errorWords, skipLinkFocusesMain } from '/app/ui.js';
+import { authorOf } from '/app/actions.js';
 
 /**
  * Hash routes → view modules (`/app/views/<module>.js`). `:name` segments become params;
@@ -76,11 +77,7 @@ class App {
 
   start() {
     window.addEventListener('hashchange', () => this.render({ focus: true }));
-    // The skip link must not change the hash (the router's): it moves focus instead.
-    document.querySelector('[data-skip-link]')?.addEventListener('click', (event) => {
-      event.preventDefault();
-      this.main.focus();
-    });
+    skipLinkFocusesMain();
     this.hearth.auth.onAuthStateChanged((user) => {
       const changed = user?.uid !== this.user?.uid || user?.displayName !== this.user?.displayName;
       this.user = user;
@@ -119,7 +116,7 @@ class App {
     const signedIn = Boolean(this.user);
     this.nav.replaceChildren(...NAV.filter(([, , who]) => who === 'all' || signedIn).map(([hash, label]) =>
       h('a', { href: hash, class: 'nav-link', 'aria-current': current.split('?')[0] === hash ? 'page' : null }, label)));
-    const author = this.user && { uid: this.user.uid, full_name: this.user.displayName ?? 'Anonymous', profile_picture: this.user.photoURL };
+    const author = this.user && authorOf(this.user);
     this.account.replaceChildren(signedIn
       ? h('div', { class: 'row' },
         h('a', { href: '#/compose', class: 'button primary compose-link', 'data-testid': 'compose-link' },

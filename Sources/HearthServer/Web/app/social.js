@@ -1,6 +1,5 @@
 // What the social views (feed, profile, search, chat, saved) share: listener bookkeeping,
-// reading posts and profiles by ID, conversation IDs, and the signed-out page.
-import { h } from '/app/ui.js';
+// reading posts and profiles by ID, and conversation IDs.
 
 /**
  * The database listeners a view holds, so its cleanup can remove every one with `offAll()`.
@@ -81,17 +80,4 @@ export function profileReader(hearth) {
     }
     return cache.get(uid);
   };
-}
-
-/** What a signed-out visitor sees on a page that needs an account. */
-export function signInPrompt(title, purpose) {
-  return h('section', { class: 'page social empty' },
-    h('h1', {}, title),
-    h('p', {}, `Sign in to ${purpose}.`),
-    h('p', {}, h('a', { href: '#/signin', class: 'button' }, 'Sign in')));
-}
-
-/** "1 post", "2 posts". */
-export function counted(count, singular, plural = `${singular}s`) {
-  return `${count} ${count === 1 ? singular : plural}`;
 }

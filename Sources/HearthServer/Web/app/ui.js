@@ -32,6 +32,17 @@ function append(parent, children) {
   }
 }
 
+/**
+ * Makes the page's skip link (`[data-skip-link]`) move focus to `#main` without changing the
+ * address: the hash belongs to the router, which would take `#main` for a route.
+ */
+export function skipLinkFocusesMain() {
+  document.querySelector('[data-skip-link]')?.addEventListener('click', (event) => {
+    event.preventDefault();
+    document.getElementById('main')?.focus();
+  });
+}
+
 /** Announces `message` briefly; `kind` is 'info', 'success' or 'error'. */
 export function toast(message, kind = 'info') {
   const region = document.getElementById('toasts');
@@ -77,6 +88,11 @@ export function timeAgo(ms) {
   return new Date(ms).toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' });
 }
 
+/** "1 post", "2 posts", "1,200 children". */
+export function counted(count, singular, plural = `${singular}s`) {
+  return `${count.toLocaleString()} ${count === 1 ? singular : plural}`;
+}
+
 /** The full date and time, for a `title` or `<time datetime>`. */
 export function fullTime(ms) {
   return typeof ms === 'number' ? new Date(ms).toLocaleString() : '';
@@ -96,6 +112,14 @@ export function avatar(author, size = 40) {
   let hash = 0;
   for (const character of author?.uid ?? name) hash = (hash * 31 + character.charCodeAt(0)) % 360;
   return h('span', { class: 'avatar', 'aria-hidden': 'true', style: `${style};--avatar-hue:${hash}` }, initials);
+}
+
+/** What a signed-out visitor sees on a page that needs an account; signing in comes back here. */
+export function signInPrompt(title, purpose) {
+  return h('section', { class: 'page empty' },
+    h('h1', {}, title),
+    h('p', {}, `Sign in to ${purpose}.`),
+    h('p', {}, h('a', { href: `#/signin?next=${encodeURIComponent(location.hash || '#/')}`, class: 'button primary' }, 'Sign in')));
 }
 
 /**

@@ -3,7 +3,7 @@
 
 import { h } from '/app/ui.js';
 
-export { busy, confirmDialog, errorWords, h, toast } from '/app/ui.js';
+export { busy, confirmDialog, counted, errorWords, h, skipLinkFocusesMain, toast } from '/app/ui.js';
 
 /** A <progress> with a text label that says the same for screen readers and sighted users. */
 export function progressBar(label) {

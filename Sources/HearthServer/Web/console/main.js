@@ -4,7 +4,7 @@
 
 import { Hearth } from '/lib/hearth.js';
 import { AdminApi } from './api.js';
-import { h, toast } from './dom.js';
+import { h, skipLinkFocusesMain, toast } from './dom.js';
 import * as data from './sections/data.js';
 import * as files from './sections/files.js';
 import * as rules from './sections/rules.js';
@@ -25,6 +25,7 @@ const DATABASE_KEY = 'hearth.console.database';
 const root = document.getElementById('app');
 
 async function start() {
+  skipLinkFocusesMain();
   let token = storedToken();
   let reason = '';
   if (token) {
@@ -41,7 +42,7 @@ async function start() {
   try {
     hearth = await Hearth.connect({ adminToken: token, storageKey: 'hearth.console.session' });
   } catch (error) {
-    root.replaceChildren(h('main', { id: 'main', class: 'signin-page' },
+    root.replaceChildren(h('main', { id: 'main', class: 'signin-page', tabindex: -1 },
       h('p', { class: 'error', role: 'alert' }, `The server's settings could not be read: ${error.message}`)));
     return;
   }

@@ -67,7 +67,7 @@ export function askForToken(root, reason = '') {
       h('div', { class: 'field' }, h('label', { for: 'admin-token' }, 'Admin token'), input),
       error,
       submit);
-    root.replaceChildren(h('main', { id: 'main', class: 'signin-page' }, form));
+    root.replaceChildren(h('main', { id: 'main', class: 'signin-page', tabindex: -1 }, form));
     input.focus();
   });
 }

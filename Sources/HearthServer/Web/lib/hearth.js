@@ -956,6 +956,8 @@ class Stream {
       // The session ended; listen signed out (the rules decide what is still readable).
     }
     if (this._closed || generation !== this._generation) return;
+    // Each open EventSource holds one of the browser's few connections: never keep two.
+    this._source?.close();
     const params = new URLSearchParams(this._query._queryString());
     if (credential) params.set('auth', credential);
     const query = params.toString();
@@ -1017,17 +1019,20 @@ class Stream {
     source.close();
     this._source = null;
     clearTimeout(this._silenceTimer);
+    // A reconnect (new token, back online) while the probe runs has opened a new source already.
+    const generation = this._generation;
+    const superseded = () => this._closed || generation !== this._generation;
     const hearth = this._db._hearth;
     // Shallow keeps the probe cheap; it cannot be combined with query parameters.
     const query = this._query._queryString() || 'shallow=true';
     try {
       await hearth._request('GET', `${this._db._restPath(this._query._segments)}?${query}`);
     } catch (error) {
-      if (this._closed) return;
+      if (superseded()) return;
       if (error.code === 'network' || error.code === 'server') return this._retryLater();
       return this._cancel(error);
     }
-    if (!this._closed) this._retryLater();
+    if (!superseded()) this._retryLater();
   }
 
   _retryLater() {

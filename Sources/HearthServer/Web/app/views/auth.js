@@ -1,7 +1,7 @@
 // #/signin, #/signup and #/account — as SessionViewModel: sign in, sign up with a name (which
 // also writes the public profile), browse without an account, change one's name, sign out.
-import { h, errorNote, busy, toast, avatar } from '/app/ui.js';
-import { MAX_NAME, browseAnonymously, nameProblem, signUp, updateProfile } from '/app/actions.js';
+import { h, errorNote, busy, toast, avatar, signInPrompt } from '/app/ui.js';
+import { MAX_NAME, authorOf, browseAnonymously, nameProblem, signUp, updateProfile } from '/app/actions.js';
 
 /** Where to go after signing in: the page that sent the visitor here, or the recent posts. */
 function destination(params) {
@@ -10,7 +10,8 @@ function destination(params) {
 
 export function mount(container, ctx, params) {
   if (params.mode === 'account') return account(container, ctx);
-  const done = () => ctx.navigate(destination(params));
+  const next = destination(params);
+  const done = () => ctx.navigate(next);
   if (ctx.user && !ctx.user.isAnonymous) {
     // Already signed in: nothing to do here.
     container.replaceChildren(h('section', { class: 'page form-page empty' },
@@ -21,7 +22,9 @@ export function mount(container, ctx, params) {
         h('a', { href: '#/account', class: 'button' }, 'Your account'))));
     return () => {};
   }
-  return params.mode === 'signup' ? signUpForm(container, ctx, done) : signInForm(container, ctx, done);
+  // Switching between signing in and signing up keeps where to go afterwards.
+  const withNext = (hash) => (next === '#/' ? hash : `${hash}?next=${encodeURIComponent(next)}`);
+  return params.mode === 'signup' ? signUpForm(container, ctx, done, withNext) : signInForm(container, ctx, done, withNext);
 }
 
 function field(id, label, attrs, hint) {
@@ -38,6 +41,16 @@ function onSubmit(form, submit, error, work) {
   });
 }
 
+/** The sign-in or sign-up page: `form`, then browsing without an account, then `footer`. */
+function authPage(container, ctx, done, { title, form, error, footer }) {
+  container.replaceChildren(h('section', { class: 'page form-page' },
+    h('div', { class: 'form-card' },
+      h('h1', {}, title),
+      form,
+      ...browseOptions(ctx, error, done),
+      h('p', { class: 'small' }, ...footer))));
+}
+
 /** "Browse without an account": an anonymous account (or simply reading, signed out). */
 function browseOptions(ctx, error, done) {
   const anonymous = h('button', { type: 'button', class: 'button secondary wide', 'data-testid': 'browse-anonymously' }, 'Continue without an account');
@@ -52,7 +65,7 @@ function browseOptions(ctx, error, done) {
   ];
 }
 
-function signInForm(container, ctx, done) {
+function signInForm(container, ctx, done, withNext) {
   const error = errorNote();
   const email = field('signin-email', 'Email', { type: 'email', autocomplete: 'email', required: true, 'data-testid': 'signin-email' });
   const password = field('signin-password', 'Password', { type: 'password', autocomplete: 'current-password', required: true, 'data-testid': 'signin-password' });
@@ -63,17 +76,15 @@ function signInForm(container, ctx, done) {
     toast('Welcome back.', 'success');
     done();
   });
-  container.replaceChildren(h('section', { class: 'page form-page' },
-    h('div', { class: 'form-card' },
-      h('h1', {}, 'Sign in'),
-      form,
-      ...browseOptions(ctx, error, done),
-      h('p', { class: 'small' }, 'New here? ', h('a', { href: '#/signup', 'data-testid': 'to-signup' }, 'Create an account'), '.'))));
+  authPage(container, ctx, done, {
+    title: 'Sign in', form, error,
+    footer: ['New here? ', h('a', { href: withNext('#/signup'), 'data-testid': 'to-signup' }, 'Create an account'), '.'],
+  });
   email.input.focus();
   return () => {};
 }
 
-function signUpForm(container, ctx, done) {
+function signUpForm(container, ctx, done, withNext) {
   const error = errorNote();
   const name = field('signup-name', 'Your name', { type: 'text', autocomplete: 'name', required: true, maxlength: MAX_NAME, 'data-testid': 'signup-name' }, 'Shown with your posts and comments.');
   const email = field('signup-email', 'Email', { type: 'email', autocomplete: 'email', required: true, 'data-testid': 'signup-email' });
@@ -90,12 +101,10 @@ function signUpForm(container, ctx, done) {
     toast(`Welcome, ${displayName}.`, 'success');
     done();
   });
-  container.replaceChildren(h('section', { class: 'page form-page' },
-    h('div', { class: 'form-card' },
-      h('h1', {}, 'Create an account'),
-      form,
-      ...browseOptions(ctx, error, done),
-      h('p', { class: 'small' }, 'Have an account? ', h('a', { href: '#/signin' }, 'Sign in'), '.'))));
+  authPage(container, ctx, done, {
+    title: 'Create an account', form, error,
+    footer: ['Have an account? ', h('a', { href: withNext('#/signin') }, 'Sign in'), '.'],
+  });
   name.input.focus();
   return () => {};
 }
@@ -103,9 +112,7 @@ function signUpForm(container, ctx, done) {
 function account(container, ctx) {
   const { user } = ctx;
   if (!user) {
-    container.replaceChildren(h('section', { class: 'page form-page empty' },
-      h('h1', {}, 'You are signed out'),
-      h('a', { href: '#/signin', class: 'button primary' }, 'Sign in')));
+    container.replaceChildren(signInPrompt('You are signed out', 'see your account'));
     return () => {};
   }
   const error = errorNote();
@@ -130,7 +137,7 @@ function account(container, ctx) {
   const who = user.isAnonymous ? 'You are browsing without an account.' : `Signed in as ${user.email}.`;
   container.replaceChildren(h('section', { class: 'page form-page' },
     h('div', { class: 'form-card stack' },
-      h('div', { class: 'row' }, avatar({ uid: user.uid, full_name: user.displayName ?? 'Anonymous', profile_picture: user.photoURL }, 56),
+      h('div', { class: 'row' }, avatar(authorOf(user), 56),
         h('div', {}, h('h1', { style: 'margin:0' }, user.displayName ?? 'Anonymous'), h('p', { class: 'muted small', style: 'margin:0' }, who))),
       h('p', {}, h('a', { href: `#/profile/${encodeURIComponent(user.uid)}` }, 'See your public profile')),
       form,

@@ -2,9 +2,9 @@
 // does it: `user-chats/{me}` lists one's conversations with unread counts (live), and
 // `messages/{conversationId}` holds a conversation's messages (live, marked read as they arrive).
 // Sending writes the message and both members' summaries in one update.
-import { h, errorNote, avatar, timeAgo } from '/app/ui.js';
+import { h, errorNote, avatar, timeAgo, signInPrompt } from '/app/ui.js';
 import { ServerValue } from '/lib/hearth.js';
-import { Subscriptions, conversationId, otherMember, profileReader, signInPrompt } from '/app/social.js';
+import { Subscriptions, conversationId, otherMember, profileReader } from '/app/social.js';
 
 /** How many of the latest messages are shown. */
 const WINDOW = 100;

@@ -1,7 +1,7 @@
 // #/compose — a new post, as ComposeViewModel: a title, a body and up to three photos. Each
 // photo's thumbnail is drawn here on a canvas; the full image and the thumbnail are uploaded
 // with progress, then the post is published in one atomic multi-path write.
-import { h, errorNote, errorWords } from '/app/ui.js';
+import { h, errorNote, errorWords, signInPrompt } from '/app/ui.js';
 import { ServerValue } from '/lib/hearth.js';
 import { MAX_BODY, MAX_PHOTOS, MAX_TITLE, authorOf, publishPost } from '/app/actions.js';
 
@@ -64,13 +64,12 @@ async function preparePhoto(file) {
 export function mount(container, ctx) {
   const { hearth, user } = ctx;
   if (!user) {
-    container.replaceChildren(h('section', { class: 'page form-page empty' },
-      h('h1', {}, 'New post'), h('p', {}, 'Sign in to write a post.'),
-      h('a', { href: '#/signin', class: 'button primary' }, 'Sign in')));
+    container.replaceChildren(signInPrompt('New post', 'write a post'));
     return () => {};
   }
 
   const photos = [];
+  let mounted = true;
   const error = errorNote();
   const title = h('input', { type: 'text', id: 'compose-title', 'data-testid': 'compose-title', maxlength: MAX_TITLE, required: true, autocomplete: 'off' });
   const body = h('textarea', { id: 'compose-body', 'data-testid': 'compose-body', maxlength: MAX_BODY, rows: 6, required: true });
@@ -115,7 +114,14 @@ export function mount(container, ctx) {
         break;
       }
       try {
-        photos.push(await preparePhoto(file));
+        const photo = await preparePhoto(file);
+        // Left the page, or another choice filled the post meanwhile: drop it.
+        if (!mounted || photos.length >= MAX_PHOTOS) {
+          URL.revokeObjectURL(photo.preview);
+          if (mounted) error.show(`A post has at most ${MAX_PHOTOS} photos.`);
+          break;
+        }
+        photos.push(photo);
         drawPreviews();
       } catch (failure) {
         error.show(failure.message);
@@ -139,7 +145,8 @@ export function mount(container, ctx) {
     try {
       const id = await post(trimmedTitle, trimmedBody);
       ctx.toast('Posted.', 'success');
-      ctx.navigate(`#/post/${id}`);
+      // Someone who went elsewhere while it uploaded stays where they are.
+      if (mounted) ctx.navigate(`#/post/${id}`);
     } catch (failure) {
       error.show(errorWords(failure));
       submit.disabled = false;
@@ -185,6 +192,7 @@ export function mount(container, ctx) {
   }
 
   return () => {
+    mounted = false;
     for (const photo of photos) URL.revokeObjectURL(photo.preview);
   };
 }

@@ -2,9 +2,9 @@
 // of posts by the people one follows (and one's own). On opening, the reader's own client adds
 // what the followed people posted meanwhile; while open, it adds their new posts as they
 // appear. New posts wait behind a "N new posts" banner instead of pushing the list down.
-import { h, errorNote } from '/app/ui.js';
+import { h, errorNote, counted, signInPrompt } from '/app/ui.js';
 import { postCard } from '/app/components.js';
-import { Subscriptions, childKeys, counted, loadPosts, signInPrompt } from '/app/social.js';
+import { Subscriptions, childKeys, loadPosts } from '/app/social.js';
 
 const PAGE_SIZE = 10;
 /** How many of everyone's newest posts are watched for new posts by the people followed. */

@@ -1,11 +1,12 @@
 // #/post/<id> — one post, live (as PostDetailViewModel): its photos, stars, likes and comments.
 // The reader can comment and edit or delete their own comments, star, like, save, share,
 // report, and delete the post if it is theirs.
-import { h, errorNote, confirmDialog, toast, busy } from '/app/ui.js';
+import { h, errorNote, confirmDialog, toast, busy, counted } from '/app/ui.js';
 import { authorLine, photoURL, starButton } from '/app/components.js';
 import {
   MAX_COMMENT, addComment, deleteComment, deletePost, editComment, photosOf, reportPost, setLiked, setSaved, shareLink,
 } from '/app/actions.js';
+import { Subscriptions } from '/app/social.js';
 
 export function mount(container, ctx, params) {
   const postId = params.id;
@@ -29,18 +30,19 @@ export function mount(container, ctx, params) {
   };
 
   const status = h('p', { class: 'muted', role: 'status' }, 'Loading…');
+  // The error note is on the page from the start: a refused read of the post must show.
   const page = h('article', { class: 'page narrow post-detail', 'aria-labelledby': 'post-title' },
-    h('a', { href: '#/', class: 'small' }, '← All posts'), status);
+    h('a', { href: '#/', class: 'small' }, '← All posts'), status, error.element);
   container.replaceChildren(page);
 
   let post = null;
   let view = null;
   let deleting = false;
-  const listeners = [];
-  const listen = (query, event, callback) => {
-    query.on(event, callback, (failure) => error.show(failure));
-    listeners.push(() => query.off(event, callback));
-  };
+  const subscriptions = new Subscriptions();
+  const listen = (query, event, callback) => subscriptions.on(query, event, callback, (failure) => {
+    status.hidden = true;
+    error.show(failure);
+  });
 
   listen(db.ref(`posts/${postId}`), 'value', (snapshot) => {
     const next = snapshot.val();
@@ -54,7 +56,7 @@ export function mount(container, ctx, params) {
   });
 
   function showMissing(wasThere) {
-    for (const off of listeners.splice(0)) off();
+    subscriptions.offAll();
     view = null;
     page.replaceChildren(
       h('a', { href: '#/', class: 'small' }, '← All posts'),
@@ -121,7 +123,7 @@ export function mount(container, ctx, params) {
       liked = Boolean(user && snapshot.hasChild(user.uid));
       likeCount.textContent = String(snapshot.numChildren());
       like.setAttribute('aria-pressed', String(liked));
-      like.setAttribute('aria-label', `${liked ? 'Unlike' : 'Like'} (${snapshot.numChildren()} likes)`);
+      like.setAttribute('aria-label', `${liked ? 'Unlike' : 'Like'} (${counted(snapshot.numChildren(), 'like')})`);
     });
     // Only the reader changes their saved posts: read once rather than hold a stream open.
     if (user) {
@@ -258,7 +260,5 @@ export function mount(container, ctx, params) {
     return item;
   }
 
-  return () => {
-    for (const off of listeners.splice(0)) off();
-  };
+  return () => subscriptions.offAll();
 }

@@ -1,7 +1,7 @@
 // #/ (recent), #/top and #/mine — a live list of posts, as PostListViewModel: newest (or most
 // starred) first, a page at a time. Changes to shown posts appear in place; posts that would
 // appear above the ones shown wait behind a "N new posts" banner, so the list never jumps.
-import { h, errorNote } from '/app/ui.js';
+import { h, errorNote, counted, signInPrompt } from '/app/ui.js';
 import { postCard } from '/app/components.js';
 
 const PAGE_SIZE = 10;
@@ -22,14 +22,13 @@ function displayComparator(kind) {
 export function mount(container, ctx, params) {
   const kind = KINDS[params.kind] ? params.kind : 'recent';
   const { title, empty } = KINDS[kind];
-  const heading = h('h1', { id: 'list-title', tabindex: '-1' }, title);
-  const header = h('div', { class: 'page-header' }, heading);
-
   if (kind === 'mine' && !ctx.user) {
-    container.replaceChildren(h('section', { class: 'page' }, header,
-      h('div', { class: 'empty' }, h('p', {}, 'Sign in to see your posts.'), h('a', { href: '#/signin', class: 'button primary' }, 'Sign in'))));
+    container.replaceChildren(signInPrompt(title, 'see your posts'));
     return () => {};
   }
+
+  const heading = h('h1', { id: 'list-title', tabindex: '-1' }, title);
+  const header = h('div', { class: 'page-header' }, heading);
 
   const root = ctx.hearth.db.ref(kind === 'mine' ? `user-posts/${ctx.user.uid}` : 'posts');
   const error = errorNote();
@@ -118,7 +117,7 @@ export function mount(container, ctx, params) {
     banner.hidden = pending === 0;
     banner.textContent = kind === 'top'
       ? `Top posts changed (${pending} new) — show`
-      : `${pending} new ${pending === 1 ? 'post' : 'posts'} — show`;
+      : `${counted(pending, 'new post')} — show`;
     status.hidden = shown.size > 0;
     status.textContent = shown.size ? '' : empty;
   }

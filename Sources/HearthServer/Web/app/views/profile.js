@@ -1,9 +1,9 @@
 // #/profile/<uid> — a person's profile, live (as ProfileViewModel.swift): name and picture,
 // counts of posts, followers and following, a grid of their posts, and for someone else's
 // profile follow/unfollow (one multi-path write), block/unblock and a way to message them.
-import { h, errorNote, avatar, confirmDialog } from '/app/ui.js';
+import { h, errorNote, avatar, confirmDialog, counted } from '/app/ui.js';
 import { postGrid } from '/app/components.js';
-import { Subscriptions, childKeys, counted, personOf } from '/app/social.js';
+import { Subscriptions, childKeys, personOf } from '/app/social.js';
 
 const PAGE_SIZE = 12;
 
@@ -114,7 +114,7 @@ export function mount(container, ctx, params) {
 
   /** Runs one action at a time, with its error shown in words. */
   async function perform(work) {
-    if (!me) return ctx.navigate('#/signin');
+    if (!me) return ctx.requireSignIn('follow or block people');
     if (state.busy) return undefined;
     state.busy = true;
     showButtons();

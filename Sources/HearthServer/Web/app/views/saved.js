@@ -1,9 +1,9 @@
 // #/saved — the signed-in user's saved posts, most recently saved first, live (as
 // SavedPostsViewModel in ChatViewModels.swift): `saved/{me}/{postId}` holds the time it was saved.
 // Saving and unsaving happen on the post itself (PostActions.setSaved).
-import { h, errorNote } from '/app/ui.js';
+import { h, errorNote, signInPrompt } from '/app/ui.js';
 import { postCard } from '/app/components.js';
-import { Subscriptions, childKeys, loadPosts, signInPrompt } from '/app/social.js';
+import { Subscriptions, childKeys, loadPosts } from '/app/social.js';
 
 export function mount(container, ctx) {
   const me = ctx.user?.uid;

@@ -1,7 +1,7 @@
 // The panel beside the tree for the selected node: edit its value (or paste JSON over it),
 // add a child, import a JSON file into it, export it, delete it.
 
-import { confirmDialog, formatBytes, h, progressBar, saveBlob, toast } from '../dom.js';
+import { confirmDialog, counted, formatBytes, h, progressBar, saveBlob, toast } from '../dom.js';
 import { childCount, formatPath, hasAtMostNodes, isObject } from './values.js';
 import { valueField } from './value-field.js';
 
@@ -69,7 +69,7 @@ export class NodePanel {
     this.count = total ?? childCount(value);
     this.title.textContent = this.path;
     this.openButton.hidden = formatPath(location) === this.path || !isObject(value);
-    const children = `${this.count.toLocaleString()} ${this.count === 1 ? 'child' : 'children'}`;
+    const children = counted(this.count, 'child', 'children');
     const summary = value === null ? 'No data here.'
       : total !== null ? `An object with ${children}; the first ${childCount(value).toLocaleString()} are loaded.`
       : isObject(value) ? `An object with ${children}.`

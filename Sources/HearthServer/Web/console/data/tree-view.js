@@ -2,7 +2,7 @@
 // have child rows, and at most `shown` of them, PAGE_SIZE more per "Show more"), redrawn in
 // place from the changed path down, with a highlight on what a write changed.
 
-import { h } from '../dom.js';
+import { counted, h } from '../dom.js';
 import { childCount, compareKeys, displayLeaf, formatPath, isObject, valueAt } from './values.js';
 
 export const PAGE_SIZE = 100;
@@ -102,7 +102,7 @@ export class TreeView {
     row.kind = 'object';
     row.text = null;
     row.valueElement.className = 'value value-object';
-    row.valueElement.textContent = `${count.toLocaleString()} ${count === 1 ? 'child' : 'children'}`;
+    row.valueElement.textContent = counted(count, 'child', 'children');
     if (flash && wasLeaf) highlight(row.line, 'flash-changed');
     const open = this.expanded.has(row.path);
     row.li.setAttribute('aria-expanded', String(open));

@@ -62,9 +62,14 @@ export function mount(container, { api }, route) {
 
   let live = null;
   let windowSize = null;
+  // Counts starts, so one that was overtaken (by another start or the cleanup) while it waited
+  // for the server opens no stream: an orphaned EventSource would hold a connection for good.
+  let starts = 0;
 
   async function start(size = null) {
+    const run = ++starts;
     live?.close();
+    live = null;
     retry.hidden = true;
     setStatus('connecting');
     let total = null;
@@ -73,9 +78,10 @@ export function mount(container, { api }, route) {
       const count = childCount(await api.request('GET', api.dbUrl(location.join('/'), { shallow: 'true' })));
       if (count > LARGE_LOCATION) total = count;
     } catch (error) {
-      setStatus('failed', error.message);
+      if (run === starts) setStatus('failed', error.message);
       return;
     }
+    if (run !== starts) return;
     windowSize = total === null ? null : (size ?? PAGE_SIZE);
     const params = windowSize ? { orderBy: '"$key"', limitToFirst: String(windowSize) } : {};
     let first = true;
@@ -98,5 +104,8 @@ export function mount(container, { api }, route) {
   }
 
   start();
-  return () => live?.close();
+  return () => {
+    starts += 1;
+    live?.close();
+  };
 }
