@@ -38,7 +38,13 @@ struct CrashTests {
                     }
                 }
             }
-            let delay = UInt64.random(in: 300_000_000...1_500_000_000, using: &random)
+            // Kill once the load is real (however slow this machine is), at a random moment after.
+            let before = acknowledged.puts.withLock { $0.count }
+            let deadline = ContinuousClock.now + .seconds(30)
+            while acknowledged.puts.withLock({ $0.count }) < before + 15, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let delay = UInt64.random(in: 0...1_000_000_000, using: &random)
             try await Task.sleep(nanoseconds: delay)
             server.kill9()
             acknowledged.stopped.withLock { $0 = true }

@@ -100,8 +100,9 @@ function mountConversation(container, ctx, me, other) {
   const title = h('h1', { id: 'chat-title', class: 'chat-title' }, 'Conversation');
   const titleAvatar = h('span', { class: 'chat-title-avatar' });
   const messages = h('ol', {
-    class: 'chat-messages', 'data-testid': 'chat-messages', 'aria-live': 'polite', 'aria-relevant': 'additions',
-    'aria-label': 'Messages', tabindex: '0',
+    // A live region only once the history is in, so opening a chat does not read it all aloud.
+    class: 'chat-messages', 'data-testid': 'chat-messages', 'aria-relevant': 'additions', 'aria-label': 'Messages',
+    tabindex: '0',
   });
   const input = h('textarea', {
     id: 'chat-input', rows: '1', maxlength: String(MAX_LENGTH), 'data-testid': 'chat-input', placeholder: 'Write a message',
@@ -150,6 +151,7 @@ function mountConversation(container, ctx, me, other) {
       }
     }
     if (nearBottom || !messages.dataset.loaded) messages.scrollTop = messages.scrollHeight;
+    if (!messages.dataset.loaded) messages.setAttribute('aria-live', 'polite');
     messages.dataset.loaded = 'true';
     markRead();
   }, (caught) => error.show(caught));

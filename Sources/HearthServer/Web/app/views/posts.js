@@ -34,7 +34,7 @@ export function mount(container, ctx, params) {
   const error = errorNote();
   const status = h('p', { class: 'muted', role: 'status' }, 'Loading…');
   const banner = h('button', { type: 'button', class: 'new-posts-banner', 'data-testid': 'new-posts-banner', hidden: true });
-  const list = h('div', { class: 'post-list', 'data-testid': 'post-list', 'aria-labelledby': 'list-title' });
+  const list = h('div', { class: 'post-list', role: 'feed', 'data-testid': 'post-list', 'aria-labelledby': 'list-title' });
   const more = h('button', { type: 'button', class: 'button', 'data-testid': 'load-more', hidden: true }, 'Load more');
   container.replaceChildren(h('section', { class: 'page' },
     header, error.element, h('div', { 'aria-live': 'polite' }, banner), status, list, h('div', { class: 'list-footer' }, more)));
