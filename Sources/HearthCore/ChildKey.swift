@@ -88,29 +88,35 @@ extension ChildKey: Comparable {
 /// UTF-8 bytes. UTF-8 byte order equals code point order; the two orders differ only where a
 /// character above U+FFFF meets one in U+E000–U+FFFF, which is handled at the first difference.
 func compareUTF16Order(_ lhs: String, _ rhs: String) -> Int {
+    // Borrow the bytes where the strings hold them contiguously (native and small strings):
+    // `withUTF8` would need mutable copies, a retain and release per string on every compare.
+    let borrowed = lhs.utf8.withContiguousStorageIfAvailable { l in
+        rhs.utf8.withContiguousStorageIfAvailable { r in compareUTF16Order(l, r) }
+    }
+    if let borrowed, let result = borrowed { return result }
     var lhs = lhs
     var rhs = rhs
-    return lhs.withUTF8 { l in
-        rhs.withUTF8 { r in
-            let common = min(l.count, r.count)
-            var index = 0
-            while index < common && l[index] == r[index] { index += 1 }
-            if index == common {
-                return l.count == r.count ? 0 : (l.count < r.count ? -1 : 1)
-            }
-            let lb = l[index]
-            let rb = r[index]
-            // Both bytes ASCII, or neither starts a 4-byte sequence: byte order is UTF-16 order.
-            if lb < 0xEE || rb < 0xEE { return lb < rb ? -1 : 1 }
-            var start = index
-            while start > 0 && (l[start] & 0xC0) == 0x80 { start -= 1 }
-            let lu = utf16Units(l, from: start)
-            let ru = utf16Units(r, from: start)
-            if lu.0 != ru.0 { return lu.0 < ru.0 ? -1 : 1 }
-            if lu.1 != ru.1 { return lu.1 < ru.1 ? -1 : 1 }
-            return lb < rb ? -1 : 1
-        }
+    return lhs.withUTF8 { l in rhs.withUTF8 { r in compareUTF16Order(l, r) } }
+}
+
+private func compareUTF16Order(_ l: UnsafeBufferPointer<UInt8>, _ r: UnsafeBufferPointer<UInt8>) -> Int {
+    let common = min(l.count, r.count)
+    var index = 0
+    while index < common && l[index] == r[index] { index += 1 }
+    if index == common {
+        return l.count == r.count ? 0 : (l.count < r.count ? -1 : 1)
     }
+    let lb = l[index]
+    let rb = r[index]
+    // Both bytes ASCII, or neither starts a 4-byte sequence: byte order is UTF-16 order.
+    if lb < 0xEE || rb < 0xEE { return lb < rb ? -1 : 1 }
+    var start = index
+    while start > 0 && (l[start] & 0xC0) == 0x80 { start -= 1 }
+    let lu = utf16Units(l, from: start)
+    let ru = utf16Units(r, from: start)
+    if lu.0 != ru.0 { return lu.0 < ru.0 ? -1 : 1 }
+    if lu.1 != ru.1 { return lu.1 < ru.1 ? -1 : 1 }
+    return lb < rb ? -1 : 1
 }
 
 /// Decodes the code point starting at `offset` and returns its first and second UTF-16 units.

@@ -151,12 +151,21 @@ struct DatabaseResponder: Sendable {
     /// `mydb.firebaseio.com` or `mydb.localhost`, else the server's default.
     func databaseName(for request: Request, parameters: [String: String]) -> String {
         if let name = parameters["ns"] { return name }
-        guard var host = request.head.authority else { return configuration.defaultDatabase }
-        if let colon = host.lastIndex(of: ":"), !host.hasSuffix("]") { host = String(host[..<colon]) }
-        let labels = host.split(separator: ".")
-        let isAddress = host.hasPrefix("[") || labels.allSatisfy { $0.allSatisfy(\.isNumber) }
-        guard labels.count > 1, !isAddress else { return configuration.defaultDatabase }
-        return String(labels[0]).lowercased()
+        return Self.databaseName(host: request.head.authority) ?? configuration.defaultDatabase
+    }
+
+    /// The first label of a host name (`mydb` of `mydb.firebaseio.com:443`, lowercased); nil for
+    /// an IP address or a name of one label such as `localhost`.
+    static func databaseName(host authority: String?) -> String? {
+        // Read as bytes: this runs on every request, and Character properties are slow.
+        guard let authority = authority?.utf8, authority.first != UInt8(ascii: "[")  // IPv6
+        else { return nil }
+        let host = authority.lastIndex(of: UInt8(ascii: ":")).map { authority[..<$0] } ?? authority[...]
+        guard let dot = host.firstIndex(of: UInt8(ascii: ".")), dot != host.startIndex,
+            host[host.index(after: dot)...].contains(where: { $0 != UInt8(ascii: ".") }),
+            !host.allSatisfy({ $0 == UInt8(ascii: ".") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })  // IPv4
+        else { return nil }
+        return String(decoding: host[..<dot], as: UTF8.self).lowercased()
     }
 
     /// `Index not defined, add ".indexOn": "<field>", for path "<path>", to the rules`

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HearthCore
+import HearthServer
 import HearthStore
 import Logging
 
@@ -42,7 +43,7 @@ struct DataOptions: ParsableArguments {
 extension Logger {
     /// A logger for command-line use, writing to standard error.
     static func cli(level: Logger.Level = .warning) -> Logger {
-        var logger = Logger(label: "hearth") { StreamLogHandler.standardError(label: $0) }
+        var logger = Logger(label: "hearth") { ConsoleLogHandler(label: $0) }
         logger.logLevel = level
         return logger
     }

@@ -82,7 +82,7 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var logger = Logger(label: "hearth")
+        var logger = Logger(label: "hearth") { ConsoleLogHandler(label: $0) }
         logger.logLevel = logLevel
         let dataURL = URL(fileURLWithPath: data)
         let demo = runsDemo(in: dataURL)

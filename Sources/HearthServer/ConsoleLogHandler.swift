@@ -1,0 +1,35 @@
+import Foundation
+import Logging
+
+/// Writes log lines to standard error, like swift-log's `StreamLogHandler`, but renders the
+/// metadata only when a line is written. Hummingbird attaches a request ID to the logger of
+/// every request; `StreamLogHandler` re-renders all metadata on each such change, which cost
+/// about 3 % of the server's CPU on point reads even though nothing below a warning is logged.
+public struct ConsoleLogHandler: LogHandler {
+    public var logLevel: Logger.Level = .info
+    public var metadata: Logger.Metadata = [:]
+    public var metadataProvider: Logger.MetadataProvider?
+    private let label: String
+
+    /// A handler for the logger labelled `label`.
+    public init(label: String) {
+        self.label = label
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var merged = metadata
+        if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
+        if let extra = event.metadata { merged.merge(extra) { _, new in new } }
+        let rendered = merged.isEmpty
+            ? ""
+            : " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        let time = Date().formatted(.iso8601)
+        let line = "\(time) \(event.level) \(label):\(rendered) [\(event.source)] \(event.message)\n"
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+}
