@@ -134,6 +134,10 @@ def test_two_users_post_star_and_comment_live(server, browser_factory, screensho
     wait_until(alice, lambda d: count_of(d, "comment-count") == "1", message="Alice did not see the comment")
     assert text_of(alice, "[data-testid=comment-text]") == "Lovely light!"
     assert "Bruno Example" in text_of(alice, "[data-testid=comment]")
+    # Screen readers hear the new comment; the author's own page stays quiet.
+    announced = lambda d: d.find_element(By.CSS_SELECTOR, "[data-testid=comment-announcer]").get_attribute("textContent")
+    assert announced(alice) == "New comment from Bruno Example: Lovely light!"
+    assert announced(bruno) == ""
     # Only its author may edit a comment.
     assert not alice.find_elements(By.CSS_SELECTOR, "[data-testid=edit-comment]")
 

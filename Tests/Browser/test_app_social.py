@@ -278,4 +278,20 @@ def test_social_screens_fit_a_phone(server, browser_factory, screenshot):
         wait_for(phone, ready, LIVE_SECONDS)
         assert no_horizontal_scroll(phone), f"{route} scrolls sideways on a phone"
         screenshot(phone, name)
+
+    # On the chat screen a toast shows above the message field, not over it.
+    phone.execute_script("import('/app/ui.js').then((ui) => ui.toast('Saved a draft'))")
+    toast = wait_for(phone, '[data-testid="toast"]')
+    field = phone.find_element(By.CSS_SELECTOR, '[data-testid="chat-input"]')
+    assert toast.rect["y"] + toast.rect["height"] <= field.rect["y"], "the toast covers the message field"
+    screenshot(phone, "social-phone-chat-toast")
+
+    # Relative times move on while the screen stays open.
+    times = phone.find_elements(By.CSS_SELECTOR, '[data-testid="chat-message"] time[data-ago]')
+    assert times, "chat messages show no time"
+    phone.execute_script("""
+        arguments[0].dataset.ago = String(Date.now() - 2 * 3600 * 1000);
+        return import('/app/ui.js').then((ui) => ui.refreshTimes());
+    """, times[0])
+    wait_until(phone, lambda d: times[0].text == "2 hours ago", 5, f"the time still says {times[0].text!r}")
     assert js_errors(phone) == []

@@ -1,6 +1,6 @@
 // Pieces of post lists shared by the views: a post card (with a working star button), a
 // grid of post tiles, and an author line.
-import { h, avatar, timeAgo, fullTime, toast, errorWords, counted } from '/app/ui.js';
+import { h, avatar, agoTime, toast, errorWords, counted } from '/app/ui.js';
 import { toggleStar, photosOf } from '/app/actions.js';
 
 /** The URL of a photo stored at `path` (the app's photos are public to read). */
@@ -14,7 +14,7 @@ export function authorLine(author, timestamp, size = 32) {
     avatar(author, size),
     h('span', { class: 'author-text' },
       h('a', { href: `#/profile/${encodeURIComponent(author?.uid ?? '')}`, class: 'author-name' }, author?.full_name || 'Anonymous'),
-      typeof timestamp === 'number' ? h('time', { datetime: new Date(timestamp).toISOString(), title: fullTime(timestamp), class: 'muted' }, timeAgo(timestamp)) : null));
+      typeof timestamp === 'number' ? agoTime(timestamp, { class: 'muted' }) : null));
 }
 
 /**

@@ -1,7 +1,7 @@
 // The app shell: connects to the server, keeps the session, draws the navigation, and maps
 // the address's hash to a view module, mounting it and cleaning the previous one up.
 import { Hearth } from '/lib/hearth.js';
-import { h, avatar, toast, errorWords, skipLinkFocusesMain } from '/app/ui.js';
+import { h, avatar, toast, errorWords, skipLinkFocusesMain, refreshTimes } from '/app/ui.js';
 import { authorOf } from '/app/actions.js';
 
 /**
@@ -173,6 +173,8 @@ async function start() {
   try {
     const hearth = await Hearth.connect();
     new App(hearth).start();
+    // "just now" becomes "1 minute ago" without a reload.
+    setInterval(() => refreshTimes(), 30_000);
     // Tests and the console reach the client from the page.
     window.hearth = hearth;
   } catch (error) {

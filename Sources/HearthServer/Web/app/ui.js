@@ -93,6 +93,22 @@ export function counted(count, singular, plural = `${singular}s`) {
   return `${count.toLocaleString()} ${count === 1 ? singular : plural}`;
 }
 
+/**
+ * A `<time>` saying how long ago `ms` was ("5 minutes ago"), with the full time as its title.
+ * `refreshTimes` keeps its words current while the screen stays open.
+ */
+export function agoTime(ms, attrs = {}) {
+  return h('time', { datetime: new Date(ms).toISOString(), title: fullTime(ms), 'data-ago': ms, ...attrs }, timeAgo(ms));
+}
+
+/** Brings the words of every `agoTime` under `root` up to date. */
+export function refreshTimes(root = document) {
+  for (const element of root.querySelectorAll('time[data-ago]')) {
+    const words = timeAgo(Number(element.dataset.ago));
+    if (element.textContent !== words) element.textContent = words;
+  }
+}
+
 /** The full date and time, for a `title` or `<time datetime>`. */
 export function fullTime(ms) {
   return typeof ms === 'number' ? new Date(ms).toLocaleString() : '';

@@ -2,7 +2,7 @@
 // does it: `user-chats/{me}` lists one's conversations with unread counts (live), and
 // `messages/{conversationId}` holds a conversation's messages (live, marked read as they arrive).
 // Sending writes the message and both members' summaries in one update.
-import { h, errorNote, avatar, timeAgo, signInPrompt } from '/app/ui.js';
+import { h, errorNote, avatar, agoTime, signInPrompt } from '/app/ui.js';
 import { ServerValue } from '/lib/hearth.js';
 import { Subscriptions, conversationId, otherMember, profileReader } from '/app/social.js';
 
@@ -87,7 +87,7 @@ function conversationRow(conversation, person) {
       h('span', { class: 'chat-row-name' }, person.full_name),
       h('span', { class: 'chat-row-preview' }, conversation.lastMessage ?? '')),
     h('span', { class: 'chat-row-meta' },
-      typeof conversation.updated === 'number' ? h('time', {}, timeAgo(conversation.updated)) : null,
+      typeof conversation.updated === 'number' ? agoTime(conversation.updated) : null,
       unread ? h('span', { class: 'unread-count', 'data-testid': 'unread-count' }, String(unread)) : null)));
 }
 
@@ -203,5 +203,5 @@ function messageItem(message, mine, sender) {
   return h('li', { class: `chat-message ${mine ? 'mine' : 'theirs'}`, 'data-testid': 'chat-message' },
     h('span', { class: 'visually-hidden' }, `${sender}: `),
     h('span', { class: 'chat-text' }, message?.text ?? ''),
-    typeof message?.timestamp === 'number' ? h('time', { class: 'chat-time' }, timeAgo(message.timestamp)) : null);
+    typeof message?.timestamp === 'number' ? agoTime(message.timestamp, { class: 'chat-time' }) : null);
 }

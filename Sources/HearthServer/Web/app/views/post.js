@@ -178,16 +178,25 @@ export function mount(container, ctx, params) {
     const list = h('ol', { class: 'comment-list', 'data-testid': 'comment-list' });
     const items = new Map();
     const recount = () => { count.textContent = String(items.size); };
+    // Comments arriving after the first load are read out; the ones already there are not.
+    const announcer = h('p', { class: 'visually-hidden', 'aria-live': 'polite', 'data-testid': 'comment-announcer' });
+    let loaded = false;
 
     const query = db.ref(`comments/${postId}`).orderByKey();
     listen(query, 'child_added', (snapshot, previousKey) => {
-      const item = commentItem(snapshot.key, snapshot.val());
+      const comment = snapshot.val();
+      const item = commentItem(snapshot.key, comment);
       items.set(snapshot.key, item);
       const before = previousKey === null ? null : items.get(previousKey);
       if (before) before.after(item);
       else list.prepend(item);
       recount();
+      if (loaded && comment?.author?.uid !== user?.uid) {
+        announcer.textContent = `New comment from ${comment?.author?.full_name || 'Anonymous'}: ${comment?.text ?? ''}`;
+      }
     });
+    // Child events of one update come before its value event, so this marks the first load done.
+    listen(query, 'value', () => { loaded = true; });
     listen(query, 'child_changed', (snapshot) => items.get(snapshot.key)?.update(snapshot.val()));
     listen(query, 'child_removed', (snapshot) => {
       items.get(snapshot.key)?.remove();
@@ -197,6 +206,7 @@ export function mount(container, ctx, params) {
 
     const element = h('section', { class: 'comments', 'aria-labelledby': 'comments-title' },
       h('h2', { id: 'comments-title' }, 'Comments (', count, ')'),
+      announcer,
       list,
       commentError.element,
       user ? commentForm() : h('p', { class: 'muted' }, h('a', { href: `#/signin?next=${encodeURIComponent(`#/post/${postId}`)}` }, 'Sign in'), ' to comment.'));
