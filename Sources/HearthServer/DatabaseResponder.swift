@@ -16,6 +16,8 @@ struct DatabaseResponder: Sendable {
     let admin: AdminCredential
     let hub: ListenerHub
     let issuer: TokenIssuer
+    /// Recent query answers, shared by every request.
+    let queryCache = QueryResultCache()
 
     func respond(to request: Request, context: Context) async -> Response {
         do {
@@ -63,9 +65,18 @@ struct DatabaseResponder: Sendable {
                 }
             }
             var value: Node
+            // A plain query answer may come from, and go to, the cache of recent answers.
+            var cached: (key: QueryResultCache.Key, source: Children)?
             if let query {
                 guard rules.document.declaresIndex(at: rest.path, for: query.order) else {
                     throw Self.indexNotDefined(query.order, at: rest.path)
+                }
+                if !conditions.wantsETag, !rest.silent, rest.parameters["callback"] == nil,
+                    rest.parameters["download"] == nil, let source = state.root.child(at: rest.path).children
+                {
+                    let key = QueryResultCache.key(database: database.name, path: rest.path, parameters: rest.parameters)
+                    if let bytes = queryCache.answer(for: key, from: source) { return JSONResponse.make(bytes: bytes) }
+                    cached = (key, source)
                 }
                 value = state.queryValue(query, at: rest.path)
             } else {
@@ -90,7 +101,9 @@ struct DatabaseResponder: Sendable {
                 headers[.contentType] = "application/javascript; charset=utf-8"
                 return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
             }
-            return JSONResponse.make(bytes: JSONWriter.bytes(value, format: rest.format), headers: headers)
+            let bytes = JSONWriter.bytes(value, format: rest.format)
+            if let cached { queryCache.keep(bytes, for: cached.key, from: cached.source) }
+            return JSONResponse.make(bytes: bytes, headers: headers)
 
         case .put:
             let conditions = try ETagConditions(request, method: rest.method)

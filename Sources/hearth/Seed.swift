@@ -44,7 +44,10 @@ struct Seed: AsyncParsableCommand {
         do {
             let accounts = try await DemoData.seed(url: server)
             let data = try JSONEncoder().encode(accounts)
-            FileManager.default.createFile(atPath: file.path, contents: data, attributes: [.posixPermissions: 0o600])
+            if !FileManager.default.createFile(atPath: file.path, contents: data, attributes: [.posixPermissions: 0o600]) {
+                // The content is there; only `hearth serve` will not list the accounts at start.
+                FileHandle.standardError.write(Data("Could not write \(file.path); the demo accounts are listed below only.\n".utf8))
+            }
             FileHandle.standardOutput.write(Data("Made the demo content. Open \(server.absoluteString)/ for the demo app.\n\(describe(accounts))\n".utf8))
         } catch {
             logger.error("the demo content could not be made", metadata: ["error": "\(error)"])
