@@ -23,10 +23,7 @@ final class QueryResultCache: Sendable {
     }
 
     /// The parameters that shape a query's answer (auth and the like do not).
-    static let shapingParameters = [
-        "orderBy", "startAt", "startAfter", "endAt", "endBefore", "equalTo",
-        "limitToFirst", "limitToLast", "shallow", "print", "format",
-    ]
+    static let shapingParameters = ["orderBy"] + QueryParameters.filterNames + ["shallow", "print", "format"]
 
     private let entries = Mutex<[Key: Entry]>([:])
     private let capacity: Int
