@@ -257,6 +257,16 @@ public final class AuthService: Sendable {
         }
     }
 
+    /// Ends the one session `refreshToken` belongs to: holding the token is proof enough, as it
+    /// is for refreshing. Throws `INVALID_REFRESH_TOKEN` when no session has that token.
+    public func endSession(refreshToken: String?) async throws(AuthError) {
+        guard let refreshToken, !refreshToken.isEmpty else { throw .missingRefreshToken }
+        let digest = Self.digest(refreshToken)
+        guard let session = try await offload({ [store] in try store.refreshToken(digest: digest) }),
+            try await offload({ [store] in try store.revokeRefreshToken(digest: digest, uid: session.uid) })
+        else { throw .invalidRefreshToken }
+    }
+
     /// Revokes every refresh token of `uid`.
     public func revokeSessions(uid: String) async throws(AuthError) {
         let now = nowSeconds

@@ -5,6 +5,7 @@ import HearthRules
 import HearthStore
 import Hummingbird
 import Logging
+import ServiceLifecycle
 
 /// Builds the Hearth HTTP application: the REST API over the databases in `folder`.
 ///
@@ -14,13 +15,16 @@ import Logging
 ///   - folder: the opened, locked data folder; it is closed when the application stops.
 ///   - logger: the logger for the server and its requests.
 ///   - onServerRunning: called with the bound port once the server accepts connections.
+///   - onFilesServerRunning: called with the bound files port (``ServerConfiguration/filesPort``)
+///     once that listener accepts connections.
 /// - Throws: ``HearthRules/RulesError`` when the configured default rules are invalid, and
 ///   ``HearthFiles/StorageRulesSyntaxError`` when the storage rules are.
 public func buildApplication(
     configuration: ServerConfiguration,
     folder: DataFolder,
     logger: Logger,
-    onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
+    onFilesServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
     let defaultRules = try configuration.defaultRules.map { text throws(RulesError) in try SecurityRules(parsing: text) }
     let rules = RulesRegistry(defaultRules: defaultRules ?? .closed)
@@ -37,26 +41,44 @@ public func buildApplication(
     if leftovers != FileStore.Leftovers() {
         logger.info("removed unfinished uploads", metadata: ["uploads": "\(leftovers.uploads)", "files": "\(leftovers.blobs)"])
     }
+    let filesOrigin = FilesOrigin(origin: configuration.filesOrigin, ownPort: configuration.filesPort != nil)
     let responder = HearthResponder(
         database: DatabaseResponder(
             folder: folder, configuration: configuration, rules: rules, admin: admin, hub: hub, issuer: accounts.issuer),
         auth: AuthResponder(service: accounts, admin: admin),
+        session: WebSessionResponder(service: accounts),
         files: FilesResponder(
             store: files, rules: storageRules ?? .closed, admin: admin, issuer: accounts.issuer, clock: configuration.clock),
         stats: StatsResponder(folder: folder, hub: hub, admin: admin, clock: configuration.clock, started: configuration.clock()),
         web: WebResponder(
-            root: configuration.webRoot, projectID: configuration.projectID, bucket: configuration.storageBucket, logger: logger)
+            root: configuration.webRoot, projectID: configuration.projectID, bucket: configuration.storageBucket, logger: logger),
+        filesOrigin: filesOrigin
     )
+    var services: [any Service] = [
+        DataFolderService(folder: folder),
+        StreamKeepAliveService(hub: hub, interval: configuration.keepAliveInterval, clock: configuration.clock),
+    ]
+    if let filesPort = configuration.filesPort {
+        var filesResponder = responder
+        filesResponder.filesOnly = true
+        services.append(Application(
+            responder: filesResponder,
+            configuration: ApplicationConfiguration(
+                address: .hostname(configuration.host, port: filesPort), serverName: "Hearth"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? filesPort
+                filesOrigin.listening(on: port)
+                await onFilesServerRunning(port)
+            },
+            logger: logger))
+    }
     return Application(
         responder: responder,
         configuration: ApplicationConfiguration(
             address: .hostname(configuration.host, port: configuration.port),
             serverName: "Hearth"
         ),
-        services: [
-            DataFolderService(folder: folder),
-            StreamKeepAliveService(hub: hub, interval: configuration.keepAliveInterval, clock: configuration.clock),
-        ],
+        services: services,
         onServerRunning: { channel in
             await onServerRunning(channel.localAddress?.port ?? configuration.port)
         },

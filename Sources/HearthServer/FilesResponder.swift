@@ -169,8 +169,11 @@ struct FilesResponder: Sendable {
         headers[.eTag] = etag
         headers[.lastModified] = lastModified
         headers[.acceptRanges] = "bytes"
-        headers[.contentType] = object.contentType
-        headers[.contentDisposition] = object.contentDisposition ?? ObjectResource.inlineDisposition(for: object.name)
+        // Never the stored type and disposition as given: see FileContentPolicy.
+        let presentation = FileContentPolicy.presentation(
+            name: object.name, contentType: object.contentType, storedDisposition: object.contentDisposition)
+        headers[.contentType] = presentation.contentType
+        headers[.contentDisposition] = presentation.disposition
         if let cacheControl = object.cacheControl { headers[.cacheControl] = cacheControl }
         if let language = object.contentLanguage { headers[.contentLanguage] = language }
         if let encoding = object.contentEncoding, encoding != "identity" { headers[.contentEncoding] = encoding }

@@ -33,19 +33,14 @@ struct ObjectResource: Encodable {
         size = String(object.size)
         md5Hash = object.md5Hash
         contentEncoding = object.contentEncoding ?? "identity"
-        contentDisposition = object.contentDisposition ?? Self.inlineDisposition(for: object.name)
+        // Without one of its own, the disposition downloads are served with.
+        contentDisposition = object.contentDisposition
+            ?? FileContentPolicy.presentation(name: object.name, contentType: object.contentType, storedDisposition: nil).disposition
         etag = object.etag
         cacheControl = object.cacheControl
         contentLanguage = object.contentLanguage
         downloadTokens = object.downloadTokens.isEmpty ? nil : object.downloadTokens.joined(separator: ",")
         metadata = object.customMetadata.isEmpty ? nil : object.customMetadata
-    }
-
-    /// `inline; filename*=utf-8''<last segment, percent-encoded>`, Firebase's default.
-    static func inlineDisposition(for name: String) -> String {
-        let file = name.split(separator: "/").last.map(String.init) ?? name
-        let encoded = file.addingPercentEncoding(withAllowedCharacters: .rfc5987) ?? file
-        return "inline; filename*=utf-8''\(encoded)"
     }
 
     static func timestamp(_ milliseconds: Int64) -> String {

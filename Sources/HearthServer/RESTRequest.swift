@@ -60,7 +60,21 @@ struct RESTRequest {
         silent = print == "silent"
         format = JSONWriter.Format(pretty: print == "pretty", export: parameters["format"] == "export")
         if !parameters.isEmpty { try Self.checkOptions(parameters, method: method) }
+        if parameters["callback"] != nil, Self.isOwnPageScript(request) {
+            // Hearth's pages never load JSONP; a page of this origin that does has been injected
+            // with markup, and JSONP would be a script its CSP lets through.
+            throw HearthError(.invalidQuery, "callback is not served to pages of this server's own origin")
+        }
     }
+
+    /// True when a browser loads the request as a `<script>` of a page of this very origin
+    /// (the Fetch Metadata headers, which page scripts cannot set).
+    private static func isOwnPageScript(_ request: Request) -> Bool {
+        request.headers[secFetchDest] == "script" && request.headers[secFetchSite] == "same-origin"
+    }
+
+    private static let secFetchDest = HTTPField.Name("Sec-Fetch-Dest")!
+    private static let secFetchSite = HTTPField.Name("Sec-Fetch-Site")!
 
     /// Checks the parameters that change nothing in how Hearth answers but must be well formed:
     /// `timeout`, `writeSizeLimit`, `callback`, `download`, `print`, `auth_variable_override`.

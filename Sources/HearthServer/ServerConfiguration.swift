@@ -37,11 +37,21 @@ public struct ServerConfiguration: Sendable {
     /// The folder of the web front end (the social app at `/`, the console at `/console`); the
     /// copy bundled with the server unless set, nil for none.
     public var webRoot: URL? = Bundle.module.resourceURL?.appendingPathComponent("Web")
+    /// A second port on `host` that answers only file storage, so browsers open user files on
+    /// another origin than the app's; 0 picks a free one, nil means none.
+    public var filesPort: Int?
+    /// The origin browsers use for files (`https://files.example.com`), when a proxy puts one in
+    /// front of the files port or gives the files a host name of their own; see `FilesOrigin`.
+    public var filesOrigin: String?
     /// The storage bucket web pages are told to use (`/__/firebase/init.json`), named after the
     /// project as Firebase's default bucket is.
     public var storageBucket: String { "\(projectID).appspot.com" }
     /// The server clock in milliseconds since the epoch (token expiry).
     public var clock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
+
+    /// `origin` as `scheme://host[:port]` when it is an `http` or `https` origin with no path,
+    /// query or credentials (what `filesOrigin` must be); nil otherwise.
+    public static func normalizedOrigin(_ origin: String) -> String? { FilesOrigin.validated(origin) }
 
     public init(
         host: String = "127.0.0.1",

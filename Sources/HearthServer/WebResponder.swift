@@ -13,7 +13,7 @@ struct WebResponder: Sendable {
     static let firebaseConfigPath = "/__/firebase/init.json"
 
     private let files: FileMiddleware<Context, LocalFileSystem>?
-    private let firebaseConfig: [UInt8]
+    private let config: [String: String]
 
     /// - Parameters:
     ///   - root: the folder holding `index.html`, `app/`, `lib/` and `console/`; nil serves no files.
@@ -24,7 +24,7 @@ struct WebResponder: Sendable {
             FileMiddleware(
                 root.path, cacheControl: CacheControl([(MediaType(type: .any), [CacheControl.Value.noCache])]), searchForIndexHtml: true, logger: logger)
         }
-        let config: [String: String] = [
+        config = [
             "projectId": projectID,
             "storageBucket": bucket,
             "apiKey": "hearth",
@@ -32,7 +32,14 @@ struct WebResponder: Sendable {
             "databaseURL": "",
             "authDomain": "",
         ]
-        firebaseConfig = (try? JSONSerialization.data(withJSONObject: config, options: [.sortedKeys])).map(Array.init) ?? []
+    }
+
+    /// Firebase Hosting's `init.json`, plus `storageOrigin` (Hearth's own) when files are
+    /// served from another origin than the page's.
+    func firebaseConfig(filesOrigin: String?) -> [UInt8] {
+        var config = self.config
+        if let filesOrigin { config["storageOrigin"] = filesOrigin }
+        return (try? JSONSerialization.data(withJSONObject: config, options: [.sortedKeys, .withoutEscapingSlashes])).map(Array.init) ?? []
     }
 
     /// True for requests this responder answers: `GET`/`HEAD` of anything that is not a database
@@ -43,10 +50,11 @@ struct WebResponder: Sendable {
         return path == firebaseConfigPath || !path.hasSuffix(".json")
     }
 
-    /// The file at the request's path, or Firebase's 404 when there is none.
-    func respond(to request: Request, context: Context) async -> Response {
+    /// The file at the request's path, or Firebase's 404 when there is none; `filesOrigin` is
+    /// where pages are told to find files, when not on their own origin.
+    func respond(to request: Request, context: Context, filesOrigin: String?) async -> Response {
         if request.uri.path == Self.firebaseConfigPath {
-            return JSONResponse.make(bytes: firebaseConfig)
+            return JSONResponse.make(bytes: firebaseConfig(filesOrigin: filesOrigin))
         }
         guard let files else { return HearthError(.notFound, "Not found.").response() }
         do {

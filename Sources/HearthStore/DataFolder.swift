@@ -22,7 +22,8 @@ public final class DataFolder: Sendable {
     /// Opens the folder (creating it if needed) and takes its lock.
     /// - Throws: ``StoreError`` when another process holds the folder.
     public init(url: URL, options: DatabaseOptions = DatabaseOptions(), logger: Logger) throws {
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        // A new folder is its owner's alone: it holds every database, the accounts and the keys.
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let lockPath = url.appendingPathComponent("LOCK").path
         let descriptor = open(lockPath, O_RDWR | O_CREAT, 0o644)
         guard descriptor >= 0 else { throw StoreError("cannot open \(lockPath): \(String(cString: strerror(errno)))") }

@@ -15,6 +15,8 @@ import Synchronization
 public final class TestServer: Sendable {
     /// The port the server listens on.
     public let port: Int
+    /// The port that answers only file storage, when the configuration asked for one.
+    public let filesPort: Int?
     /// The data folder.
     public let folder: DataFolder
     /// Where the data lives.
@@ -22,8 +24,12 @@ public final class TestServer: Sendable {
     private let group: ServiceGroup
     private let task: Task<Void, any Error>
 
-    private init(port: Int, folder: DataFolder, directory: TemporaryDirectory, group: ServiceGroup, task: Task<Void, any Error>) {
+    private init(
+        port: Int, filesPort: Int?, folder: DataFolder, directory: TemporaryDirectory, group: ServiceGroup,
+        task: Task<Void, any Error>
+    ) {
         self.port = port
+        self.filesPort = filesPort
         self.folder = folder
         self.directory = directory
         self.group = group
@@ -83,14 +89,21 @@ public final class TestServer: Sendable {
         configuration.storageRules = Self.openStorageRules
         configure(&configuration)
         let (ports, continuation) = AsyncStream<Int>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let app = try await buildApplication(configuration: configuration, folder: folder, logger: logger) { port in
-            continuation.yield(port)
-        }
+        let (filesPorts, filesContinuation) = AsyncStream<Int>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let app = try await buildApplication(
+            configuration: configuration, folder: folder, logger: logger,
+            onServerRunning: { continuation.yield($0) }, onFilesServerRunning: { filesContinuation.yield($0) })
         let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
         let task = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { throw TestServerError("server did not start") }
-        return TestServer(port: port, folder: folder, directory: directory, group: group, task: task)
+        var filesPort: Int?
+        if configuration.filesPort != nil {
+            var filesIterator = filesPorts.makeAsyncIterator()
+            guard let bound = await filesIterator.next() else { throw TestServerError("the files listener did not start") }
+            filesPort = bound
+        }
+        return TestServer(port: port, filesPort: filesPort, folder: folder, directory: directory, group: group, task: task)
     }
 
     /// Stops the server gracefully and deletes its data.

@@ -46,6 +46,22 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "Serve the web app and console from this folder instead of the built-in copy (for working on them).")
     var webRoot: String?
 
+    @Option(
+        name: .long,
+        help: """
+            Also listen on this port for file storage only, so browsers open user files on another origin \
+            than the app's (the production setup; see docs/security.md).
+            """)
+    var filesPort: Int?
+
+    @Option(
+        name: .long,
+        help: """
+            The address browsers use for files, such as https://files.example.com (a proxy in front of \
+            --files-port, or a host name of its own sent to this server).
+            """)
+    var filesOrigin: String?
+
     @Option(name: .long, help: "A storage.rules file for file storage (default: closed).")
     var storageRules: String?
 
@@ -76,6 +92,13 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--max-file-size must be a positive number of bytes, such as 10485760, 10M or 5G.")
         }
         guard snapshotAfterWrites > 0 else { throw ValidationError("--snapshot-after-writes must be positive.") }
+        if let filesPort {
+            guard (0...65535).contains(filesPort) else { throw ValidationError("--files-port must be between 0 and 65535.") }
+            guard filesPort != port || port == 0 else { throw ValidationError("--files-port must differ from --port.") }
+        }
+        if let filesOrigin, ServerConfiguration.normalizedOrigin(filesOrigin) == nil {
+            throw ValidationError("--files-origin must be an origin such as https://files.example.com (no path).")
+        }
         guard DataFolder.isValidDatabaseName(database) else {
             throw ValidationError("'\(database)' is not a valid database name (use a-z, 0-9 and -).")
         }
@@ -109,6 +132,8 @@ struct Serve: AsyncParsableCommand {
         configuration.storageRules = storageRulesText ?? demoRules?.storage
         configuration.maxFileBytes = Self.byteCount(maxFileSize)!
         configuration.signInFailuresPerAddress = signInFailuresPerAddress
+        configuration.filesPort = filesPort
+        configuration.filesOrigin = filesOrigin.flatMap(ServerConfiguration.normalizedOrigin)
         if let webRoot {
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: webRoot, isDirectory: &isFolder), isFolder.boolValue else {
@@ -120,22 +145,29 @@ struct Serve: AsyncParsableCommand {
         _ = try folder.database(named: database)
         let loadTime = ContinuousClock.now - started
         let seedLogger = logger
-        let app = try await buildApplication(configuration: configuration, folder: folder, logger: logger) { boundPort in
-            // Unbuffered, so a supervisor reading a pipe sees the line at once.
-            FileHandle.standardOutput.write(Data("""
-                Hearth is serving http://\(host):\(boundPort)/ (data in \(dataURL.path), loaded in \(loadTime))
-                  The social app:   http://\(host):\(boundPort)/
-                  The data console: http://\(host):\(boundPort)/console (sign in with the admin token in \(dataURL.path)/admin-token)
-                  The REST API:     curl http://\(host):\(boundPort)/.json?auth=<admin token>
+        let shownFilesOrigin = configuration.filesOrigin
+        let app = try await buildApplication(
+            configuration: configuration, folder: folder, logger: logger,
+            onServerRunning: { boundPort in
+                // Unbuffered, so a supervisor reading a pipe sees the line at once.
+                FileHandle.standardOutput.write(Data("""
+                    Hearth is serving http://\(host):\(boundPort)/ (data in \(dataURL.path), loaded in \(loadTime))
+                      The social app:   http://\(host):\(boundPort)/
+                      The data console: http://\(host):\(boundPort)/console (sign in with the admin token in \(dataURL.path)/admin-token)
+                      The REST API:     curl http://\(host):\(boundPort)/.json?auth=<admin token>
 
-                """.utf8))
-            if demo {
-                // Not awaited here: the seeding talks to this very server, which is still starting.
-                let local = host == "0.0.0.0" ? "127.0.0.1" : host
-                let server = URL(string: "http://\(local):\(boundPort)")!
-                Task { await Seed.demoAccounts(in: dataURL, server: server, logger: seedLogger) }
-            }
-        }
+                    """.utf8))
+                if demo {
+                    // Not awaited here: the seeding talks to this very server, which is still starting.
+                    let local = host == "0.0.0.0" ? "127.0.0.1" : host
+                    let server = URL(string: "http://\(local):\(boundPort)")!
+                    Task { await Seed.demoAccounts(in: dataURL, server: server, logger: seedLogger) }
+                }
+            },
+            onFilesServerRunning: { filesPort in
+                let origin = shownFilesOrigin.map { "\($0) (port \(filesPort))" } ?? "http://\(host):\(filesPort)"
+                FileHandle.standardOutput.write(Data("  User files:       \(origin), file storage only\n".utf8))
+            })
         try await app.runService()
     }
 }

@@ -83,13 +83,14 @@ def server():
     shutil.rmtree(data, ignore_errors=True)
 
 
-def launch_server(data: Path, port: int = 0) -> Server:
-    """Starts ``hearth serve --demo`` on ``data`` (port 0: any free port) and waits until the
-    demo is seeded. Tests that need their own server (to stop and restart it) use this too."""
+def launch_server(data: Path, port: int = 0, extra_args: tuple[str, ...] = ()) -> Server:
+    """Starts ``hearth serve --demo`` on ``data`` (port 0: any free port) with ``extra_args``
+    and waits until the demo is seeded. Tests that need their own server (to stop and restart
+    it, or with other options) use this too."""
     if not os.access(HEARTH_BINARY, os.X_OK):
         pytest.fail(f"no hearth binary at {HEARTH_BINARY} (set HEARTH_BINARY)")
     process = subprocess.Popen(
-        [HEARTH_BINARY, "serve", "--demo", "--port", str(port), "--data", str(data), "--web-root", str(WEB_ROOT)],
+        [HEARTH_BINARY, "serve", "--demo", "--port", str(port), "--data", str(data), "--web-root", str(WEB_ROOT), *extra_args],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
     )
     lines: list[str] = []

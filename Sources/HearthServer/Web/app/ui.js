@@ -4,14 +4,17 @@
 /**
  * Creates an element. `attrs`: `class`, `on:<event>` handlers, `aria-*`/`data-*` and other
  * attributes; `true` sets a boolean attribute, `false`/null/undefined leave it out; `value`,
- * `checked` and `disabled` are set as properties. Children: nodes, text, arrays; null and
- * false are skipped.
+ * `checked` and `disabled` are set as properties; `style` is an object of CSS properties, set
+ * through the CSSOM (the page's CSP refuses inline style attributes). Children: nodes, text,
+ * arrays; null and false are skipped.
  */
 export function h(tag, attrs = {}, ...children) {
   const element = document.createElement(tag);
   for (const [name, value] of Object.entries(attrs ?? {})) {
     if (name.startsWith('on:')) {
       element.addEventListener(name.slice(3), value);
+    } else if (name === 'style') {
+      for (const [property, setting] of Object.entries(value ?? {})) element.style.setProperty(property, String(setting));
     } else if (name === 'value' || name === 'checked' || name === 'disabled') {
       element[name] = value;
     } else if (value === true) {
@@ -120,14 +123,14 @@ export function fullTime(ms) {
  */
 export function avatar(author, size = 40) {
   const name = author?.full_name || 'Anonymous';
-  const style = `width:${size}px;height:${size}px;font-size:${Math.round(size * 0.4)}px`;
+  const style = { width: `${size}px`, height: `${size}px`, 'font-size': `${Math.round(size * 0.4)}px` };
   if (author?.profile_picture) {
     return h('img', { class: 'avatar', src: author.profile_picture, alt: '', width: size, height: size, style, loading: 'lazy' });
   }
   const initials = name.split(/\s+/).filter(Boolean).slice(0, 2).map((word) => word[0].toUpperCase()).join('') || '?';
   let hash = 0;
   for (const character of author?.uid ?? name) hash = (hash * 31 + character.charCodeAt(0)) % 360;
-  return h('span', { class: 'avatar', 'aria-hidden': 'true', style: `${style};--avatar-hue:${hash}` }, initials);
+  return h('span', { class: 'avatar', 'aria-hidden': 'true', style: { ...style, '--avatar-hue': hash } }, initials);
 }
 
 /** What a signed-out visitor sees on a page that needs an account; signing in comes back here. */

@@ -7,7 +7,8 @@
  *   const hearth = await Hearth.connect();            // reads /__/firebase/init.json
  *   // or new Hearth({ url, bucket, projectId, apiKey, adminToken })
  *
- * Auth (the session is kept in localStorage; the ID token is refreshed before it expires):
+ * Auth (on the server's own origin the refresh token is kept in an HttpOnly cookie by the server
+ * and the page holds only a short-lived ID token, refreshed before it expires; see PERSISTENCE):
  *   hearth.auth.signUp(email, password, displayName) · signIn(email, password)
  *   signInAnonymously() · signOut() · updateProfile({ displayName, photoURL })
  *   currentUser → { uid, email, displayName, photoURL, isAnonymous } | null
@@ -357,7 +358,7 @@ export class Hearth {
    * Connects to the server at `url` (default: this page's origin), reading its project's
    * settings from `/__/firebase/init.json`.
    */
-  static async connect({ url = location.origin, adminToken, storageKey } = {}) {
+  static async connect({ url = location.origin, adminToken, storageKey, persistence } = {}) {
     const base = url.replace(/\/+$/, '');
     let settings;
     try {
@@ -367,20 +368,36 @@ export class Hearth {
     } catch (error) {
       throw error instanceof HearthError ? error : HearthError.network();
     }
-    return new Hearth({
+    const hearth = new Hearth({
       url: base, bucket: settings.storageBucket, projectId: settings.projectId, apiKey: settings.apiKey, adminToken, storageKey,
+      filesUrl: settings.storageOrigin, persistence,
     });
+    await hearth.auth.ready;
+    return hearth;
   }
 
-  constructor({ url = location.origin, bucket, projectId, apiKey = 'hearth', adminToken = null, storageKey } = {}) {
+  /**
+   * @param {object} options
+   * @param {string} [options.url] the server (default: this page's origin)
+   * @param {string} [options.filesUrl] where files are served from, when not `url` (init.json's `storageOrigin`)
+   * @param {'server'|'local'|'none'} [options.persistence] where the session is kept (see PERSISTENCE);
+   *   'server' by default on the server's own origin, 'none' with an admin token, else 'local'
+   */
+  constructor({
+    url = location.origin, filesUrl, bucket, projectId, apiKey = 'hearth', adminToken = null, storageKey, persistence,
+  } = {}) {
     this.url = url.replace(/\/+$/, '');
+    this.filesUrl = (filesUrl || this.url).replace(/\/+$/, '');
     this.bucket = bucket;
     this.projectId = projectId;
     this.apiKey = apiKey;
     this.adminToken = adminToken;
     this._connection = new ConnectionState();
     this._clockOffset = 0;
-    this.auth = new Auth(this, storageKey ?? `hearth.session:${this.url}`);
+    const sameOrigin = typeof location !== 'undefined' && this.url === location.origin;
+    const kept = persistence ?? (adminToken ? 'none' : sameOrigin ? 'server' : 'local');
+    if (!PERSISTENCE.includes(kept)) throw new TypeError(`persistence must be one of ${PERSISTENCE.join(', ')}`);
+    this.auth = new Auth(this, storageKey ?? `hearth.session:${this.url}`, kept);
     this.db = new Database(this);
     this.storage = new Storage(this);
     this.admin = adminToken ? new Admin(this) : null;
@@ -416,13 +433,13 @@ export class Hearth {
    * connection, and turns failures into HearthErrors.
    * @returns {Promise<Response>} a successful (2xx) response, or one with an allowed status
    */
-  async _request(method, path, { body, headers = {}, scheme = 'Bearer', allow = [], retried = false } = {}) {
+  async _request(method, path, { body, headers = {}, scheme = 'Bearer', allow = [], retried = false, base = this.url } = {}) {
     const credential = await this._credential(retried);
     const allHeaders = { ...headers };
     if (credential) allHeaders.Authorization = `${scheme} ${credential}`;
     let response;
     try {
-      response = await fetch(`${this.url}${path}`, { method, headers: allHeaders, body });
+      response = await fetch(`${base}${path}`, { method, headers: allHeaders, body });
     } catch {
       this._connection.set(false);
       throw HearthError.network();
@@ -433,7 +450,7 @@ export class Hearth {
     const text = errorText(await response.text());
     const error = HearthError.fromResponse(response.status, text);
     if (error.code === 'auth/TOKEN_EXPIRED' && !retried && !this.adminToken && this.auth.currentUser) {
-      return this._request(method, path, { body, headers, scheme, allow, retried: true });
+      return this._request(method, path, { body, headers, scheme, allow, base, retried: true });
     }
     throw error;
   }
@@ -459,38 +476,55 @@ function decodeJWT(token) {
   }
 }
 
+/**
+ * Where a signed-in session is kept between page loads:
+ * - 'server' (the default for a page of the server's own origin): the refresh token lives in an
+ *   HttpOnly cookie only the server reads (`/.hearth/session`); the page holds just a short-lived
+ *   ID token in memory, and remembers who is signed in (not any credential) to show it at once.
+ * - 'local': the whole session in localStorage, readable by any script on the page (for pages
+ *   of another origin, which cannot use the server's cookie).
+ * - 'none': in memory only; a reload signs out.
+ */
+const PERSISTENCE = ['server', 'local', 'none'];
+
 class Auth {
-  constructor(hearth, storageKey) {
+  constructor(hearth, storageKey, persistence) {
     this._hearth = hearth;
     this._storageKey = storageKey;
+    this._persistence = persistence;
     this._observers = new Set();
     this._tokenObservers = new Set();
     this._refreshing = null;
     this._timer = null;
-    this._user = null; // the current user, decoded once per ID token
+    this._user = null; // the current user, decoded once per set of claims
     this._session = this._load();
-    this._scheduleRefresh();
-    // Another tab signed in or out: follow it.
-    if (typeof window !== 'undefined') {
+    this._channel = null;
+    if (persistence === 'server' && typeof BroadcastChannel !== 'undefined') {
+      // Another tab signed in or out: ask the server what the session is now.
+      this._channel = new BroadcastChannel(`hearth.auth:${storageKey}`);
+      this._channel.onmessage = () => { this.ready = this._restore(); };
+    }
+    if (persistence === 'local' && typeof window !== 'undefined') {
+      // Another tab signed in or out: follow it.
       window.addEventListener('storage', (event) => {
         if (event.key !== this._storageKey) return;
-        const before = this.currentUser?.uid;
-        this._session = this._load();
-        this._scheduleRefresh();
-        this._notifyToken();
-        if (this.currentUser?.uid !== before) this._notify();
+        this._adoptStored(this._load());
       });
     }
+    /** Settles once the session kept on the server (if any) has been checked. */
+    // Only a page that remembers a signed-in user asks: a visitor who never signed in has no cookie.
+    this.ready = persistence === 'server' && this._session ? this._restore() : Promise.resolve();
+    this._scheduleRefresh();
   }
 
   /** The signed-in user, from the ID token's claims; null when signed out. */
   get currentUser() {
     const session = this._session;
     if (!session) return null;
-    if (this._user?.token !== session.idToken) {
-      const claims = decodeJWT(session.idToken);
+    if (this._user?.claims !== session.claims) {
+      const claims = session.claims;
       this._user = {
-        token: session.idToken,
+        claims,
         value: Object.freeze({
           uid: claims.user_id ?? claims.sub,
           email: claims.email ?? null,
@@ -543,14 +577,17 @@ class Auth {
   async signOut() {
     const session = this._session;
     this._save(null);
-    this._notifyToken();
-    this._notify();
-    if (session) {
-      try {
+    this._changed();
+    if (!session) return;
+    try {
+      if (this._persistence === 'server') {
+        await this._sessionCall('DELETE', '/.hearth/session');
+        this._channel?.postMessage('changed');
+      } else if (session.refreshToken) {
         await this._call('accounts:signOut', { idToken: session.idToken, refreshToken: session.refreshToken });
-      } catch {
-        // Signed out locally either way; the token expires on its own.
       }
+    } catch {
+      // Signed out locally either way; the token expires on its own.
     }
   }
 
@@ -562,102 +599,164 @@ class Auth {
     if (displayName !== undefined) body.displayName = displayName;
     if (photoURL !== undefined) body.photoUrl = photoURL;
     const answer = await this._call('accounts:update', body);
-    if (answer.idToken) this._store(answer);
+    if (answer.idToken) await this._start(answer);
     else await this.getIdToken(true);
-    this._notifyToken();
-    this._notify();
+    this._changed();
     return this.currentUser;
   }
 
   /** A valid ID token (refreshed when it is close to expiry, or when forced); null when signed out. */
   async getIdToken(forceRefresh = false) {
+    await this.ready;
     const session = this._session;
     if (!session) return null;
-    if (!forceRefresh && session.expiresAt - Date.now() > REFRESH_MARGIN_MS) return session.idToken;
+    if (!forceRefresh && session.idToken && session.expiresAt - Date.now() > REFRESH_MARGIN_MS) return session.idToken;
     this._refreshing ??= this._refresh(session).finally(() => { this._refreshing = null; });
     return this._refreshing;
   }
 
   async _refresh(session) {
-    const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: session.refreshToken });
-    let response;
+    let answer;
     try {
-      response = await fetch(`${this._hearth.url}/securetoken.googleapis.com/v1/token?key=${encodeURIComponent(this._hearth.apiKey)}`, {
-        method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: form,
-      });
-    } catch {
-      this._hearth._connection.set(false);
-      throw HearthError.network();
-    }
-    this._hearth._connection.set(true);
-    const answer = await response.json().catch(() => ({}));
-    if (!response.ok) {
-      const error = HearthError.auth(answer?.error?.message ?? `HTTP_${response.status}`, response.status);
-      // Refused (revoked, disabled, deleted): the session is over. A server fault is not.
-      if (response.status < 500 && this._session === session) {
+      if (this._persistence === 'server') {
+        answer = await this._sessionCall('POST', '/.hearth/session/token');
+      } else {
+        const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: session.refreshToken });
+        const raw = await this._post('/securetoken.googleapis.com/v1/token', form, 'application/x-www-form-urlencoded');
+        answer = { idToken: raw.id_token, refreshToken: raw.refresh_token, expiresIn: raw.expires_in };
+      }
+    } catch (error) {
+      // Refused (revoked, disabled, deleted, no session): the session is over. A fault is not.
+      if (error.code !== 'network' && (error.status ?? 500) < 500 && this._session === session) {
         this._save(null);
-        this._notifyToken();
-        this._notify();
+        this._changed();
       }
       throw error;
     }
     if (this._session !== session) return this._session?.idToken ?? null;
-    this._store({ idToken: answer.id_token, refreshToken: answer.refresh_token, expiresIn: answer.expires_in });
+    const before = this.currentUser?.uid;
+    this._store(answer);
     this._notifyToken();
+    if (this.currentUser?.uid !== before || !session.idToken) this._notify();
     return this._session.idToken;
   }
 
-  async _call(endpoint, body) {
+  /** Asks the server for the session its cookie holds (at start, or when another tab changed it). */
+  async _restore() {
+    const session = this._session;
+    let answer;
+    try {
+      answer = await this._sessionCall('POST', '/.hearth/session/token');
+    } catch (error) {
+      // Offline or a server fault: keep what is known, and check again on use.
+      if (error.code === 'network' || (error.status ?? 500) >= 500) return;
+      if (this._session && this._session === session) {
+        this._save(null);
+        this._changed();
+      }
+      return;
+    }
+    if (this._session !== session) return; // signed in or out here meanwhile
+    const before = this.currentUser?.uid;
+    this._store(answer);
+    this._notifyToken();
+    if (this.currentUser?.uid !== before) this._notify();
+  }
+
+  _call(endpoint, body) {
+    return this._post(`/identitytoolkit.googleapis.com/v1/${endpoint}`, JSON.stringify(body), 'application/json');
+  }
+
+  async _post(path, body, contentType) {
+    const url = `${this._hearth.url}${path}?key=${encodeURIComponent(this._hearth.apiKey)}`;
+    return this._fetchJSON(url, { method: 'POST', headers: { 'Content-Type': contentType }, body });
+  }
+
+  /** A call to the server's session endpoint, which keeps the refresh token in its cookie. */
+  _sessionCall(method, path, body) {
+    const init = { method, credentials: 'same-origin' };
+    if (body) Object.assign(init, { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    return this._fetchJSON(`${this._hearth.url}${path}`, init);
+  }
+
+  async _fetchJSON(url, init) {
     let response;
     try {
-      response = await fetch(`${this._hearth.url}/identitytoolkit.googleapis.com/v1/${endpoint}?key=${encodeURIComponent(this._hearth.apiKey)}`, {
-        method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
-      });
+      response = await fetch(url, init);
     } catch {
       this._hearth._connection.set(false);
       throw HearthError.network();
     }
     this._hearth._connection.set(true);
     const answer = await response.json().catch(() => ({}));
-    if (!response.ok) throw HearthError.auth(answer?.error?.message, response.status);
+    if (!response.ok) throw HearthError.auth(answer?.error?.message ?? `HTTP_${response.status}`, response.status);
     return answer;
   }
 
+  /** Takes the session a sign-in (or a password change) answered. */
   async _start(answer) {
-    this._store(answer);
-    this._notifyToken();
-    this._notify();
+    if (this._persistence === 'server') {
+      // The refresh token goes to the server's cookie and is not kept here.
+      const kept = await this._sessionCall('POST', '/.hearth/session', { refreshToken: answer.refreshToken });
+      this._store(kept);
+      this._channel?.postMessage('changed');
+    } else {
+      this._store(answer);
+    }
+    this._changed();
   }
 
   _store({ idToken, refreshToken, expiresIn }) {
     const seconds = Number(expiresIn) || 3600;
-    this._save({ idToken, refreshToken: refreshToken ?? this._session?.refreshToken, expiresAt: Date.now() + seconds * 1000 });
+    this._save({
+      idToken,
+      refreshToken: this._persistence === 'server' ? undefined : (refreshToken ?? this._session?.refreshToken),
+      expiresAt: Date.now() + seconds * 1000,
+      claims: decodeJWT(idToken),
+    });
   }
 
   _save(session) {
     this._session = session;
-    try {
-      if (session) localStorage.setItem(this._storageKey, JSON.stringify(session));
-      else localStorage.removeItem(this._storageKey);
-    } catch {
-      // Private mode without storage: the session lasts as long as the page.
+    if (this._persistence !== 'none') {
+      try {
+        // 'server' keeps only who is signed in: no token is written where page scripts can read it.
+        const stored = session && this._persistence === 'server' ? { claims: session.claims } : session;
+        if (stored) localStorage.setItem(this._storageKey, JSON.stringify(stored));
+        else localStorage.removeItem(this._storageKey);
+      } catch {
+        // Private mode without storage: the session lasts as long as the page.
+      }
     }
     this._scheduleRefresh();
   }
 
   _load() {
+    if (this._persistence === 'none') return null;
     try {
-      const session = JSON.parse(localStorage.getItem(this._storageKey) ?? 'null');
-      return session && session.idToken && session.refreshToken ? session : null;
+      const stored = JSON.parse(localStorage.getItem(this._storageKey) ?? 'null');
+      if (this._persistence === 'server') {
+        return stored?.claims && !stored.refreshToken ? { idToken: null, expiresAt: 0, claims: stored.claims } : null;
+      }
+      if (!stored?.idToken || !stored.refreshToken) return null;
+      return { ...stored, claims: decodeJWT(stored.idToken) };
     } catch {
       return null;
     }
   }
 
+  _adoptStored(session) {
+    const before = this.currentUser?.uid;
+    this._session = session;
+    this._scheduleRefresh();
+    this._notifyToken();
+    if (this.currentUser?.uid !== before) this._notify();
+  }
+
   /** Refreshes the token a few minutes before it expires, so streams never see it lapse. */
   _scheduleRefresh() {
     clearTimeout(this._timer);
-    if (!this._session) return;
+    if (!this._session?.idToken) return;
     const delay = Math.max(0, this._session.expiresAt - Date.now() - REFRESH_MARGIN_MS);
     this._timer = setTimeout(() => {
       this.getIdToken(true).catch(() => {
@@ -665,6 +764,11 @@ class Auth {
         this._timer = setTimeout(() => this._scheduleRefresh(), 60_000);
       });
     }, Math.min(delay, 2 ** 31 - 1));
+  }
+
+  _changed() {
+    this._notifyToken();
+    this._notify();
   }
 
   _notify() {
@@ -1138,7 +1242,7 @@ class StorageReference {
   async put(blob, { contentType } = {}, onProgress) {
     const hearth = this._storage._hearth;
     const type = contentType || blob.type || 'application/octet-stream';
-    const url = `${hearth.url}${this._bucketPath}?uploadType=media&name=${encodeURIComponent(this.fullPath)}`;
+    const url = `${hearth.filesUrl}${this._bucketPath}?uploadType=media&name=${encodeURIComponent(this.fullPath)}`;
     const send = (credential) => new Promise((resolve, reject) => {
       const request = new XMLHttpRequest();
       request.open('POST', url);
@@ -1166,7 +1270,7 @@ class StorageReference {
   }
 
   /** The file's URL without a token: enough where the rules let anyone read it. */
-  mediaURL() { return `${this._storage._hearth.url}${this._objectPath}?alt=media`; }
+  mediaURL() { return `${this._storage._hearth.filesUrl}${this._objectPath}?alt=media`; }
 
   /** A URL that works for anyone: with the file's download token. */
   async getDownloadURL() {
@@ -1175,16 +1279,16 @@ class StorageReference {
     return token ? `${this.mediaURL()}&token=${encodeURIComponent(token)}` : this.mediaURL();
   }
 
-  getMetadata() { return this._storage._hearth._json('GET', this._objectPath, { scheme: this._scheme }); }
+  getMetadata() { return this._storage._hearth._json('GET', this._objectPath, this._options); }
 
-  async delete() { await this._storage._hearth._request('DELETE', this._objectPath, { scheme: this._scheme }); }
+  async delete() { await this._storage._hearth._request('DELETE', this._objectPath, this._options); }
 
   /** The files and folders directly under this one (`delimiter: '/'`), a page at a time. */
   async list({ delimiter = '/', maxResults, pageToken } = {}) {
     const params = new URLSearchParams({ prefix: this.fullPath ? `${this.fullPath}/` : '', delimiter });
     if (maxResults) params.set('maxResults', String(maxResults));
     if (pageToken) params.set('pageToken', pageToken);
-    const answer = await this._storage._hearth._json('GET', `${this._bucketPath}?${params}`, { scheme: this._scheme });
+    const answer = await this._storage._hearth._json('GET', `${this._bucketPath}?${params}`, this._options);
     return {
       items: (answer.items ?? []).map((item) => this._storage.ref(item.name)),
       prefixes: (answer.prefixes ?? []).map((prefix) => this._storage.ref(prefix)),
@@ -1193,6 +1297,9 @@ class StorageReference {
   }
 
   get _scheme() { return this._storage._hearth.adminToken ? 'Bearer' : 'Firebase'; }
+
+  /** Storage requests go to the files origin, signed as Firebase's storage clients sign them. */
+  get _options() { return { scheme: this._scheme, base: this._storage._hearth.filesUrl }; }
 }
 
 // MARK: - Admin

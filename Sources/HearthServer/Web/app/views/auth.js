@@ -17,7 +17,7 @@ export function mount(container, ctx, params) {
     container.replaceChildren(h('section', { class: 'page form-page empty' },
       h('h1', {}, 'You are signed in'),
       h('p', {}, `As ${ctx.user.displayName ?? ctx.user.email}.`),
-      h('div', { class: 'row', style: 'justify-content:center' },
+      h('div', { class: 'row', style: { 'justify-content': 'center' } },
         h('a', { href: '#/', class: 'button primary' }, 'See recent posts'),
         h('a', { href: '#/account', class: 'button' }, 'Your account'))));
     return () => {};
@@ -138,7 +138,7 @@ function account(container, ctx) {
   container.replaceChildren(h('section', { class: 'page form-page' },
     h('div', { class: 'form-card stack' },
       h('div', { class: 'row' }, avatar(authorOf(user), 56),
-        h('div', {}, h('h1', { style: 'margin:0' }, user.displayName ?? 'Anonymous'), h('p', { class: 'muted small', style: 'margin:0' }, who))),
+        h('div', {}, h('h1', { style: { margin: '0' } }, user.displayName ?? 'Anonymous'), h('p', { class: 'muted small', style: { margin: '0' } }, who))),
       h('p', {}, h('a', { href: `#/profile/${encodeURIComponent(user.uid)}` }, 'See your public profile')),
       form,
       error.element,

@@ -1,0 +1,90 @@
+import Foundation
+import Hummingbird
+import Synchronization
+
+/// Where user files are served from when that is not the app's own origin, as Firebase serves
+/// them from another host than the app's.
+///
+/// Two ways to set it up, which combine:
+/// - `--files-port`: Hearth also listens on that port, where it answers only file storage;
+///   the origin is the page's host with that port (`http://localhost:9001`).
+/// - `--files-origin https://files.example.com`: the address browsers use for files, typically
+///   a host name a TLS proxy sends to the files port (or to the main port: requests that arrive
+///   for that host name are answered as the files origin whatever port they come in on).
+///
+/// With either, pages are told the origin (`storageOrigin` in `/__/firebase/init.json`) and
+/// allow it in their CSP, and a browser that opens a file's link on the app's origin (no
+/// `Authorization` header: a navigation, an image, a shared link) is redirected to it.
+final class FilesOrigin: Sendable {
+    /// The configured origin, `scheme://host[:port]`, lowercased; nil when only a port is set.
+    let configured: String?
+    /// The configured origin's `host[:port]` as a browser sends it in `Host`.
+    private let configuredAuthority: String?
+    /// Whether Hearth listens on a port of its own for files.
+    let hasOwnPort: Bool
+    private let boundPort = Mutex<Int?>(nil)
+
+    /// - Parameters:
+    ///   - origin: `--files-origin`, already checked by ``validated(_:)``.
+    ///   - ownPort: whether a files port is configured.
+    init(origin: String?, ownPort: Bool) {
+        let url = origin.flatMap(URL.init(string:))
+        configured = url.map(Self.origin(of:))
+        configuredAuthority = url.map(Self.authority(of:))
+        hasOwnPort = ownPort
+    }
+
+    /// True when files have an origin of their own.
+    var isEnabled: Bool { configured != nil || hasOwnPort }
+
+    /// Records the port the files listener bound (it may have been 0: any free port).
+    func listening(on port: Int) { boundPort.withLock { $0 = port } }
+
+    /// The files origin for a page addressed as `authority` (its `Host`) over `scheme`; nil when
+    /// files share the app's origin.
+    func origin(forAuthority authority: String?, scheme: String) -> String? {
+        if let configured { return configured }
+        guard let port = boundPort.withLock({ $0 }), let authority else { return nil }
+        return "\(scheme)://\(Self.hostName(of: authority)):\(port)"
+    }
+
+    /// True when a request addressed to `authority` is meant for the configured files host.
+    func isFilesHost(_ authority: String?) -> Bool {
+        guard let configuredAuthority, let authority else { return false }
+        return authority.lowercased() == configuredAuthority
+    }
+
+    /// `origin` when it is `http(s)://host[:port]` with nothing after it, normalised; nil otherwise.
+    static func validated(_ origin: String) -> String? {
+        var text = origin
+        while text.hasSuffix("/") { text.removeLast() }
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = url.host, !host.isEmpty, url.path.isEmpty, url.query == nil, url.fragment == nil, url.user == nil
+        else { return nil }
+        return Self.origin(of: url)
+    }
+
+    private static func origin(of url: URL) -> String {
+        "\(url.scheme!.lowercased())://\(authority(of: url))"
+    }
+
+    private static func authority(of url: URL) -> String {
+        let host = url.host!.lowercased()
+        let shown = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        let defaultPort = url.scheme?.lowercased() == "https" ? 443 : 80
+        guard let port = url.port, port != defaultPort else { return shown }
+        return "\(shown):\(port)"
+    }
+
+    /// The host of a `Host` value, without its port.
+    static func hostName(of authority: String) -> String {
+        if authority.hasPrefix("["), let end = authority.firstIndex(of: "]") { return String(authority[...end]) }
+        guard let colon = authority.lastIndex(of: ":") else { return authority }
+        return String(authority[..<colon])
+    }
+
+    /// The scheme a browser used to reach the server (a TLS proxy says so in `X-Forwarded-Proto`).
+    static func scheme(of request: Request) -> String {
+        WebSessionResponder.isSecure(request) ? "https" : "http"
+    }
+}

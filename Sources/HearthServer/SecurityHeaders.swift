@@ -1,0 +1,77 @@
+import HTTPTypes
+
+/// The security headers of every response, by kind. Every response carries
+/// `X-Content-Type-Options: nosniff`, so no browser guesses a type the server did not send.
+///
+/// - Pages (the web app, the console and their files) get a Content-Security-Policy that lets
+///   them load only their own scripts and styles, images and media from this origin, `blob:`
+///   and the files origin, and connect only to this origin (its REST, streaming and realtime
+///   endpoints) and the files origin; they refuse to be framed.
+/// - User files are sandboxed (`sandbox; default-src 'none'`): even if a browser rendered one as
+///   a document, it would run in an opaque origin with no script, so it could not reach the app.
+/// - API answers (JSON, streams, errors) are data, never documents: sandboxed, unframeable and
+///   sent without a referrer.
+enum SecurityHeaders {
+    enum Kind {
+        /// The web app and console; `filesOrigin` is where user files are served from when that
+        /// is not this origin (`https://files.example.com`).
+        case page(filesOrigin: String?)
+        /// A stored file's content or metadata.
+        case file
+        /// Everything else: the database, accounts and the server's own endpoints.
+        case api
+    }
+
+    /// The policy of pages, allowing `filesOrigin` for images, media and requests.
+    static func pagePolicy(filesOrigin: String?) -> String {
+        let files = filesOrigin.map { " \($0)" } ?? ""
+        return [
+            "default-src 'none'",
+            "script-src 'self'",
+            "style-src 'self'",
+            "img-src 'self' blob: data:\(files)",
+            "media-src 'self' blob:\(files)",
+            "font-src 'self'",
+            "connect-src 'self'\(files)",
+            "manifest-src 'self'",
+            "worker-src 'self'",
+            "form-action 'self'",
+            "base-uri 'none'",
+            "object-src 'none'",
+            "frame-src 'none'",
+            "frame-ancestors 'none'",
+        ].joined(separator: "; ")
+    }
+
+    static let filePolicy = "sandbox; default-src 'none'"
+    static let apiPolicy = "sandbox; default-src 'none'; frame-ancestors 'none'"
+
+    /// Sets the headers of `kind` on `headers`, replacing any already there.
+    static func apply(_ kind: Kind, to headers: inout HTTPFields) {
+        headers[.xContentTypeOptions] = "nosniff"
+        switch kind {
+        case .page(let filesOrigin):
+            headers[.contentSecurityPolicy] = pagePolicy(filesOrigin: filesOrigin)
+            headers[.xFrameOptions] = "DENY"
+            headers[.referrerPolicy] = "same-origin"
+            headers[.crossOriginOpenerPolicy] = "same-origin"
+            headers[.permissionsPolicy] = "camera=(), microphone=(), geolocation=(), payment=(), usb=()"
+        case .file:
+            headers[.contentSecurityPolicy] = filePolicy
+            headers[.referrerPolicy] = "no-referrer"
+            // Apps on other origins embed these files; say so explicitly.
+            headers[.crossOriginResourcePolicy] = "cross-origin"
+        case .api:
+            headers[.contentSecurityPolicy] = apiPolicy
+            headers[.xFrameOptions] = "DENY"
+            headers[.referrerPolicy] = "no-referrer"
+        }
+    }
+}
+
+extension HTTPField.Name {
+    static let xFrameOptions = Self("X-Frame-Options")!
+    static let referrerPolicy = Self("Referrer-Policy")!
+    static let crossOriginOpenerPolicy = Self("Cross-Origin-Opener-Policy")!
+    static let permissionsPolicy = Self("Permissions-Policy")!
+}
