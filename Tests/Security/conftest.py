@@ -23,6 +23,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -37,6 +38,7 @@ import pytest
 _spec = importlib.util.spec_from_file_location(
     "hearth_browser_support", Path(__file__).resolve().parents[1] / "Browser" / "conftest.py")
 browser_support = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = browser_support  # dataclasses look their module up there
 _spec.loader.exec_module(browser_support)
 
 # The browser suite's fixtures, available to the tests here.
@@ -108,15 +110,16 @@ def downloads(tmp_path):
     return enable
 
 
-def wait_for_download(folder: Path, timeout: float = 15) -> Path:
-    """The first finished download in ``folder`` (chromium writes ``.crdownload`` until done)."""
+def wait_for_download(folder: Path, size: int, timeout: float = 15) -> Path:
+    """The download in ``folder`` once it holds ``size`` bytes (chromium renames its
+    ``.crdownload`` file when done)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        done = [path for path in folder.iterdir() if not path.name.endswith(".crdownload")]
-        if done:
-            return done[0]
+        for path in folder.iterdir():
+            if not path.name.endswith(".crdownload") and path.stat().st_size == size:
+                return path
         time.sleep(0.05)
-    raise AssertionError(f"nothing was downloaded to {folder}")
+    raise AssertionError(f"nothing of {size} bytes was downloaded to {folder}: {[p.name for p in folder.iterdir()]}")
 
 
 def request(method: str, url: str, body: bytes | None = None, headers: dict | None = None):

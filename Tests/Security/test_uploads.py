@@ -15,9 +15,9 @@ from conftest import (
 MARK = "HEARTH-PWNED"
 # Every way a page script could show that it ran: the title, the console, storage, a dialog.
 PAYLOAD = (
-    f"document.title='{MARK}';console.log('{MARK}');"
+    f"if(!window.__ran){{window.__ran=1;document.title='{MARK}';console.log('{MARK}');"
     f"try{{localStorage.setItem('{MARK}',document.cookie||'ran')}}catch(e){{}};"
-    f"try{{parent.postMessage('{MARK}','*')}}catch(e){{}};alert('{MARK}')"
+    f"try{{parent.postMessage('{MARK}','*')}}catch(e){{}};alert('{MARK}')}}"
 )
 EVIL_SVG = (
     '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10" onload="' + PAYLOAD.replace('"', "&quot;") + '">'
@@ -94,8 +94,8 @@ def test_a_hostile_file_opened_from_a_shared_link_runs_nothing(server, browser_f
     uid_before = signed_in(victim, server, server.account("Ann"))
     assert not uid_before.startswith("error"), uid_before
     victim.get(link)
-    saved = wait_for_download(folder)
-    assert saved.read_bytes() == body, "the download is not the uploaded file"
+    saved = wait_for_download(folder, len(body))
+    assert saved.read_bytes() == body, f"the download is not the uploaded file: {saved.name} {saved.read_bytes()[:200]!r}"
     assert_nothing_ran(victim, f"opening the {kind} link")
     victim.get(server.url + "/")
     browser_support.wait_until(victim, lambda d: d.execute_script("return Boolean(window.hearth)"))
@@ -121,9 +121,10 @@ def test_an_svg_shown_as_a_post_picture_runs_nothing(server, browser):
 
 def test_a_safe_image_still_opens_inline(server, browser, downloads):
     folder = downloads(browser)
-    status, _, answer = upload(server.url, server.admin_token, "shared/dot.png", PNG, "image/png")
+    # A path the app's rules let anyone read.
+    status, _, answer = upload(server.url, server.admin_token, "someone/full/p/dot.png", PNG, "image/png")
     assert status == 200, answer
-    browser.get(media_url(server.url, "shared/dot.png"))
+    browser.get(media_url(server.url, "someone/full/p/dot.png"))
     browser_support.wait_until(browser, lambda d: d.execute_script(
         "const img = document.images[0]; return Boolean(img && img.complete && img.naturalWidth === 1)"),
         message="the PNG was not shown")
@@ -142,7 +143,7 @@ def test_with_a_files_origin_a_link_on_the_app_origin_opens_on_the_files_origin(
     assert headers["Location"] == media_url(files_server.files_url, name)
     signed_in(browser, files_server, files_server.account("Ann"))
     browser.get(media_url(files_server.url, name))
-    saved = wait_for_download(folder)
+    saved = wait_for_download(folder, len(EVIL_SVG))
     assert saved.read_bytes() == EVIL_SVG
     assert_nothing_ran(browser, "a link on the app origin")
     assert app_storage_untouched(browser, files_server)
