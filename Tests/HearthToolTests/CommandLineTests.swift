@@ -269,6 +269,24 @@ struct CommandLineTests {
         #expect(exported.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == #"{"keep":true}"#)
     }
 
+    @Test func badFilesOriginOptionsAreRefusedBeforeAnythingStarts() throws {
+        let directory = try TemporaryDirectory(prefix: "hearth-cli-files")
+        defer { directory.remove() }
+        let data = directory.url.appendingPathComponent("data").path
+        let cases: [([String], String)] = [
+            (["--files-origin", "files.example.com"], "--files-origin must be an origin"),
+            (["--files-origin", "https://files.example.com/o"], "--files-origin must be an origin"),
+            (["--files-port", "70000"], "--files-port must be between 0 and 65535"),
+            (["--port", "9123", "--files-port", "9123"], "--files-port must differ from --port"),
+        ]
+        for (arguments, message) in cases {
+            let result = try HearthProcess.run(["serve", "--data", data] + arguments)
+            #expect(result.status != 0, "\(arguments)")
+            #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: data), "a refused start made the data folder")
+    }
+
     @Test func dataFolderInUseByServerIsRefused() async throws {
         let directory = try TemporaryDirectory(prefix: "hearth-cli-busy")
         defer { directory.remove() }

@@ -7,6 +7,9 @@ import { breadcrumbs, busy, confirmDialog, errorWords, formatBytes, h, progressB
 const PAGE_SIZE = 100;
 // Bigger images get no preview: the bucket has no server-side thumbnails.
 const PREVIEW_MAX_BYTES = 8 << 20;
+// Only raster images are previewed: an SVG (or anything else) turned into a blob: URL would
+// belong to the console's origin, and is a document a browser could be asked to open.
+const PREVIEW_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/avif', 'image/bmp', 'image/x-icon']);
 const METADATA_CONCURRENCY = 4;
 
 function filesHash(folder) {
@@ -97,7 +100,8 @@ export function mount(container, { hearth, api }, route) {
         type.textContent = metadata.contentType ?? '';
         size.textContent = formatBytes(Number(metadata.size));
         updated.append(h('time', { datetime: metadata.updated }, new Date(metadata.updated).toLocaleString()));
-        if (metadata.contentType?.startsWith('image/') && Number(metadata.size) <= PREVIEW_MAX_BYTES) {
+        const mediaType = (metadata.contentType ?? '').split(';')[0].trim().toLowerCase();
+        if (PREVIEW_TYPES.has(mediaType) && Number(metadata.size) <= PREVIEW_MAX_BYTES) {
           preview.loadPreview = () => showPreview(ref, preview);
           observer.observe(preview);
         }
@@ -122,7 +126,9 @@ export function mount(container, { hearth, api }, route) {
   }
 
   async function download(ref) {
+    // Saved as plain bytes: the blob: URL is never a document of the console's origin.
     const blob = await api.download(api.storageUrl(ref.fullPath, { alt: 'media' }), {
+      type: 'application/octet-stream',
       onProgress: (received, total) => progress.update(total ? received / total : null,
         `Downloading ${ref.name}: ${formatBytes(received)}${total ? ` of ${formatBytes(total)}` : ''}`),
     });
