@@ -42,17 +42,20 @@ public func buildApplication(
         logger.info("removed unfinished uploads", metadata: ["uploads": "\(leftovers.uploads)", "files": "\(leftovers.blobs)"])
     }
     let filesOrigin = FilesOrigin(origin: configuration.filesOrigin, ownPort: configuration.filesPort != nil)
+    let proxies = ProxyTrust(addresses: configuration.trustedProxies)
     let responder = HearthResponder(
         database: DatabaseResponder(
             folder: folder, configuration: configuration, rules: rules, admin: admin, hub: hub, issuer: accounts.issuer),
-        auth: AuthResponder(service: accounts, admin: admin),
-        session: WebSessionResponder(service: accounts),
+        auth: AuthResponder(service: accounts, admin: admin, proxies: proxies),
+        session: WebSessionResponder(service: accounts, proxies: proxies),
         files: FilesResponder(
-            store: files, rules: storageRules ?? .closed, admin: admin, issuer: accounts.issuer, clock: configuration.clock),
+            store: files, rules: storageRules ?? .closed, admin: admin, issuer: accounts.issuer, clock: configuration.clock,
+            proxies: proxies),
         stats: StatsResponder(folder: folder, hub: hub, admin: admin, clock: configuration.clock, started: configuration.clock()),
         web: WebResponder(
             root: configuration.webRoot, projectID: configuration.projectID, bucket: configuration.storageBucket, logger: logger),
-        filesOrigin: filesOrigin
+        filesOrigin: filesOrigin,
+        proxies: proxies
     )
     var services: [any Service] = [
         DataFolderService(folder: folder),

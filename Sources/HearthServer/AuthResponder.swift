@@ -21,6 +21,8 @@ import Logging
 struct AuthResponder: Sendable {
     let service: AuthService
     let admin: AdminCredential
+    /// Whose word is taken for the client's address (sign-in attempts are counted by it).
+    let proxies: ProxyTrust
     let maxBodyBytes = 1 << 20
 
     static let identityToolkit = "/identitytoolkit.googleapis.com/v1/"
@@ -82,7 +84,7 @@ struct AuthResponder: Sendable {
             return Self.json(Self.sessionBody(session, kind: "identitytoolkit#SignupNewUserResponse"))
         case "accounts:signInWithPassword":
             let session = try await service.signIn(
-                email: body.string("email"), password: body.string("password"), client: context.clientAddress)
+                email: body.string("email"), password: body.string("password"), client: proxies.clientAddress(of: request, peer: context.remoteAddress))
             var extra: [(ChildKey, Node)] = [(ChildKey("registered"), .bool(true))]
             if let name = session.user.displayName { extra.append((ChildKey("displayName"), .string(name))) }
             return Self.json(Self.sessionBody(session, kind: "identitytoolkit#VerifyPasswordResponse", extra: extra))

@@ -52,7 +52,7 @@ enum FileContentPolicy {
     /// well-formed media type (empty, several types, stray characters).
     static func mediaType(_ contentType: String) -> String? {
         let essence = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0]
-        let trimmed = essence.trimmingWhitespace().lowercased()
+        let trimmed = essence.trimmingCharacters(in: .whitespaces).lowercased()
         let parts = trimmed.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, parts.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy(isTokenByte) }) else { return nil }
         return trimmed
@@ -68,7 +68,7 @@ enum FileContentPolicy {
 
     /// `inline` or `attachment` (lowercased) from a stored disposition, nil for anything else.
     private static func dispositionType(_ disposition: String) -> String? {
-        let type = disposition.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0].trimmingWhitespace().lowercased()
+        let type = disposition.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0].trimmingCharacters(in: .whitespaces).lowercased()
         return type == "inline" || type == "attachment" ? type : nil
     }
 
@@ -78,7 +78,7 @@ enum FileContentPolicy {
         guard let disposition else { return nil }
         let parts = disposition.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2 else { return nil }
-        let parameters = parts[1].trimmingWhitespace()
+        let parameters = parts[1].trimmingCharacters(in: .whitespaces)
         guard !parameters.isEmpty, !parameters.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
             return nil
         }
@@ -89,15 +89,5 @@ enum FileContentPolicy {
     static func encodedFileName(_ name: String) -> String {
         let file = name.split(separator: "/").last.map(String.init) ?? name
         return file.addingPercentEncoding(withAllowedCharacters: .rfc5987) ?? "file"
-    }
-}
-
-extension StringProtocol {
-    /// The text without leading and trailing spaces and tabs.
-    func trimmingWhitespace() -> String {
-        var slice = Substring(self)
-        while let first = slice.first, first == " " || first == "\t" { slice = slice.dropFirst() }
-        while let last = slice.last, last == " " || last == "\t" { slice = slice.dropLast() }
-        return String(slice)
     }
 }

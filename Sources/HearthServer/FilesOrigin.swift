@@ -82,9 +82,4 @@ final class FilesOrigin: Sendable {
         guard let colon = authority.lastIndex(of: ":") else { return authority }
         return String(authority[..<colon])
     }
-
-    /// The scheme a browser used to reach the server (a TLS proxy says so in `X-Forwarded-Proto`).
-    static func scheme(of request: Request) -> String {
-        WebSessionResponder.isSecure(request) ? "https" : "http"
-    }
 }

@@ -27,6 +27,8 @@ struct FilesResponder: Sendable {
     let admin: AdminCredential
     let issuer: TokenIssuer
     let clock: @Sendable () -> Int64
+    /// Whose word is taken for the scheme the browser used (upload URLs are built with it).
+    let proxies: ProxyTrust
 
     static let prefix = "/v0/b/"
     /// The most metadata JSON a request may carry.
@@ -74,10 +76,12 @@ struct FilesResponder: Sendable {
         let requester = try await requester(request, parameters: parameters)
         switch (request.method, target.name) {
         case (.get, nil): return try list(target.bucket, parameters: parameters, requester: requester)
-        case (.post, nil): return try await upload(request, bucket: target.bucket, parameters: parameters, requester: requester)
+        case (.post, nil):
+            return try await upload(request, bucket: target.bucket, parameters: parameters, requester: requester, context: context)
         case (.put, let name?) where request.headers[.methodOverride]?.lowercased() == "patch":
             return try await updateMetadata(request, bucket: target.bucket, name: name, requester: requester)
-        case (.put, nil): return try await upload(request, bucket: target.bucket, parameters: parameters, requester: requester)
+        case (.put, nil):
+            return try await upload(request, bucket: target.bucket, parameters: parameters, requester: requester, context: context)
         case (.post, let name?) where parameters["create_token"] != nil || parameters["delete_token"] != nil:
             return try tokens(bucket: target.bucket, name: name, parameters: parameters, requester: requester)
         case (.get, let name?): return try await get(request, bucket: target.bucket, name: name, parameters: parameters, requester: requester)
@@ -216,14 +220,18 @@ struct FilesResponder: Sendable {
 
     // MARK: - Writing
 
-    private func upload(_ request: Request, bucket: String, parameters: [String: String], requester: Requester) async throws -> Response {
+    private func upload(
+        _ request: Request, bucket: String, parameters: [String: String], requester: Requester, context: HearthRequestContext
+    ) async throws -> Response {
         if let id = parameters["upload_id"] {
             return try await resumableCommand(request, id: id, requester: requester)
         }
         let protocolName = (request.headers[.googUploadProtocol] ?? parameters["uploadType"] ?? "media").lowercased()
         switch protocolName {
         case "resumable":
-            return try await startResumable(request, bucket: bucket, parameters: parameters, requester: requester)
+            return try await startResumable(
+                request, bucket: bucket, parameters: parameters, requester: requester,
+                scheme: proxies.scheme(of: request, peer: context.remoteAddress))
         case "multipart":
             return try await multipartUpload(request, bucket: bucket, parameters: parameters, requester: requester)
         case "media", "raw":
@@ -267,7 +275,7 @@ struct FilesResponder: Sendable {
     }
 
     private func startResumable(
-        _ request: Request, bucket: String, parameters: [String: String], requester: Requester
+        _ request: Request, bucket: String, parameters: [String: String], requester: Requester, scheme: String
     ) async throws -> Response {
         let command = request.headers[.googUploadCommand]?.lowercased()
         guard command == nil || command == "start" else { throw FilesError.badRequest("A resumable upload starts with the start command.") }
@@ -284,16 +292,15 @@ struct FilesResponder: Sendable {
         }
         let session = try await store.startUpload(bucket: bucket, name: name, fields: fields, declaredSize: declared)
         var headers = HTTPFields()
-        headers[.googUploadURL] = uploadURL(request, session: session)
+        headers[.googUploadURL] = uploadURL(request, session: session, scheme: scheme)
         headers[.googUploadStatus] = "active"
         headers[.googUploadChunkGranularity] = String(Self.chunkGranularity)
         headers[.guploadUploadID] = session.id
         return Response(status: .ok, headers: headers)
     }
 
-    private func uploadURL(_ request: Request, session: UploadSession) -> String {
+    private func uploadURL(_ request: Request, session: UploadSession, scheme: String) -> String {
         let host = request.head.authority ?? "localhost"
-        let scheme = request.headers[.forwardedProto] ?? "http"
         let bucket = session.bucket.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? session.bucket
         let name = session.name.addingPercentEncoding(withAllowedCharacters: .urlQueryValueAllowed) ?? session.name
         return "\(scheme)://\(host)\(Self.prefix)\(bucket)/o?name=\(name)&upload_id=\(session.id)&upload_protocol=resumable"

@@ -1,8 +1,8 @@
 import Hummingbird
 import NIOCore
 
-/// The context of every request: Hummingbird's core context plus the client's address, which
-/// sign-in rate limiting counts by.
+/// The context of every request: Hummingbird's core context plus the connection and its peer's
+/// address (the client's, or a proxy's: see ``ProxyTrust``).
 struct HearthRequestContext: RequestContext, RemoteAddressRequestContext {
     var coreContext: CoreRequestContextStorage
     let remoteAddress: SocketAddress?
@@ -14,7 +14,4 @@ struct HearthRequestContext: RequestContext, RemoteAddressRequestContext {
         remoteAddress = source.channel.remoteAddress
         channel = source.channel
     }
-
-    /// The client's IP address as text (`unknown` when the transport has none).
-    var clientAddress: String { remoteAddress?.ipAddress ?? "unknown" }
 }

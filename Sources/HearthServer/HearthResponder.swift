@@ -19,6 +19,7 @@ struct HearthResponder: HTTPResponder {
     let stats: StatsResponder
     let web: WebResponder
     let filesOrigin: FilesOrigin
+    let proxies: ProxyTrust
     /// True for the listener on the files port.
     var filesOnly = false
 
@@ -45,7 +46,7 @@ struct HearthResponder: HTTPResponder {
         } else if AuthResponder.handles(path) {
             response = await auth.respond(to: request, context: context)
         } else if FilesResponder.handles(path) {
-            if let redirect = filesRedirect(request) {
+            if let redirect = filesRedirect(request, context: context) {
                 response = redirect
             } else {
                 response = await files.respond(to: request, context: context)
@@ -54,7 +55,8 @@ struct HearthResponder: HTTPResponder {
         } else if path == StatsResponder.path {
             response = stats.respond(to: request)
         } else if WebResponder.handles(request) {
-            let origin = filesOrigin.origin(forAuthority: request.head.authority, scheme: FilesOrigin.scheme(of: request))
+            let origin = filesOrigin.origin(
+                forAuthority: request.head.authority, scheme: proxies.scheme(of: request, peer: context.remoteAddress))
             response = await web.respond(to: request, context: context, filesOrigin: origin)
             kind = .page(filesOrigin: origin)
         } else {
@@ -69,10 +71,11 @@ struct HearthResponder: HTTPResponder {
     /// `Authorization`: a link, an image, a navigation) goes to the files origin instead, so a
     /// file never opens as a document of the app's origin. Requests of the SDKs, which sign
     /// theirs, are answered here as before (a redirect would drop their `Authorization`).
-    private func filesRedirect(_ request: Request) -> Response? {
+    private func filesRedirect(_ request: Request, context: Context) -> Response? {
         guard request.method == .get || request.method == .head, request.headers[.authorization] == nil,
             request.uri.queryParameters["alt"] == "media",
-            let origin = filesOrigin.origin(forAuthority: request.head.authority, scheme: FilesOrigin.scheme(of: request))
+            let origin = filesOrigin.origin(
+                forAuthority: request.head.authority, scheme: proxies.scheme(of: request, peer: context.remoteAddress))
         else { return nil }
         let query = request.uri.query.map { "?\($0)" } ?? ""
         var headers = HTTPFields()

@@ -1,5 +1,6 @@
 import Foundation
 import HearthAuth
+import NIOCore
 
 /// Everything `hearth serve` can be told: where to listen and where the data lives.
 public struct ServerConfiguration: Sendable {
@@ -43,6 +44,9 @@ public struct ServerConfiguration: Sendable {
     /// The origin browsers use for files (`https://files.example.com`), when a proxy puts one in
     /// front of the files port or gives the files a host name of their own; see `FilesOrigin`.
     public var filesOrigin: String?
+    /// Proxies on other machines whose `X-Forwarded-For` and `X-Forwarded-Proto` are believed
+    /// (IP addresses); a proxy on this machine (a loopback peer) always is. See `ProxyTrust`.
+    public var trustedProxies: [String] = []
     /// The storage bucket web pages are told to use (`/__/firebase/init.json`), named after the
     /// project as Firebase's default bucket is.
     public var storageBucket: String { "\(projectID).appspot.com" }
@@ -52,6 +56,12 @@ public struct ServerConfiguration: Sendable {
     /// `origin` as `scheme://host[:port]` when it is an `http` or `https` origin with no path,
     /// query or credentials (what `filesOrigin` must be); nil otherwise.
     public static func normalizedOrigin(_ origin: String) -> String? { FilesOrigin.validated(origin) }
+
+    /// `address` written as the server compares peers' addresses when it is an IPv4 or IPv6
+    /// address (what `trustedProxies` must hold); nil otherwise.
+    public static func normalizedIPAddress(_ address: String) -> String? {
+        (try? SocketAddress(ipAddress: address, port: 0))?.ipAddress
+    }
 
     public init(
         host: String = "127.0.0.1",

@@ -21,6 +21,8 @@ import Logging
 /// pages use these endpoints.
 struct WebSessionResponder: Sendable {
     let service: AuthService
+    /// Whose word is taken that the browser used TLS (the cookie is then `Secure`).
+    let proxies: ProxyTrust
 
     static let path = "/.hearth/session"
     static let tokenPath = "/.hearth/session/token"
@@ -31,12 +33,15 @@ struct WebSessionResponder: Sendable {
     static func handles(_ path: String) -> Bool { path == Self.path || path == tokenPath }
 
     func respond(to request: Request, context: HearthRequestContext) async -> Response {
+        let secure = proxies.scheme(of: request, peer: context.remoteAddress) == "https"
         do {
-            return try await route(request)
+            return try await route(request, secure: secure)
         } catch let error as AuthError {
             var response = AuthResponder.errorResponse(error)
             // A session the server no longer knows is over: forget it in the browser too.
-            if error == .invalidRefreshToken || error == .userDisabled { response.setCookie(Self.expiredCookie(for: request)) }
+            if error == .invalidRefreshToken || error == .userDisabled {
+                response.setCookie(Self.expiredCookie(for: request, secure: secure))
+            }
             return response
         } catch {
             context.logger.error("web session request failed", metadata: ["error": "\(type(of: error))"])
@@ -44,7 +49,7 @@ struct WebSessionResponder: Sendable {
         }
     }
 
-    private func route(_ request: Request) async throws -> Response {
+    private func route(_ request: Request, secure: Bool) async throws -> Response {
         guard Self.isSameOrigin(request) else { throw AuthError("CROSS_ORIGIN_REQUEST", status: 403) }
         switch (request.uri.path, request.method) {
         case (Self.path, .post):
@@ -60,9 +65,9 @@ struct WebSessionResponder: Sendable {
             guard let refreshToken = fields["refreshToken"] as? String, !refreshToken.isEmpty else {
                 throw AuthError.missingRefreshToken
             }
-            return try await answer(refreshToken: refreshToken, request: request)
+            return try await answer(refreshToken: refreshToken, request: request, secure: secure)
         case (Self.tokenPath, .post):
-            return try await answer(refreshToken: try Self.cookieToken(of: request), request: request)
+            return try await answer(refreshToken: try Self.cookieToken(of: request), request: request, secure: secure)
         case (Self.path, .delete):
             let refreshToken = try Self.cookieToken(of: request)
             do {
@@ -70,14 +75,14 @@ struct WebSessionResponder: Sendable {
             } catch let error where error == .invalidRefreshToken {
                 // Already over: signing out still succeeds.
             }
-            return Self.signedOut(request)
+            return Self.signedOut(request, secure: secure)
         default:
             throw AuthError("METHOD_NOT_ALLOWED", status: 405)
         }
     }
 
     /// A fresh ID token for `refreshToken`, with the cookie (re)set to hold it.
-    private func answer(refreshToken: String, request: Request) async throws -> Response {
+    private func answer(refreshToken: String, request: Request, secure: Bool) async throws -> Response {
         let session = try await service.refresh(refreshToken: refreshToken)
         var response = AuthResponder.json(.object([
             (ChildKey("idToken"), .string(session.idToken)),
@@ -86,15 +91,15 @@ struct WebSessionResponder: Sendable {
         ]))
         guard let cookie = try? Cookie.validated(
             name: Self.cookieName(for: request), value: refreshToken, maxAge: Self.cookieLifetimeSeconds, path: Self.path,
-            secure: Self.isSecure(request), httpOnly: true, sameSite: .strict)
+            secure: secure, httpOnly: true, sameSite: .strict)
         else { throw AuthError.invalidRefreshToken }
         response.setCookie(cookie)
         return response
     }
 
-    private static func signedOut(_ request: Request) -> Response {
+    private static func signedOut(_ request: Request, secure: Bool) -> Response {
         var response = AuthResponder.json(.null)
-        response.setCookie(expiredCookie(for: request))
+        response.setCookie(expiredCookie(for: request, secure: secure))
         return response
     }
 
@@ -103,10 +108,8 @@ struct WebSessionResponder: Sendable {
         return value
     }
 
-    private static func expiredCookie(for request: Request) -> Cookie {
-        Cookie(
-            name: cookieName(for: request), value: "", maxAge: 0, path: path, secure: isSecure(request), httpOnly: true,
-            sameSite: .strict)
+    private static func expiredCookie(for request: Request, secure: Bool) -> Cookie {
+        Cookie(name: cookieName(for: request), value: "", maxAge: 0, path: path, secure: secure, httpOnly: true, sameSite: .strict)
     }
 
     /// `hearth_session`, suffixed with the port the browser addressed: browsers share cookies
@@ -118,11 +121,6 @@ struct WebSessionResponder: Sendable {
         let port = authority[authority.index(after: colon)...]
         guard !port.isEmpty, port.allSatisfy(\.isASCIIDigit) else { return "hearth_session" }
         return "hearth_session_\(port)"
-    }
-
-    /// True when the browser reached the server over TLS (directly or through a proxy that says so).
-    static func isSecure(_ request: Request) -> Bool {
-        request.head.scheme == "https" || request.headers[.forwardedProto]?.lowercased() == "https"
     }
 
     /// True when the request has no `Origin` (not sent by a page) or the page's origin is this

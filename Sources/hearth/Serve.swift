@@ -62,6 +62,14 @@ struct Serve: AsyncParsableCommand {
             """)
     var filesOrigin: String?
 
+    @Option(
+        name: .long,
+        help: """
+            A reverse proxy on another machine whose X-Forwarded-For and X-Forwarded-Proto are believed \
+            (repeatable; a proxy on this machine always is).
+            """)
+    var trustedProxy: [String] = []
+
     @Option(name: .long, help: "A storage.rules file for file storage (default: closed).")
     var storageRules: String?
 
@@ -99,6 +107,9 @@ struct Serve: AsyncParsableCommand {
         if let filesOrigin, ServerConfiguration.normalizedOrigin(filesOrigin) == nil {
             throw ValidationError("--files-origin must be an origin such as https://files.example.com (no path).")
         }
+        for address in trustedProxy where ServerConfiguration.normalizedIPAddress(address) == nil {
+            throw ValidationError("--trusted-proxy \(address) is not an IP address.")
+        }
         guard DataFolder.isValidDatabaseName(database) else {
             throw ValidationError("'\(database)' is not a valid database name (use a-z, 0-9 and -).")
         }
@@ -134,6 +145,7 @@ struct Serve: AsyncParsableCommand {
         configuration.signInFailuresPerAddress = signInFailuresPerAddress
         configuration.filesPort = filesPort
         configuration.filesOrigin = filesOrigin.flatMap(ServerConfiguration.normalizedOrigin)
+        configuration.trustedProxies = trustedProxy.compactMap(ServerConfiguration.normalizedIPAddress)
         if let webRoot {
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: webRoot, isDirectory: &isFolder), isFolder.boolValue else {
