@@ -22,7 +22,6 @@ import socket
 import ssl
 import subprocess
 import tempfile
-import threading
 import time
 import urllib.parse
 from dataclasses import dataclass, field
@@ -30,11 +29,11 @@ from pathlib import Path
 
 import pytest
 
+from conftest import browser_support
+
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "docs" / "deploy" / "nginx.conf"
-WEB_ROOT = REPO / "Web"
 BUCKET = "hearth.appspot.com"
-STARTUP_SECONDS = 60
 
 
 def _find(program: str) -> str | None:
@@ -124,43 +123,18 @@ def render(sample: str, replacements: dict[str, str]) -> str:
     return sample
 
 
-def launch_hearth(data: Path, files_origin: str, binary: str):
-    process = subprocess.Popen(
-        [binary, "serve", "--demo", "--data", str(data), "--port", "0", "--files-port", "0",
-         "--files-origin", files_origin, "--web-root", str(WEB_ROOT), "--sign-in-failures-per-address", "3"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
-    )
-    lines: list[str] = []
-    ready = threading.Event()
-
-    def read_output():
-        for line in process.stdout:
-            lines.append(line)
-            if "Demo accounts" in line:
-                ready.set()
-        ready.set()  # the process ended: stop waiting
-
-    threading.Thread(target=read_output, daemon=True).start()
-    if not ready.wait(STARTUP_SECONDS) or process.poll() is not None:
-        stop(process)
-        pytest.fail("hearth did not start and seed the demo in time:\n" + "".join(lines))
-    output = "".join(lines)
-    main = re.search(r"Hearth is serving http://127\.0\.0\.1:(\d+)/", output)
-    files = re.search(r"User files:\s+\S+ \(port (\d+)\)", output)
-    assert main and files, "no ports in hearth's output:\n" + output
-    admin_token = wait_for_file(data / "admin-token", str.strip)
-    return process, lines, int(main.group(1)), int(files.group(1)), admin_token
-
-
-def wait_for_file(path: Path, parse, timeout: float = 10):
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return parse(path.read_text())
-        except (FileNotFoundError, ValueError):
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
+def launch_hearth(data: Path, files_origin: str):
+    """``hearth serve --demo`` with a files port behind ``files_origin``: (server, main port, files port)."""
+    served = browser_support.launch_server(data, extra_args=(
+        "--files-port", "0", "--files-origin", files_origin, "--sign-in-failures-per-address", "3"))
+    main = re.search(r"Hearth is serving http://127\.0\.0\.1:(\d+)/", served.output())
+    deadline = time.monotonic() + 10
+    while not (files := re.search(r"User files:\s+\S+ \(port (\d+)\)", served.output())):
+        if time.monotonic() > deadline:
+            browser_support.stop_server(served)
+            pytest.fail("no files port in hearth's output:\n" + served.output())
+        time.sleep(0.05)
+    return served, int(main.group(1)), int(files.group(1))
 
 
 def wait_for_port(port: int, process: subprocess.Popen, timeout: float = 10):
@@ -188,14 +162,9 @@ def stop(process: subprocess.Popen):
 
 @pytest.fixture(scope="module")
 def stack():
-    binary = os.environ.get("HEARTH_BINARY")
-    if not binary:
-        pytest.fail('set HEARTH_BINARY to the hearth binary, e.g. HEARTH_BINARY="$(swift build --show-bin-path)/hearth"')
-    if not os.access(binary, os.X_OK):
-        pytest.fail(f"HEARTH_BINARY={binary} is not an executable file")
-
     tmp = Path(tempfile.mkdtemp(prefix="hearth-nginx-"))
     processes: list[subprocess.Popen] = []
+    servers = []
     try:
         cert, key = tmp / "fullchain.pem", tmp / "privkey.pem"
         subprocess.run(
@@ -210,9 +179,8 @@ def stack():
 
         data = tmp / "data"
         data.mkdir()
-        hearth, lines, main_port, files_port, admin_token = launch_hearth(
-            data, f"https://files.example.com:{tls_port}", binary)
-        processes.append(hearth)
+        hearth, main_port, files_port = launch_hearth(data, f"https://files.example.com:{tls_port}")
+        servers.append(hearth)
 
         rendered = render(SAMPLE.read_text(), {
             "listen 443 ": f"listen {tls_port} ",
@@ -248,11 +216,13 @@ http {{
             pytest.fail(f"nginx did not start listening on {tls_port} and {plain_port}:\n{log}")
 
         context = ssl.create_default_context(cafile=str(cert))
-        yield Stack(tls_port=tls_port, plain_port=plain_port, admin_token=admin_token, ca_file=cert,
-                    context=context, hearth_lines=lines, nginx_log=nginx_log)
+        yield Stack(tls_port=tls_port, plain_port=plain_port, admin_token=hearth.admin_token, ca_file=cert,
+                    context=context, hearth_lines=hearth.lines, nginx_log=nginx_log)
     finally:
         for process in reversed(processes):
             stop(process)
+        for served in servers:
+            browser_support.stop_server(served)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from conftest import (
-    browser_support, policy_violations, request, sign_up, signed_in, watch_policy_violations,
+    browser_support, policy_violations, request, signed_in, watch_policy_violations,
 )
 
 wait_until = browser_support.wait_until
