@@ -15,6 +15,9 @@ import Synchronization
 /// With either, pages are told the origin (`storageOrigin` in `/__/firebase/init.json`) and
 /// allow it in their CSP, and a browser that opens a file's link on the app's origin (no
 /// `Authorization` header: a navigation, an image, a shared link) is redirected to it.
+///
+/// Threading: everything is immutable but the files listener's bound port, which its start
+/// writes once and page requests on any event loop read, under a `Mutex`.
 final class FilesOrigin: Sendable {
     /// The configured origin, `scheme://host[:port]`, lowercased; nil when only a port is set.
     let configured: String?
