@@ -269,8 +269,8 @@ struct CommandLineTests {
         #expect(exported.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == #"{"keep":true}"#)
     }
 
-    @Test func badFilesOriginOptionsAreRefusedBeforeAnythingStarts() throws {
-        let directory = try TemporaryDirectory(prefix: "hearth-cli-files")
+    @Test func badFilesAndProxyOptionsAreRefusedBeforeAnythingStarts() throws {
+        let directory = try TemporaryDirectory(prefix: "hearth-cli-options")
         defer { directory.remove() }
         let data = directory.url.appendingPathComponent("data").path
         let cases: [([String], String)] = [
@@ -278,6 +278,7 @@ struct CommandLineTests {
             (["--files-origin", "https://files.example.com/o"], "--files-origin must be an origin"),
             (["--files-port", "70000"], "--files-port must be between 0 and 65535"),
             (["--port", "9123", "--files-port", "9123"], "--files-port must differ from --port"),
+            (["--trusted-proxy", "proxy.example.com"], "--trusted-proxy proxy.example.com is not an IP address"),
         ]
         for (arguments, message) in cases {
             let result = try HearthProcess.run(["serve", "--data", data] + arguments)
