@@ -22,6 +22,11 @@ public final class AuthService: Sendable {
         public var minimumPasswordLength = 6
         /// Emulator mode: unsigned custom tokens are accepted, as the Firebase tools make them.
         public var emulator = false
+        /// How recent a sign-in must be (seconds) for a user to change their email or password
+        /// or delete their account with an ID token: older ones get
+        /// `CREDENTIAL_TOO_OLD_LOGIN_AGAIN`, as Firebase answers. A token stolen from a page
+        /// cannot then be turned into a new password and a lasting session.
+        public var recentSignInSeconds: Int64 = 300
 
         public init() {}
     }
@@ -178,6 +183,11 @@ public final class AuthService: Sendable {
     /// The account an ID token speaks for; tokens issued before a password change or
     /// sign-out are refused.
     public func user(idToken: String?) async throws(AuthError) -> UserRecord {
+        try await verifiedUser(idToken: idToken).user
+    }
+
+    /// The account an ID token speaks for, and the token's claims.
+    private func verifiedUser(idToken: String?) async throws(AuthError) -> (user: UserRecord, claims: Node) {
         guard let idToken, !idToken.isEmpty else { throw .invalidIDToken }
         let claims = try await issuer.verifyIDToken(idToken, now: nowSeconds)
         guard case .string(let uid) = claims.child(ChildKey("sub")),
@@ -185,7 +195,15 @@ public final class AuthService: Sendable {
         else { throw .userNotFound }
         if let issued = claims.child(ChildKey("iat")).numberValue, Int64(issued) < user.validSince { throw .tokenExpired }
         guard !user.disabled else { throw .userDisabled }
-        return user
+        return (user, claims)
+    }
+
+    /// Throws `CREDENTIAL_TOO_OLD_LOGIN_AGAIN` unless the token's sign-in (`auth_time`) is recent
+    /// enough for a sensitive change (see ``Policy/recentSignInSeconds``).
+    private func checkRecentSignIn(_ claims: Node) throws(AuthError) {
+        guard let signedIn = claims.child(ChildKey("auth_time")).numberValue,
+            Int64(signedIn) >= nowSeconds - policy.recentSignInSeconds
+        else { throw .credentialTooOld }
     }
 
     /// A change a user makes to their own account.
@@ -213,7 +231,11 @@ public final class AuthService: Sendable {
     /// session and returns a new one; so does linking an email and password to an anonymous
     /// account.
     public func update(idToken: String?, _ change: ProfileChange) async throws(AuthError) -> (UserRecord, Session?) {
-        var user = try await user(idToken: idToken)
+        let (verified, claims) = try await verifiedUser(idToken: idToken)
+        var user = verified
+        // An anonymous account has no credential to sign in again with: it may gain one at any time.
+        let hasCredential = user.provider != "anonymous" || user.email != nil || user.passwordHash != nil
+        if hasCredential, change.password != nil || change.email != nil { try checkRecentSignIn(claims) }
         if let name = change.displayName { user.displayName = name }
         if let photo = change.photoURL { user.photoURL = photo }
         if change.deleteAttributes.contains("DISPLAY_NAME") { user.displayName = nil }
@@ -239,7 +261,8 @@ public final class AuthService: Sendable {
 
     /// Deletes the account an ID token speaks for.
     public func delete(idToken: String?) async throws(AuthError) {
-        let user = try await user(idToken: idToken)
+        let (user, claims) = try await verifiedUser(idToken: idToken)
+        if user.provider != "anonymous" { try checkRecentSignIn(claims) }
         _ = try await offload { [store] in try store.delete(uid: user.uid) }
         logger.info("account deleted", metadata: ["uid": "\(user.uid)"])
     }

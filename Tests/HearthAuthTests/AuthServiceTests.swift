@@ -350,6 +350,39 @@ import Testing
         }
     }
 
+    @Test func passwordEmailChangesAndDeletionNeedARecentSignIn() async throws {
+        try await Self.withService { service, clock in
+            let signedUp = try await service.signUp(email: "alice@example.com", password: Self.password)
+            clock.advance(by: 301_000)
+            // A refreshed token keeps the old sign-in time: a stolen session cannot set a password.
+            let refreshed = try await service.refresh(refreshToken: signedUp.refreshToken)
+            for change in [AuthService.ProfileChange(password: "new password 1"), .init(email: "mallory@example.com")] {
+                await #expect(throws: AuthError.credentialTooOld) { try await service.update(idToken: refreshed.idToken, change) }
+            }
+            await #expect(throws: AuthError.credentialTooOld) { try await service.delete(idToken: refreshed.idToken) }
+            // Nothing changed, and everyday changes still work.
+            let stored = try #require(try service.store.user(uid: signedUp.user.uid))
+            #expect(stored.email == "alice@example.com")
+            #expect(try await service.signIn(email: "alice@example.com", password: Self.password, client: "c").user.uid == stored.uid)
+            let (renamed, _) = try await service.update(idToken: refreshed.idToken, .init(displayName: "Alice"))
+            #expect(renamed.displayName == "Alice")
+            // Signing in again makes it recent.
+            let again = try await service.signIn(email: "alice@example.com", password: Self.password, client: "c")
+            let (changed, session) = try await service.update(idToken: again.idToken, .init(password: "new password 1"))
+            #expect(changed.uid == stored.uid && session != nil)
+        }
+    }
+
+    @Test func anAnonymousAccountGainsAnEmailAtAnyTime() async throws {
+        try await Self.withService { service, clock in
+            let anonymous = try await service.signUp(email: nil, password: nil)
+            clock.advance(by: 24 * 3600 * 1000)
+            let refreshed = try await service.refresh(refreshToken: anonymous.refreshToken)
+            let (user, _) = try await service.update(idToken: refreshed.idToken, .init(email: "anon@example.com", password: Self.password))
+            #expect(user.uid == anonymous.user.uid && user.provider == "password")
+        }
+    }
+
     @Test func linkingAnEmailAndPasswordUpgradesAnAnonymousAccount() async throws {
         try await Self.withService { service, _ in
             let anonymous = try await service.signUp(email: nil, password: nil)
