@@ -18,6 +18,16 @@ enum FileContentPolicy {
     ]
     /// Other types shown inline: PDF (the browser's viewer) and plain text.
     static let inlineOtherTypes: Set<String> = ["application/pdf", "text/plain"]
+    /// Types a page runs or applies when it loads them as a script, worker or stylesheet (the
+    /// WHATWG's JavaScript MIME types, and CSS). With `nosniff`, a browser refuses any other type
+    /// for those, so sent as `application/octet-stream` from the app's origin they cannot get
+    /// past the pages' `script-src 'self'`.
+    static let pageExecutableTypes: Set<String> = [
+        "application/ecmascript", "application/javascript", "application/x-ecmascript", "application/x-javascript",
+        "text/ecmascript", "text/javascript", "text/javascript1.0", "text/javascript1.1", "text/javascript1.2",
+        "text/javascript1.3", "text/javascript1.4", "text/javascript1.5", "text/jscript", "text/livescript",
+        "text/x-ecmascript", "text/x-javascript", "text/css",
+    ]
 
     /// What a download is served as.
     struct Presentation: Equatable {
@@ -28,12 +38,22 @@ enum FileContentPolicy {
     }
 
     /// The presentation of the object `name` stored with `contentType` and, if any, the
-    /// `storedDisposition` from its metadata.
-    static func presentation(name: String, contentType: String, storedDisposition: String?) -> Presentation {
+    /// `storedDisposition` from its metadata; `onAppOrigin` when it is served from the app's
+    /// own origin rather than a files origin.
+    static func presentation(
+        name: String, contentType: String, storedDisposition: String?, onAppOrigin: Bool = true
+    ) -> Presentation {
         let mediaType = Self.mediaType(contentType)
         let inline = mediaType.map(isSafeInline) ?? false
-        // A type that cannot be parsed is not passed on: the browser might guess from it.
-        let sentType = mediaType == nil ? "application/octet-stream" : contentType
+        // Only the type and a well-formed charset are passed on: browsers read a Content-Type
+        // of several types (`a; x=y, text/html`) as its last one, and guess from what they
+        // cannot parse.
+        let sentType: String
+        if let mediaType, !(onAppOrigin && pageExecutableTypes.contains(mediaType)) {
+            sentType = charset(of: contentType).map { "\(mediaType); charset=\($0)" } ?? mediaType
+        } else {
+            sentType = "application/octet-stream"
+        }
         let filename = filenameParameters(storedDisposition) ?? "filename*=utf-8''\(encodedFileName(name))"
         let asked = storedDisposition.flatMap(dispositionType)
         // The owner may ask for an attachment of anything; inline only where it is safe.
@@ -58,10 +78,22 @@ enum FileContentPolicy {
         return trimmed
     }
 
+    /// The `charset` parameter of a `Content-Type`, when it is one plain token.
+    static func charset(of contentType: String) -> String? {
+        for parameter in contentType.split(separator: ";").dropFirst() {
+            let parts = parameter.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces).lowercased() == "charset" else { continue }
+            let value = parts[1].trimmingCharacters(in: .whitespaces)
+            return !value.isEmpty && value.utf8.count <= 40 && value.utf8.allSatisfy(isTokenByte) ? value : nil
+        }
+        return nil
+    }
+
     /// RFC 9110's token characters.
     private static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): return true
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
         default: return "!#$%&'*+-.^_`|~".utf8.contains(byte)
         }
     }

@@ -47,8 +47,8 @@ final class FilesOrigin: Sendable {
     /// files share the app's origin.
     func origin(forAuthority authority: String?, scheme: String) -> String? {
         if let configured { return configured }
-        guard let port = boundPort.withLock({ $0 }), let authority else { return nil }
-        return "\(scheme)://\(Self.hostName(of: authority)):\(port)"
+        guard let port = boundPort.withLock({ $0 }), let authority, let host = Self.hostName(of: authority) else { return nil }
+        return "\(scheme)://\(host):\(port)"
     }
 
     /// True when a request addressed to `authority` is meant for the configured files host.
@@ -79,10 +79,22 @@ final class FilesOrigin: Sendable {
         return "\(shown):\(port)"
     }
 
-    /// The host of a `Host` value, without its port.
-    static func hostName(of authority: String) -> String {
-        if authority.hasPrefix("["), let end = authority.firstIndex(of: "]") { return String(authority[...end]) }
-        guard let colon = authority.lastIndex(of: ":") else { return authority }
-        return String(authority[..<colon])
+    /// The host of a `Host` value, without its port; nil unless it is a plain name or address
+    /// (it is written into headers and pages: nothing else may come through).
+    static func hostName(of authority: String) -> String? {
+        let host: Substring
+        if authority.hasPrefix("[") {
+            guard let end = authority.firstIndex(of: "]") else { return nil }
+            host = authority[...end]
+            let inside = host.dropFirst().dropLast()
+            guard !inside.isEmpty, inside.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else { return nil }
+        } else {
+            host = authority.lastIndex(of: ":").map { authority[..<$0] } ?? authority[...]
+            guard !host.isEmpty, host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") })
+            else { return nil }
+        }
+        let rest = authority[host.endIndex...]
+        guard rest.isEmpty || (rest.first == ":" && rest.dropFirst().allSatisfy(\.isASCIIDigit)) else { return nil }
+        return String(host)
     }
 }

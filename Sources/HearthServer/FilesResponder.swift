@@ -37,9 +37,11 @@ struct FilesResponder: Sendable {
 
     static func handles(_ path: String) -> Bool { path.hasPrefix(prefix) }
 
-    func respond(to request: Request, context: HearthRequestContext) async -> Response {
+    /// The answer to a storage request; `onAppOrigin` when it came to the app's own origin
+    /// rather than a files origin (see ``FileContentPolicy``).
+    func respond(to request: Request, context: HearthRequestContext, onAppOrigin: Bool) async -> Response {
         do {
-            return try await route(request, context: context)
+            return try await route(request, context: context, onAppOrigin: onAppOrigin)
         } catch let error as FilesError {
             return Self.errorResponse(error)
         } catch let error as HearthError {
@@ -69,10 +71,16 @@ struct FilesResponder: Sendable {
         return Target(bucket: bucket, name: name)
     }
 
-    private func route(_ request: Request, context: HearthRequestContext) async throws -> Response {
-        let target = try target(of: request)
+    /// A request's query parameters; of a repeated one, the last.
+    static func parameters(of request: Request) -> [String: String] {
         var parameters: [String: String] = [:]
         for (key, value) in request.uri.queryParameters { parameters[String(key)] = String(value) }
+        return parameters
+    }
+
+    private func route(_ request: Request, context: HearthRequestContext, onAppOrigin: Bool) async throws -> Response {
+        let target = try target(of: request)
+        let parameters = Self.parameters(of: request)
         let requester = try await requester(request, parameters: parameters)
         switch (request.method, target.name) {
         case (.get, nil): return try list(target.bucket, parameters: parameters, requester: requester)
@@ -84,7 +92,9 @@ struct FilesResponder: Sendable {
             return try await upload(request, bucket: target.bucket, parameters: parameters, requester: requester, context: context)
         case (.post, let name?) where parameters["create_token"] != nil || parameters["delete_token"] != nil:
             return try tokens(bucket: target.bucket, name: name, parameters: parameters, requester: requester)
-        case (.get, let name?): return try await get(request, bucket: target.bucket, name: name, parameters: parameters, requester: requester)
+        case (.get, let name?):
+            return try await get(
+                request, bucket: target.bucket, name: name, parameters: parameters, requester: requester, onAppOrigin: onAppOrigin)
         case (.patch, let name?):
             return try await updateMetadata(request, bucket: target.bucket, name: name, requester: requester)
         case (.delete, let name?): return try delete(bucket: target.bucket, name: name, requester: requester)
@@ -154,7 +164,8 @@ struct FilesResponder: Sendable {
     // MARK: - Reading
 
     private func get(
-        _ request: Request, bucket: String, name: String, parameters: [String: String], requester: Requester
+        _ request: Request, bucket: String, name: String, parameters: [String: String], requester: Requester,
+        onAppOrigin: Bool
     ) async throws -> Response {
         let object = try store.object(bucket: bucket, name: name)
         let media = parameters["alt"] == "media"
@@ -163,10 +174,10 @@ struct FilesResponder: Sendable {
         if !tokenGranted { try authorize(.get, bucket: bucket, name: name, requester: requester, existing: object) }
         guard let object else { throw FilesError.notFound }
         guard media else { return Self.metadataResponse(object) }
-        return try await download(object, request: request)
+        return try await download(object, request: request, onAppOrigin: onAppOrigin)
     }
 
-    private func download(_ object: StoredObject, request: Request) async throws -> Response {
+    private func download(_ object: StoredObject, request: Request, onAppOrigin: Bool) async throws -> Response {
         var headers = HTTPFields()
         let etag = "\"\(object.etag)\""
         let lastModified = Self.httpDate(object.updated)
@@ -175,7 +186,8 @@ struct FilesResponder: Sendable {
         headers[.acceptRanges] = "bytes"
         // Never the stored type and disposition as given: see FileContentPolicy.
         let presentation = FileContentPolicy.presentation(
-            name: object.name, contentType: object.contentType, storedDisposition: object.contentDisposition)
+            name: object.name, contentType: object.contentType, storedDisposition: object.contentDisposition,
+            onAppOrigin: onAppOrigin)
         headers[.contentType] = presentation.contentType
         headers[.contentDisposition] = presentation.disposition
         if let cacheControl = object.cacheControl { headers[.cacheControl] = cacheControl }

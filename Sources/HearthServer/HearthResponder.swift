@@ -31,7 +31,7 @@ struct HearthResponder: HTTPResponder {
             if request.method == .options {
                 response = CORS.preflight(request)
             } else if FilesResponder.handles(path) {
-                response = await files.respond(to: request, context: context)
+                response = await files.respond(to: request, context: context, onAppOrigin: false)
                 kind = .file
             } else {
                 response = FilesResponder.errorResponse(.notFound)
@@ -49,7 +49,7 @@ struct HearthResponder: HTTPResponder {
             if let redirect = filesRedirect(request, context: context) {
                 response = redirect
             } else {
-                response = await files.respond(to: request, context: context)
+                response = await files.respond(to: request, context: context, onAppOrigin: true)
                 kind = .file
             }
         } else if path == StatsResponder.path {
@@ -73,7 +73,7 @@ struct HearthResponder: HTTPResponder {
     /// theirs, are answered here as before (a redirect would drop their `Authorization`).
     private func filesRedirect(_ request: Request, context: Context) -> Response? {
         guard request.method == .get || request.method == .head, request.headers[.authorization] == nil,
-            request.uri.queryParameters["alt"] == "media",
+            FilesResponder.parameters(of: request)["alt"] == "media",
             let origin = filesOrigin.origin(
                 forAuthority: request.head.authority, scheme: proxies.scheme(of: request, peer: context.remoteAddress))
         else { return nil }

@@ -70,11 +70,8 @@ struct RESTRequest {
     /// True when a browser loads the request as a `<script>` of a page of this very origin
     /// (the Fetch Metadata headers, which page scripts cannot set).
     private static func isOwnPageScript(_ request: Request) -> Bool {
-        request.headers[secFetchDest] == "script" && request.headers[secFetchSite] == "same-origin"
+        request.headers[.secFetchDest] == "script" && request.headers[.secFetchSite] == "same-origin"
     }
-
-    private static let secFetchDest = HTTPField.Name("Sec-Fetch-Dest")!
-    private static let secFetchSite = HTTPField.Name("Sec-Fetch-Site")!
 
     /// Checks the parameters that change nothing in how Hearth answers but must be well formed:
     /// `timeout`, `writeSizeLimit`, `callback`, `download`, `print`, `auth_variable_override`.

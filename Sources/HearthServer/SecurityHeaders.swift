@@ -93,4 +93,7 @@ extension HTTPField.Name {
     static let referrerPolicy = Self("Referrer-Policy")!
     static let crossOriginOpenerPolicy = Self("Cross-Origin-Opener-Policy")!
     static let permissionsPolicy = Self("Permissions-Policy")!
+    /// Fetch Metadata: what a browser says of a request's origin and use (page scripts cannot set these).
+    static let secFetchSite = Self("Sec-Fetch-Site")!
+    static let secFetchDest = Self("Sec-Fetch-Dest")!
 }

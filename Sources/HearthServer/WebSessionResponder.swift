@@ -123,9 +123,11 @@ struct WebSessionResponder: Sendable {
         return "hearth_session_\(port)"
     }
 
-    /// True when the request has no `Origin` (not sent by a page) or the page's origin is this
-    /// server as the browser addressed it.
+    /// True when a browser says the request comes from a page of this origin (Fetch Metadata,
+    /// which holds even behind a proxy that rewrites `Host`); without that, when it has no
+    /// `Origin` (not sent by a page) or its `Origin` is this server as the browser addressed it.
     static func isSameOrigin(_ request: Request) -> Bool {
+        if let site = request.headers[.secFetchSite] { return site == "same-origin" }
         guard let origin = request.headers[.origin] else { return true }
         guard let authority = request.head.authority, let url = URL(string: origin), let host = url.host else { return false }
         let address = url.port.map { "\(host):\($0)" } ?? host

@@ -4,18 +4,42 @@ import Testing
 /// Which stored files a browser may show inline, and what every other one is served as.
 @Suite("File content policy")
 struct FileContentPolicyTests {
-    static func present(_ type: String, disposition: String? = nil, name: String = "u/p/file") -> FileContentPolicy.Presentation {
-        FileContentPolicy.presentation(name: name, contentType: type, storedDisposition: disposition)
+    static func present(
+        _ type: String, disposition: String? = nil, name: String = "u/p/file", onAppOrigin: Bool = true
+    ) -> FileContentPolicy.Presentation {
+        FileContentPolicy.presentation(name: name, contentType: type, storedDisposition: disposition, onAppOrigin: onAppOrigin)
     }
 
     @Test(arguments: [
-        "image/png", "image/jpeg", "IMAGE/JPEG", "image/gif", "image/webp", "image/avif", "audio/mpeg", "video/mp4",
-        "application/pdf", "text/plain", "text/plain; charset=utf-8", " image/png ; q=1",
+        ("image/png", "image/png"), ("image/jpeg", "image/jpeg"), ("IMAGE/JPEG", "image/jpeg"), ("image/gif", "image/gif"),
+        ("image/webp", "image/webp"), ("image/avif", "image/avif"), ("audio/mpeg", "audio/mpeg"), ("video/mp4", "video/mp4"),
+        ("application/pdf", "application/pdf"), ("text/plain", "text/plain"),
+        ("text/plain; charset=UTF-8", "text/plain; charset=UTF-8"), (" image/png ; q=1", "image/png"),
     ])
-    func safeTypesAreInline(type: String) {
+    func safeTypesAreInline(type: String, sent: String) {
         let presentation = Self.present(type, name: "alice/p1/photo 1.png")
         #expect(presentation.disposition == "inline; filename*=utf-8''photo%201.png")
-        #expect(presentation.contentType == type)
+        #expect(presentation.contentType == sent)
+    }
+
+    @Test(arguments: [
+        "text/plain; a=b, text/html", "image/png; a=b, text/javascript", "image/png;charset=\"x, text/html\"",
+        "text/plain; charset=utf-8, text/html",
+    ])
+    func onlyTheTypeAndAPlainCharsetArePassedOn(type: String) {
+        // Browsers read a list of types as its last one: none may reach the browser.
+        let sent = Self.present(type).contentType
+        #expect(!sent.contains(","), "\(type) → \(sent)")
+        #expect(!sent.contains("html") && !sent.contains("javascript"), "\(type) → \(sent)")
+    }
+
+    @Test(arguments: ["text/javascript", "application/javascript", "TEXT/JavaScript; charset=utf-8", "application/x-javascript", "text/css"])
+    func scriptsAndStylesAreOnlyBytesOnTheAppOrigin(type: String) {
+        // A page of the app's origin may load same-origin scripts: a user's file must not be one.
+        #expect(Self.present(type).contentType == "application/octet-stream")
+        #expect(Self.present(type).disposition.hasPrefix("attachment;"))
+        // On a files origin, which no page's policy lets scripts come from, the type is kept.
+        #expect(Self.present(type, onAppOrigin: false).contentType.hasPrefix(type.split(separator: ";")[0].lowercased()))
     }
 
     @Test(arguments: [

@@ -86,6 +86,20 @@ struct FilesOriginTests {
                 headers: ["Authorization": "Bearer \(TestServer.adminToken)"])
             #expect(Self.status(signed) == 200)
             #expect(Self.header("Content-Disposition", in: signed)?.hasPrefix("attachment;") == true)
+            // A repeated parameter is read as storage reads it (the last one): no way round the redirect.
+            let repeated = try await Self.rawGET(
+                port: server.port, FilesEndpointTests.path("mallory/evil.svg") + "?alt=json&alt=media")
+            #expect(Self.status(repeated) == 307, "\(repeated)")
+            let metadataLast = try await Self.rawGET(
+                port: server.port, FilesEndpointTests.path("mallory/evil.svg") + "?alt=media&alt=json")
+            #expect(Self.status(metadataLast) == 200)
+            #expect(metadataLast.contains(#""contentType" : "image/svg+xml""#), "\(metadataLast)")
+            // A Host that is not a plain name gets no files origin written into its answers.
+            for host in ["x; script-src *", "a@evil.example", "evil.example/path", "[::1", "h:80x"] {
+                let page = try await Self.rawGET(port: server.port, "/__/firebase/init.json", host: host)
+                #expect(!page.contains("storageOrigin"), "\(host): \(page)")
+                #expect(!(Self.header("Content-Security-Policy", in: page) ?? "").contains("evil"), "\(host)")
+            }
             // Metadata is not a download: no redirect.
             let metadata = try await Self.rawGET(port: server.port, FilesEndpointTests.path("mallory/evil.svg"))
             #expect(Self.status(metadata) == 200)

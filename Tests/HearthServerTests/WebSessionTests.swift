@@ -111,6 +111,18 @@ struct WebSessionTests {
                     #expect(result.header("Access-Control-Allow-Origin") == nil)
                 }
             }
+            // A browser's own word (Fetch Metadata) decides when it is there, even with a matching Origin.
+            let sameSite = try await httpRequest(
+                "POST", URL(string: "http://127.0.0.1:\(server.port)/.hearth/session/token")!,
+                headers: ["Cookie": cookie, "Origin": "http://127.0.0.1:\(server.port)", "Sec-Fetch-Site": "same-site"],
+                session: Self.session)
+            #expect(sameSite.status == 403)
+            // Behind a proxy that rewrites Host, a same-origin page is still recognised.
+            let rewritten = try await httpRequest(
+                "POST", URL(string: "http://127.0.0.1:\(server.port)/.hearth/session/token")!,
+                headers: ["Cookie": cookie, "Origin": "https://app.example.com", "Sec-Fetch-Site": "same-origin"],
+                session: Self.session)
+            #expect(rewritten.status == 200, "\(rewritten.text)")
             // Still signed in: nothing above ended the session.
             let token = try await Self.call(server, "POST", "/.hearth/session/token", cookie: cookie, origin: "http://127.0.0.1:\(server.port)")
             #expect(token.status == 200)

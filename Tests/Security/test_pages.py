@@ -211,3 +211,47 @@ def test_another_site_cannot_use_the_session(server, browser, hostile_site):
         "const done = arguments[arguments.length - 1]; window.hearth.auth.getIdToken(true).then(done, (e) => done('error: ' + e.message));")
     assert not token.startswith("error"), token
     assert json.loads(request("GET", f"{server.url}/people/{uid}/full_name.json")[2])
+
+
+def test_a_session_an_older_client_kept_in_local_storage_moves_to_the_cookie(server, browser):
+    account = server.account("Ann")
+    status, _, body = request(
+        "POST", f"{server.url}/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword?key=x",
+        json.dumps({"email": account["email"], "password": account["password"], "returnSecureToken": True}).encode(),
+        {"Content-Type": "application/json"})
+    assert status == 200, body
+    signed_in_before = json.loads(body)
+    # What the previous version of lib/hearth.js left in localStorage.
+    browser.get(server.url + "/no-such-page")
+    browser.execute_script(
+        "localStorage.setItem(arguments[0], JSON.stringify({idToken: arguments[1], refreshToken: arguments[2], expiresAt: 0}))",
+        f"hearth.session:{server.url}", signed_in_before["idToken"], signed_in_before["refreshToken"])
+    open_app(browser, server)
+    wait_until(browser, lambda d: d.execute_script(
+        "return window.hearth.auth.currentUser && window.hearth.auth.currentUser.uid") == signed_in_before["localId"])
+    stored = browser.execute_script("return JSON.stringify(localStorage)")
+    assert signed_in_before["refreshToken"] not in stored and "refreshToken" not in stored
+    port = server.url.rsplit(":", 1)[1]
+    cookies = browser.execute_cdp_cmd("Network.getAllCookies", {})["cookies"]
+    assert [c for c in cookies if c["name"] == f"hearth_session_{port}" and c["value"] == signed_in_before["refreshToken"]]
+
+
+def test_when_the_server_will_not_keep_the_session_it_lasts_for_the_page(server, browser):
+    open_app(browser, server)
+    # Something between the page and the server refuses the session endpoint.
+    browser.execute_script("""
+        const original = window.fetch;
+        window.fetch = (input, init) => String(input).includes('/.hearth/session')
+          ? Promise.resolve(new Response('{"error":{"code":404,"message":"NOT_FOUND"}}', { status: 404 }))
+          : original(input, init);
+    """)
+    account = server.account("Bob")
+    uid = browser.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        window.hearth.auth.signIn(arguments[0], arguments[1])
+          .then(() => window.hearth.auth.getIdToken(true))
+          .then(() => done(window.hearth.auth.currentUser.uid), (error) => done('error: ' + error.message));
+    """, account["email"], account["password"])
+    assert not uid.startswith("error"), uid
+    # Nothing was written where scripts could read it later.
+    assert browser.execute_script("return localStorage.getItem(arguments[0])", f"hearth.session:{server.url}") is None

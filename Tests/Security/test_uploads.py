@@ -131,6 +131,34 @@ def test_a_safe_image_still_opens_inline(server, browser, downloads):
     assert not list(folder.iterdir()), "an image was downloaded instead of shown"
 
 
+def one_page_pdf() -> bytes:
+    """A valid one-page PDF that says HELLO PDF."""
+    stream = b"BT /F1 24 Tf 40 100 Td (HELLO PDF) Tj ET"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 200] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out, offsets = b"%PDF-1.4\n", []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1) + b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    return out + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+
+
+def test_a_pdf_opens_in_the_browsers_viewer_under_the_sandbox(server, browser, downloads):
+    folder = downloads(browser)
+    status, _, answer = upload(server.url, server.admin_token, "someone/full/p/doc.pdf", one_page_pdf(), "application/pdf")
+    assert status == 200, answer
+    browser.get(media_url(server.url, "someone/full/p/doc.pdf"))
+    browser_support.wait_until(browser, lambda d: d.execute_script("return document.contentType") == "application/pdf",
+                               message="the PDF did not open in the viewer")
+    assert not list(folder.iterdir()), "the PDF was downloaded instead of shown"
+
+
 def test_with_a_files_origin_a_link_on_the_app_origin_opens_on_the_files_origin(files_server, browser, downloads):
     folder = downloads(browser)
     mallory = sign_up(files_server, "mallory-origin@example.com")

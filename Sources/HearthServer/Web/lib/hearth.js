@@ -497,6 +497,7 @@ class Auth {
     this._refreshing = null;
     this._timer = null;
     this._user = null; // the current user, decoded once per set of claims
+    this._legacyRefreshToken = null; // a session an older version kept in localStorage
     this._session = this._load();
     this._channel = null;
     if (persistence === 'server' && typeof BroadcastChannel !== 'undefined') {
@@ -513,7 +514,9 @@ class Auth {
     }
     /** Settles once the session kept on the server (if any) has been checked. */
     // Only a page that remembers a signed-in user asks: a visitor who never signed in has no cookie.
-    this.ready = persistence === 'server' && this._session ? this._restore() : Promise.resolve();
+    this.ready = Promise.resolve();
+    if (persistence === 'server' && this._legacyRefreshToken) this.ready = this._adoptLegacy(this._legacyRefreshToken);
+    else if (persistence === 'server' && this._session) this.ready = this._restore();
     this._scheduleRefresh();
   }
 
@@ -697,12 +700,41 @@ class Auth {
   async _start(answer) {
     if (this._persistence === 'server') {
       // The refresh token goes to the server's cookie and is not kept here.
-      const kept = await this._sessionCall('POST', '/.hearth/session', { refreshToken: answer.refreshToken });
-      this._store(kept);
-      this._channel?.postMessage('changed');
-    } else {
-      this._store(answer);
+      let kept;
+      try {
+        kept = await this._sessionCall('POST', '/.hearth/session', { refreshToken: answer.refreshToken });
+      } catch (error) {
+        // The server would not keep it (a proxy in the way, an older server, the network):
+        // the user is signed in all the same, for as long as this page lasts.
+        console.warn(`Hearth: the server did not keep the session (${error.message}); it lasts as long as this page.`);
+        this._persistence = 'none';
+      }
+      if (kept) {
+        this._store(kept);
+        this._channel?.postMessage('changed');
+        this._changed();
+        return;
+      }
     }
+    this._store(answer);
+    this._changed();
+  }
+
+  /**
+   * A session an older version of this client kept in localStorage, refresh token and all:
+   * handed to the server's cookie and wiped from storage, or wiped if the server refuses it.
+   */
+  async _adoptLegacy(refreshToken) {
+    this._legacyRefreshToken = null;
+    let kept;
+    try {
+      kept = await this._sessionCall('POST', '/.hearth/session', { refreshToken });
+    } catch (error) {
+      // Offline: keep it where it is and try on the next load. Refused: it is of no use.
+      if (error.code !== 'network') this._save(null);
+      return;
+    }
+    this._store(kept);
     this._changed();
   }
 
@@ -736,7 +768,11 @@ class Auth {
     try {
       const stored = JSON.parse(localStorage.getItem(this._storageKey) ?? 'null');
       if (this._persistence === 'server') {
-        return stored?.claims && !stored.refreshToken ? { idToken: null, expiresAt: 0, claims: stored.claims } : null;
+        if (stored?.refreshToken) {
+          this._legacyRefreshToken = stored.refreshToken;
+          return null;
+        }
+        return stored?.claims ? { idToken: null, expiresAt: 0, claims: stored.claims } : null;
       }
       if (!stored?.idToken || !stored.refreshToken) return null;
       return { ...stored, claims: decodeJWT(stored.idToken) };
