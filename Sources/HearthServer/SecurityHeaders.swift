@@ -66,7 +66,8 @@ enum SecurityHeaders {
         nosniff,
         HTTPField(name: .xFrameOptions, value: "DENY"),
         HTTPField(name: .referrerPolicy, value: "same-origin"),
-        HTTPField(name: .crossOriginOpenerPolicy, value: "same-origin"),
+        // Pages of other origins get no handle on the app; the app may still open sign-in popups.
+        HTTPField(name: .crossOriginOpenerPolicy, value: "same-origin-allow-popups"),
         HTTPField(name: .permissionsPolicy, value: "camera=(), microphone=(), geolocation=(), payment=(), usb=()"),
     ]
     private static let pagePolicyWithoutFilesOrigin = HTTPField(name: .contentSecurityPolicy, value: pagePolicy(filesOrigin: nil))

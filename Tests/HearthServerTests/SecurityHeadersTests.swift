@@ -52,6 +52,7 @@ struct SecurityHeadersTests {
         #expect(!policy.contains("unsafe"), "\(label): \(policy)", sourceLocation: sourceLocation)
         #expect(result.header("X-Frame-Options") == "DENY", "\(label)", sourceLocation: sourceLocation)
         #expect(result.header("Referrer-Policy") == "same-origin", "\(label)", sourceLocation: sourceLocation)
+        #expect(result.header("Cross-Origin-Opener-Policy") == "same-origin-allow-popups", "\(label)", sourceLocation: sourceLocation)
     }
 
     @Test func everyKindOfAPIResponseCarriesTheHeaders() async throws {
