@@ -137,6 +137,46 @@ public struct JSONParser: ~Copyable {
         }
     }
 
+    /// The members of the JSON object in `bytes`, each key (as written, not checked as a
+    /// database key) with the byte range of its value, in order, unparsed: for envelopes (such
+    /// as the realtime protocol's messages) whose parts are read in different ways. Values are
+    /// checked to be well-formed JSON. Throws `unparseableData` when `bytes` is not one object.
+    public static func members(ofObject bytes: some Collection<UInt8>) throws(HearthError) -> [(key: String, value: Range<Int>)] {
+        try withContiguousBytes(bytes) { (buffer) throws(HearthError) -> [(key: String, value: Range<Int>)] in
+            var parser = JSONParser(buffer)
+            parser.skipWhitespace()
+            guard parser.peek() == UInt8(ascii: "{") else { throw HearthError.unparseableData }
+            parser.position += 1
+            var members: [(key: String, value: Range<Int>)] = []
+            parser.skipWhitespace()
+            if parser.peek() == UInt8(ascii: "}") {
+                parser.position += 1
+            } else {
+                while true {
+                    parser.skipWhitespace()
+                    guard parser.peek() == UInt8(ascii: "\"") else { throw HearthError.unparseableData }
+                    let key = try parser.parseString()
+                    parser.skipWhitespace()
+                    guard parser.peek() == UInt8(ascii: ":") else { throw HearthError.unparseableData }
+                    parser.position += 1
+                    parser.skipWhitespace()
+                    let start = parser.position
+                    try parser.skipValue(depth: 1)
+                    members.append((key, start..<parser.position))
+                    parser.skipWhitespace()
+                    let next = parser.peek()
+                    parser.position += 1
+                    if next == UInt8(ascii: ",") { continue }
+                    if next == UInt8(ascii: "}") { break }
+                    throw HearthError.unparseableData
+                }
+            }
+            parser.skipWhitespace()
+            guard parser.position == buffer.count else { throw HearthError.unparseableData }
+            return members
+        }
+    }
+
     private static func withContiguousBytes<R>(
         _ bytes: some Collection<UInt8>,
         _ body: (UnsafeBufferPointer<UInt8>) throws(HearthError) -> R
@@ -176,6 +216,47 @@ public struct JSONParser: ~Copyable {
         case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
         case UInt8(ascii: "n"): try expectLiteral("null"); return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        default: throw HearthError.unparseableData
+        }
+    }
+
+    /// Moves past one well-formed JSON value without building it (no database rules apply).
+    private mutating func skipValue(depth: Int) throws(HearthError) {
+        guard let byte = peek() else { throw HearthError.unparseableData }
+        switch byte {
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            guard depth <= nestingLimit else { throw HearthError.unparseableData }
+            let isObject = byte == UInt8(ascii: "{")
+            let close = isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
+            position += 1
+            skipWhitespace()
+            if peek() == close {
+                position += 1
+                return
+            }
+            while true {
+                skipWhitespace()
+                if isObject {
+                    guard peek() == UInt8(ascii: "\"") else { throw HearthError.unparseableData }
+                    _ = try parseString()
+                    skipWhitespace()
+                    guard peek() == UInt8(ascii: ":") else { throw HearthError.unparseableData }
+                    position += 1
+                    skipWhitespace()
+                }
+                try skipValue(depth: depth + 1)
+                skipWhitespace()
+                let next = peek()
+                position += 1
+                if next == UInt8(ascii: ",") { continue }
+                if next == close { return }
+                throw HearthError.unparseableData
+            }
+        case UInt8(ascii: "\""): _ = try parseString()
+        case UInt8(ascii: "t"): try expectLiteral("true")
+        case UInt8(ascii: "f"): try expectLiteral("false")
+        case UInt8(ascii: "n"): try expectLiteral("null")
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try parseNumber()
         default: throw HearthError.unparseableData
         }
     }
