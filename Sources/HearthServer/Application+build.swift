@@ -45,7 +45,8 @@ public func buildApplication(
     let proxies = ProxyTrust(addresses: configuration.trustedProxies)
     let responder = HearthResponder(
         database: DatabaseResponder(
-            folder: folder, configuration: configuration, rules: rules, admin: admin, hub: hub, issuer: accounts.issuer),
+            operations: DatabaseOperations(folder: folder, rules: rules, hub: hub, clock: configuration.clock, logger: logger),
+            configuration: configuration, admin: admin, issuer: accounts.issuer),
         auth: AuthResponder(service: accounts, admin: admin, proxies: proxies),
         session: WebSessionResponder(service: accounts, proxies: proxies),
         files: FilesResponder(

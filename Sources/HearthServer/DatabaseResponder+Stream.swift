@@ -24,7 +24,7 @@ extension DatabaseResponder {
         if case .rules(let auth, _) = auth { ruleAuth = auth }
         if let query {
             guard rules.document.declaresIndex(at: rest.path, for: query.order) else {
-                throw Self.indexNotDefined(query.order, at: rest.path)
+                throw DatabaseOperations.indexNotDefined(query.order, at: rest.path)
             }
         }
         let hub = self.hub

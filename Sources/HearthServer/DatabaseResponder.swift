@@ -6,18 +6,19 @@ import Hummingbird
 import Logging
 
 /// Answers the Firebase Realtime Database REST API: `GET`, `PUT`, `POST`, `PATCH` and `DELETE`
-/// on `/<path>.json`, with Firebase's bodies, status codes and error texts.
+/// on `/<path>.json`, with Firebase's bodies, status codes and error texts. A thin encoder over
+/// ``DatabaseOperations``: it reads the request, calls the operation, and writes the answer;
+/// errors reach the wire through ``HearthCore/HearthError/response()``.
 struct DatabaseResponder: Sendable {
     typealias Context = HearthRequestContext
 
-    let folder: DataFolder
+    let operations: DatabaseOperations
     let configuration: ServerConfiguration
-    let rules: RulesRegistry
     let admin: AdminCredential
-    let hub: ListenerHub
     let issuer: TokenIssuer
-    /// Recent query answers, shared by every request.
-    let queryCache = QueryResultCache()
+
+    var hub: ListenerHub { operations.hub }
+    var rules: RulesRegistry { operations.rules }
 
     func respond(to request: Request, context: Context) async -> Response {
         do {
@@ -29,13 +30,13 @@ struct DatabaseResponder: Sendable {
             }
             let auth = try await RequestAuth.resolve(
                 request, parameters: rest.parameters, admin: admin, issuer: issuer, now: configuration.clock())
-            let database = try folder.database(named: databaseName(for: request, parameters: rest.parameters))
+            let database = try operations.database(named: databaseName(for: request, parameters: rest.parameters))
             if Self.wantsStream(request) {
                 return try stream(rest, database: database, auth: auth, connection: context.channel)
             }
-            return try await handle(rest, request: request, database: database, auth: auth, logger: context.logger)
-        } catch let mismatch as ETagMismatch {
-            return mismatch.response()
+            return try await handle(rest, request: request, database: database, auth: auth)
+        } catch let failed as DatabaseOperations.ConditionFailed {
+            return ETagConditions.mismatch(current: failed.current)
         } catch let error as HearthError {
             return error.response()
         } catch {
@@ -44,45 +45,23 @@ struct DatabaseResponder: Sendable {
         }
     }
 
-    private func handle(
-        _ rest: RESTRequest, request: Request, database: Database, auth: RequestAuth, logger: Logger
-    ) async throws -> Response {
-        let authorize = try writeAuthorization(for: auth, on: database, logger: logger)
+    private func handle(_ rest: RESTRequest, request: Request, database: Database, auth: RequestAuth) async throws -> Response {
         switch rest.method {
         case .get:
             let conditions = try ETagConditions(request, method: rest.method)
-            let rules = try self.rules.rules(for: database)
             let query = try QueryParameters.parse(rest.parameters)
-            if let query, query.usesIndex, database.current.state.index(at: rest.path, order: query.order) == nil {
-                database.ensureIndex(at: rest.path, order: query.order)
-            }
-            // The rules judge the same version the answer comes from.
-            let state = database.current.state
-            if case .rules(let auth, _) = auth {
-                let requester = SecurityRules.Requester(auth: auth, now: configuration.clock())
-                guard rules.read(rest.path, by: requester, root: state.root, query: RuleQuery(query)) != nil else {
-                    throw HearthError.permissionDeniedByRules
-                }
-            }
-            var value: Node
+            let shallow = rest.parameters["shallow"] == "true"
+            let format = rest.format
             // A plain query answer may come from, and go to, the cache of recent answers.
-            var cached: (key: QueryResultCache.Key, source: Children)?
-            if let query {
-                guard rules.document.declaresIndex(at: rest.path, for: query.order) else {
-                    throw Self.indexNotDefined(query.order, at: rest.path)
+            if let query, !conditions.wantsETag, !rest.silent, rest.parameters["callback"] == nil, rest.parameters["download"] == nil {
+                let key = QueryResultCache.key(database: database.name, path: rest.path, parameters: rest.parameters)
+                let bytes = try operations.readEncoded(database, at: rest.path, query: query, auth: auth, cacheKey: key) { value in
+                    JSONWriter.bytes(shallow ? value.shallow : value, format: format)
                 }
-                if !conditions.wantsETag, !rest.silent, rest.parameters["callback"] == nil,
-                    rest.parameters["download"] == nil, let source = state.root.child(at: rest.path).children
-                {
-                    let key = QueryResultCache.key(database: database.name, path: rest.path, parameters: rest.parameters)
-                    if let bytes = queryCache.answer(for: key, from: source) { return JSONResponse.make(bytes: bytes) }
-                    cached = (key, source)
-                }
-                value = state.queryValue(query, at: rest.path)
-            } else {
-                value = state.value(at: rest.path)
+                return JSONResponse.make(bytes: bytes)
             }
-            if rest.parameters["shallow"] == "true" { value = value.shallow }
+            var value = try operations.read(database, at: rest.path, query: query, auth: auth)
+            if shallow { value = value.shallow }
             var headers = HTTPFields()
             if conditions.wantsETag {
                 let etag = ETagConditions.etag(of: value)
@@ -96,20 +75,18 @@ struct DatabaseResponder: Sendable {
             if let callback = rest.parameters["callback"] {
                 // JSONP: the value handed to a named function.
                 var bytes = Array("\(callback)(".utf8)
-                bytes += JSONWriter.bytes(value, format: rest.format)
+                bytes += JSONWriter.bytes(value, format: format)
                 bytes += Array(");".utf8)
                 headers[.contentType] = "application/javascript; charset=utf-8"
                 return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
             }
-            let bytes = JSONWriter.bytes(value, format: rest.format)
-            if let cached { queryCache.keep(bytes, for: cached.key, from: cached.source) }
-            return JSONResponse.make(bytes: bytes, headers: headers)
+            return JSONResponse.make(bytes: JSONWriter.bytes(value, format: format), headers: headers)
 
         case .put:
             let conditions = try ETagConditions(request, method: rest.method)
             let parsed = try JSONParser.parse(try await body(of: request).readableBytesView)
-            let committed = try await database.write(
-                .set(rest.path, parsed), precondition: conditions.precondition(at: rest.path), authorize: authorize)
+            let committed = try await operations.set(
+                database, at: rest.path, to: parsed, auth: auth, condition: conditions.condition)
             let headers = conditions.headers(after: committed, at: rest.path, in: database)
             guard !rest.silent else { return Response(status: .noContent, headers: headers) }
             guard case .set(_, let written) = committed.write else { return JSONResponse.silent() }
@@ -118,7 +95,7 @@ struct DatabaseResponder: Sendable {
         case .post:
             guard !rest.path.isPriorityPath else { throw HearthError.invalidPathToken }
             let parsed = try JSONParser.parse(try await body(of: request).readableBytesView)
-            let committed = try await database.push(at: rest.path, value: parsed, authorize: authorize)
+            let committed = try await operations.push(database, at: rest.path, value: parsed, auth: auth)
             guard !rest.silent else { return JSONResponse.silent() }
             let name = Node.object([(ChildKey("name"), .string(committed.pushID ?? ""))])
             return JSONResponse.make(node: name, format: rest.format)
@@ -127,36 +104,19 @@ struct DatabaseResponder: Sendable {
             _ = try ETagConditions(request, method: rest.method)
             guard !rest.path.isPriorityPath else { throw HearthError.invalidPathToken }
             let entries = try JSONParser.parseUpdate(try await body(of: request).readableBytesView)
-            let committed = try await database.write(.update(rest.path, entries), authorize: authorize)
+            let committed = try await operations.update(database, at: rest.path, entries: entries, auth: auth)
             guard !rest.silent else { return JSONResponse.silent() }
             guard case .update(_, let written) = committed.write else { return JSONResponse.silent() }
             return JSONResponse.make(bytes: JSONWriter.updateObject(written, format: rest.format))
 
         case .delete:
             let conditions = try ETagConditions(request, method: rest.method)
-            let committed = try await database.write(
-                .set(rest.path, .null), precondition: conditions.precondition(at: rest.path), authorize: authorize)
+            let committed = try await operations.set(
+                database, at: rest.path, to: JSONParser.Parsed(node: .null), auth: auth, condition: conditions.condition)
             let headers = conditions.headers(after: committed, at: rest.path, in: database)
             return rest.silent
                 ? Response(status: .noContent, headers: headers)
                 : JSONResponse.make(bytes: JSONWriter.bytes(.null, format: rest.format), headers: headers)
-        }
-    }
-
-    /// The rules check a write by `auth` goes through, in write order; nil for an admin.
-    private func writeAuthorization(
-        for auth: RequestAuth, on database: Database, logger: Logger
-    ) throws -> Database.Authorization? {
-        guard case .rules(let authVariable, _) = auth else { return nil }
-        let rules = try self.rules.rules(for: database)
-        return { before, after, write, now in
-            do {
-                try rules.authorizeWrite(
-                    changing: write.changedPaths, by: .init(auth: authVariable, now: now), before: before.root, after: after.root)
-            } catch {
-                logger.debug("write denied by rules", metadata: ["database": "\(database.name)", "reason": "\(error)"])
-                throw HearthError.permissionDeniedByRules
-            }
         }
     }
 
@@ -181,12 +141,6 @@ struct DatabaseResponder: Sendable {
         return String(decoding: host[..<dot], as: UTF8.self).lowercased()
     }
 
-    /// `Index not defined, add ".indexOn": "<field>", for path "<path>", to the rules`
-    static func indexNotDefined(_ order: Query.Order, at path: Path) -> HearthError {
-        let field = RulesDocument.indexName(for: order)
-        return HearthError(.indexNotDefined, #"Index not defined, add ".indexOn": "\#(field)", for path "\#(path)", to the rules"#)
-    }
-
     /// `GET` and `PUT /.settings/rules.json`: the database's rules document, for admins only.
     private func handleRulesSettings(_ request: Request) async throws -> Response {
         var parameters: [String: String] = [:]
@@ -194,21 +148,13 @@ struct DatabaseResponder: Sendable {
         guard admin.isAdmin(request, parameters: parameters) else {
             throw HearthError.permissionDeniedByRules
         }
-        let database = try folder.database(named: databaseName(for: request, parameters: parameters))
+        let database = try operations.database(named: databaseName(for: request, parameters: parameters))
         switch request.method {
         case .get:
-            let document = try rules.rules(for: database).document
-            let text = parameters["format"] == "strict" ? try document.strictJSON() : document.source
-            return JSONResponse.make(bytes: Array(text.utf8))
+            return JSONResponse.make(bytes: Array(try operations.rulesText(of: database, strict: parameters["format"] == "strict").utf8))
         case .put:
             let body = try await self.body(of: request)
-            let text = String(decoding: body.readableBytesView, as: UTF8.self)
-            do {
-                try rules.setRules(text, for: database)
-                hub.rulesChanged(for: database)
-            } catch let error as RulesError {
-                throw HearthError(.invalidData, "Line \(error.position.line), column \(error.position.column): \(error.message)")
-            }
+            try operations.deployRules(String(decoding: body.readableBytesView, as: UTF8.self), to: database)
             return JSONResponse.make(bytes: Array(#"{"status":"ok"}"#.utf8))
         default:
             throw HearthError(.invalidData, "Invalid method for /.settings/rules: \(request.method.rawValue).")

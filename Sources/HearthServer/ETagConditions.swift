@@ -36,13 +36,10 @@ struct ETagConditions {
         value.isNull ? nullETag : value.hash
     }
 
-    /// The check an `if-match` write runs against the newest version, or nil.
-    func precondition(at path: Path) -> (@Sendable (DatabaseState) throws -> Void)? {
-        guard let expected = ifMatch else { return nil }
-        return { state in
-            let current = state.value(at: path)
-            guard Self.etag(of: current) == expected else { throw ETagMismatch(current: current) }
-        }
+    /// The condition of an `if-match` write, or nil: the ETag is the node hash, `null_etag` for
+    /// no value.
+    var condition: DatabaseOperations.Condition? {
+        ifMatch.map { .hash($0 == Self.nullETag ? "" : $0) }
     }
 
     /// The ETag header for a write's response: the value's new ETag, when one is wanted.
@@ -60,13 +57,12 @@ struct ETagConditions {
     }
 }
 
-/// An `if-match` write whose ETag no longer matches: 412 with the current value and ETag.
-struct ETagMismatch: Error {
-    let current: Node
-
-    func response() -> Response {
+extension ETagConditions {
+    /// The answer to an `if-match` write whose ETag no longer matches: 412 with the current
+    /// value and its ETag.
+    static func mismatch(current: Node) -> Response {
         var headers = HTTPFields()
-        headers[.eTag] = ETagConditions.etag(of: current)
+        headers[.eTag] = etag(of: current)
         return JSONResponse.make(status: .preconditionFailed, bytes: JSONWriter.bytes(current), headers: headers)
     }
 }

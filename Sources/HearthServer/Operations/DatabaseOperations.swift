@@ -1,0 +1,165 @@
+import HearthCore
+import HearthRules
+import HearthStore
+import Logging
+
+/// What a client may do with a database, decided once for every transport: reads and query
+/// answers (with the cache of recent answers), writes (set, update, push, on a condition), and
+/// the rules document. The security rules, query indexes, conditions and the limits of data are
+/// checked here; transports (REST, Server-Sent Events, the realtime protocol) parse a request,
+/// call one of these, and encode the answer or the ``HearthCore/HearthError``.
+///
+/// Threading: every operation may run on any task. Reads use the newest committed version
+/// without locks; writes go through the database's single writer, which runs the rules and
+/// conditions in write order against the state that includes every earlier write.
+struct DatabaseOperations: Sendable {
+    let folder: DataFolder
+    let rules: RulesRegistry
+    let hub: ListenerHub
+    /// Server time in milliseconds (the rules' `now`).
+    let clock: @Sendable () -> Int64
+    let logger: Logger
+    /// Recent query answers, shared by every request.
+    let queryCache = QueryResultCache()
+
+    /// The database named `name`, opened on first use.
+    func database(named name: String) throws -> Database {
+        try folder.database(named: name)
+    }
+
+    // MARK: - Reading
+
+    /// The value at `path`, or `query`'s children there, as the rules let `auth` read it. The
+    /// rules judge the same version the value comes from.
+    /// - Throws: `Permission denied`, `Index not defined…`, or the store's failures.
+    func read(_ database: Database, at path: Path, query: Query?, auth: RequestAuth) throws -> Node {
+        let state = try readableState(database, at: path, query: query, auth: auth)
+        return query.map { state.queryValue($0, at: path) } ?? state.value(at: path)
+    }
+
+    /// The same, as the JSON `encode` writes; a query's answer comes from, and goes to, the
+    /// cache of recent answers under `cacheKey` (the transport knows which answers share bytes).
+    func readEncoded(
+        _ database: Database, at path: Path, query: Query, auth: RequestAuth, cacheKey: QueryResultCache.Key,
+        encode: (Node) -> [UInt8]
+    ) throws -> [UInt8] {
+        let state = try readableState(database, at: path, query: query, auth: auth)
+        guard let source = state.root.child(at: path).children else { return encode(state.queryValue(query, at: path)) }
+        if let bytes = queryCache.answer(for: cacheKey, from: source) { return bytes }
+        let bytes = encode(state.queryValue(query, at: path))
+        queryCache.keep(bytes, for: cacheKey, from: source)
+        return bytes
+    }
+
+    /// The version a read answers from, once the rules allowed it and the query's index is declared.
+    private func readableState(_ database: Database, at path: Path, query: Query?, auth: RequestAuth) throws -> DatabaseState {
+        let rules = try self.rules.rules(for: database)
+        if let query, query.usesIndex, database.current.state.index(at: path, order: query.order) == nil {
+            database.ensureIndex(at: path, order: query.order)
+        }
+        let state = database.current.state
+        if case .rules(let auth, _) = auth {
+            let requester = SecurityRules.Requester(auth: auth, now: clock())
+            guard rules.read(path, by: requester, root: state.root, query: RuleQuery(query)) != nil else {
+                throw HearthError.permissionDeniedByRules
+            }
+        }
+        if let query, !rules.document.declaresIndex(at: path, for: query.order) {
+            throw Self.indexNotDefined(query.order, at: path)
+        }
+        return state
+    }
+
+    /// `Index not defined, add ".indexOn": "<field>", for path "<path>", to the rules`
+    static func indexNotDefined(_ order: Query.Order, at path: Path) -> HearthError {
+        let field = RulesDocument.indexName(for: order)
+        return HearthError(.indexNotDefined, #"Index not defined, add ".indexOn": "\#(field)", for path "\#(path)", to the rules"#)
+    }
+
+    // MARK: - Writing
+
+    /// A condition a write holds to, checked in write order against the newest version.
+    enum Condition: Sendable {
+        /// The value at the written path must have this node hash (`""` for no value): a REST
+        /// `if-match` ETag, or a realtime transaction's `h`.
+        case hash(String)
+    }
+
+    /// A write whose ``Condition`` no longer held: nothing changed; `current` is the value the
+    /// condition was checked against.
+    struct ConditionFailed: Error {
+        let current: Node
+    }
+
+    /// The node hash a ``Condition`` compares: the value's hash, or `""` for no value.
+    static func conditionHash(of value: Node) -> String {
+        value.isNull ? "" : value.hash
+    }
+
+    /// Sets `value` at `path` (null deletes) once the rules let `auth` and `condition` holds.
+    /// - Throws: ``ConditionFailed``, `Permission denied`, or the write's and store's failures.
+    func set(
+        _ database: Database, at path: Path, to value: JSONParser.Parsed, auth: RequestAuth, condition: Condition? = nil
+    ) async throws -> Database.Committed {
+        try await database.write(
+            .set(path, value), precondition: condition.map { Self.precondition($0, at: path) },
+            authorize: try writeAuthorization(for: auth, on: database))
+    }
+
+    /// Sets each relative path of `entries` under `path`, atomically, once the rules let `auth`.
+    func update(
+        _ database: Database, at path: Path, entries: [(path: Path, value: JSONParser.Parsed)], auth: RequestAuth
+    ) async throws -> Database.Committed {
+        try await database.write(.update(path, entries), authorize: try writeAuthorization(for: auth, on: database))
+    }
+
+    /// Stores `value` under a new push ID at `path`, once the rules let `auth`.
+    func push(_ database: Database, at path: Path, value: JSONParser.Parsed, auth: RequestAuth) async throws -> Database.Committed {
+        try await database.push(at: path, value: value, authorize: try writeAuthorization(for: auth, on: database))
+    }
+
+    private static func precondition(_ condition: Condition, at path: Path) -> @Sendable (DatabaseState) throws -> Void {
+        switch condition {
+        case .hash(let expected):
+            return { state in
+                let current = state.value(at: path)
+                guard conditionHash(of: current) == expected else { throw ConditionFailed(current: current) }
+            }
+        }
+    }
+
+    /// The rules check a write by `auth` goes through, in write order; nil for an admin.
+    private func writeAuthorization(for auth: RequestAuth, on database: Database) throws -> Database.Authorization? {
+        guard case .rules(let authVariable, _) = auth else { return nil }
+        let rules = try self.rules.rules(for: database)
+        let logger = self.logger
+        return { before, after, write, now in
+            do {
+                try rules.authorizeWrite(
+                    changing: write.changedPaths, by: .init(auth: authVariable, now: now), before: before.root, after: after.root)
+            } catch {
+                logger.debug("write denied by rules", metadata: ["database": "\(database.name)", "reason": "\(error)"])
+                throw HearthError.permissionDeniedByRules
+            }
+        }
+    }
+
+    // MARK: - Rules
+
+    /// The text of `database`'s rules, comments included, or as strict JSON.
+    func rulesText(of database: Database, strict: Bool) throws -> String {
+        let document = try rules.rules(for: database).document
+        return strict ? try document.strictJSON() : document.source
+    }
+
+    /// Checks `text` and makes it `database`'s rules; streams whose reads it no longer allows end.
+    /// - Throws: `invalidData` with the line and column of the first problem; nothing changes then.
+    func deployRules(_ text: String, to database: Database) throws {
+        do {
+            try rules.setRules(text, for: database)
+        } catch let error as RulesError {
+            throw HearthError(.invalidData, "Line \(error.position.line), column \(error.position.column): \(error.message)")
+        }
+        hub.rulesChanged(for: database)
+    }
+}
