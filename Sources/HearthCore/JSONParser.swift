@@ -95,44 +95,23 @@ public struct JSONParser: ~Copyable {
                 guard probe.position == buffer.count else { throw HearthError.unparseableData }
                 throw HearthError.invalidUpdateObject
             }
-            parser.position += 1
             var result: [(path: Path, value: Parsed)] = []
             var indexByPath: [Path: Int] = [:]
-            parser.skipWhitespace()
-            if parser.peek() == UInt8(ascii: "}") {
-                parser.position += 1
-            } else {
-                while true {
-                    parser.skipWhitespace()
-                    guard parser.peek() == UInt8(ascii: "\"") else { throw HearthError.unparseableData }
-                    let keyText = try parser.parseString()
-                    guard let path = try? Path(parsing: keyText, allowPriority: true), !path.isRoot else {
-                        throw HearthError.invalidUpdateObject
-                    }
-                    parser.skipWhitespace()
-                    guard parser.peek() == UInt8(ascii: ":") else { throw HearthError.unparseableData }
-                    parser.position += 1
-                    parser.skipWhitespace()
-                    parser.hasServerValues = false
-                    parser.maxDepthSeen = 0
-                    let node = try parser.parseValue(depth: 0)
-                    let parsed = Parsed(node: node, depth: parser.maxDepthSeen, hasServerValues: parser.hasServerValues)
-                    if let existing = indexByPath[path] {
-                        result[existing].value = parsed
-                    } else {
-                        indexByPath[path] = result.count
-                        result.append((path, parsed))
-                    }
-                    parser.skipWhitespace()
-                    let next = parser.peek()
-                    parser.position += 1
-                    if next == UInt8(ascii: ",") { continue }
-                    if next == UInt8(ascii: "}") { break }
-                    throw HearthError.unparseableData
+            try parser.parseMembers { (parser, keyText) throws(HearthError) in
+                guard let path = try? Path(parsing: keyText, allowPriority: true), !path.isRoot else {
+                    throw HearthError.invalidUpdateObject
+                }
+                parser.hasServerValues = false
+                parser.maxDepthSeen = 0
+                let node = try parser.parseValue(depth: 0)
+                let parsed = Parsed(node: node, depth: parser.maxDepthSeen, hasServerValues: parser.hasServerValues)
+                if let existing = indexByPath[path] {
+                    result[existing].value = parsed
+                } else {
+                    indexByPath[path] = result.count
+                    result.append((path, parsed))
                 }
             }
-            parser.skipWhitespace()
-            guard parser.position == buffer.count else { throw HearthError.unparseableData }
             return result
         }
     }
@@ -146,35 +125,45 @@ public struct JSONParser: ~Copyable {
             var parser = JSONParser(buffer)
             parser.skipWhitespace()
             guard parser.peek() == UInt8(ascii: "{") else { throw HearthError.unparseableData }
-            parser.position += 1
             var members: [(key: String, value: Range<Int>)] = []
-            parser.skipWhitespace()
-            if parser.peek() == UInt8(ascii: "}") {
-                parser.position += 1
-            } else {
-                while true {
-                    parser.skipWhitespace()
-                    guard parser.peek() == UInt8(ascii: "\"") else { throw HearthError.unparseableData }
-                    let key = try parser.parseString()
-                    parser.skipWhitespace()
-                    guard parser.peek() == UInt8(ascii: ":") else { throw HearthError.unparseableData }
-                    parser.position += 1
-                    parser.skipWhitespace()
-                    let start = parser.position
-                    try parser.skipValue(depth: 1)
-                    members.append((key, start..<parser.position))
-                    parser.skipWhitespace()
-                    let next = parser.peek()
-                    parser.position += 1
-                    if next == UInt8(ascii: ",") { continue }
-                    if next == UInt8(ascii: "}") { break }
-                    throw HearthError.unparseableData
-                }
+            try parser.parseMembers { (parser, key) throws(HearthError) in
+                let start = parser.position
+                try parser.skipValue(depth: 1)
+                members.append((key, start..<parser.position))
             }
-            parser.skipWhitespace()
-            guard parser.position == buffer.count else { throw HearthError.unparseableData }
             return members
         }
+    }
+
+    /// Reads the object that starts here and ends the input: for each member, `value` gets the
+    /// key and must read the value, which starts at the parser's position.
+    private mutating func parseMembers(
+        _ value: (inout JSONParser, String) throws(HearthError) -> Void
+    ) throws(HearthError) {
+        position += 1  // {
+        skipWhitespace()
+        if peek() == UInt8(ascii: "}") {
+            position += 1
+        } else {
+            while true {
+                skipWhitespace()
+                guard peek() == UInt8(ascii: "\"") else { throw HearthError.unparseableData }
+                let key = try parseString()
+                skipWhitespace()
+                guard peek() == UInt8(ascii: ":") else { throw HearthError.unparseableData }
+                position += 1
+                skipWhitespace()
+                try value(&self, key)
+                skipWhitespace()
+                let next = peek()
+                position += 1
+                if next == UInt8(ascii: ",") { continue }
+                if next == UInt8(ascii: "}") { break }
+                throw HearthError.unparseableData
+            }
+        }
+        skipWhitespace()
+        guard position == bytes.count else { throw HearthError.unparseableData }
     }
 
     private static func withContiguousBytes<R>(
