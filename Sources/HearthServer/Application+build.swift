@@ -41,7 +41,7 @@ public func buildApplication(
     if leftovers != FileStore.Leftovers() {
         logger.info("removed unfinished uploads", metadata: ["uploads": "\(leftovers.uploads)", "files": "\(leftovers.blobs)"])
     }
-    let filesOrigin = FilesOrigin(origin: configuration.filesOrigin, ownPort: configuration.filesPort != nil)
+    let filesOrigin = FilesOrigin(origin: configuration.filesOrigin)
     let proxies = ProxyTrust(addresses: configuration.trustedProxies)
     let responder = HearthResponder(
         database: DatabaseResponder(

@@ -8,7 +8,7 @@ import Foundation
 /// a browser shows without running anything are `inline`: raster images, audio, video, PDF and
 /// plain text. Everything else — HTML, SVG, XML, JavaScript, unknown or malformed types — is an
 /// `attachment`, whatever disposition its metadata asks for. The response headers
-/// (``SecurityHeaders/file``) add `nosniff` and a sandboxing CSP on top, so even a browser that
+/// (``SecurityHeaders``) add `nosniff` and a sandboxing CSP on top, so even a browser that
 /// ignored the disposition would not run it.
 enum FileContentPolicy {
     /// Raster image types browsers display without a script engine. SVG is not one of them.

@@ -23,22 +23,15 @@ final class FilesOrigin: Sendable {
     let configured: String?
     /// The configured origin's `host[:port]` as a browser sends it in `Host`.
     private let configuredAuthority: String?
-    /// Whether Hearth listens on a port of its own for files.
-    let hasOwnPort: Bool
+    /// The files listener's port, once it listens (with `--files-port`).
     private let boundPort = Mutex<Int?>(nil)
 
-    /// - Parameters:
-    ///   - origin: `--files-origin`, already checked by ``validated(_:)``.
-    ///   - ownPort: whether a files port is configured.
-    init(origin: String?, ownPort: Bool) {
+    /// - Parameter origin: `--files-origin`, already checked by ``validated(_:)``.
+    init(origin: String?) {
         let url = origin.flatMap(URL.init(string:))
         configured = url.map(Self.origin(of:))
         configuredAuthority = url.map(Self.authority(of:))
-        hasOwnPort = ownPort
     }
-
-    /// True when files have an origin of their own.
-    var isEnabled: Bool { configured != nil || hasOwnPort }
 
     /// Records the port the files listener bound (it may have been 0: any free port).
     func listening(on port: Int) { boundPort.withLock { $0 = port } }

@@ -55,8 +55,7 @@ struct HearthResponder: HTTPResponder {
         } else if path == StatsResponder.path {
             response = stats.respond(to: request)
         } else if WebResponder.handles(request) {
-            let origin = filesOrigin.origin(
-                forAuthority: request.head.authority, scheme: proxies.scheme(of: request, peer: context.remoteAddress))
+            let origin = filesOrigin(for: request, context: context)
             response = await web.respond(to: request, context: context, filesOrigin: origin)
             kind = .page(filesOrigin: origin)
         } else {
@@ -67,15 +66,18 @@ struct HearthResponder: HTTPResponder {
         return response
     }
 
+    /// The files origin as this request's browser reaches it, when files have one.
+    private func filesOrigin(for request: Request, context: Context) -> String? {
+        filesOrigin.origin(forAuthority: request.head.authority, scheme: proxies.scheme(of: request, peer: context.remoteAddress))
+    }
+
     /// With a files origin, a download asked for on the app's origin by a browser itself (no
     /// `Authorization`: a link, an image, a navigation) goes to the files origin instead, so a
     /// file never opens as a document of the app's origin. Requests of the SDKs, which sign
     /// theirs, are answered here as before (a redirect would drop their `Authorization`).
     private func filesRedirect(_ request: Request, context: Context) -> Response? {
         guard request.method == .get || request.method == .head, request.headers[.authorization] == nil,
-            FilesResponder.parameters(of: request)["alt"] == "media",
-            let origin = filesOrigin.origin(
-                forAuthority: request.head.authority, scheme: proxies.scheme(of: request, peer: context.remoteAddress))
+            FilesResponder.parameters(of: request)["alt"] == "media", let origin = filesOrigin(for: request, context: context)
         else { return nil }
         let query = request.uri.query.map { "?\($0)" } ?? ""
         var headers = HTTPFields()

@@ -20,8 +20,11 @@ struct ProxyTrust: Sendable {
 
     /// True when `peer` is a trusted proxy: a loopback address or a configured one.
     func trusts(_ peer: SocketAddress?) -> Bool {
-        guard let address = peer?.ipAddress else { return false }
-        return addresses.contains(address) || Self.isLoopback(address)
+        peer?.ipAddress.map(isProxy) ?? false
+    }
+
+    private func isProxy(_ address: String) -> Bool {
+        addresses.contains(address) || Self.isLoopback(address)
     }
 
     /// The browser's address: from a trusted proxy, the nearest address in `X-Forwarded-For`
@@ -34,10 +37,7 @@ struct ProxyTrust: Sendable {
             .map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty }
         // Proxies append: the rightmost entries are the nearest hops.
-        for hop in forwarded.reversed() where !(addresses.contains(hop) || Self.isLoopback(hop)) {
-            return hop
-        }
-        return forwarded.first ?? direct
+        return forwarded.last { !isProxy($0) } ?? forwarded.first ?? direct
     }
 
     /// `https` when the browser reached the server over TLS, as a trusted proxy says in

@@ -637,10 +637,9 @@ class Auth {
       throw error;
     }
     if (this._session !== session) return this._session?.idToken ?? null;
-    const before = this.currentUser?.uid;
+    const before = session.idToken ? this.currentUser?.uid : undefined;
     this._store(answer);
-    this._notifyToken();
-    if (this.currentUser?.uid !== before || !session.idToken) this._notify();
+    this._tokenChanged(before);
     return this._session.idToken;
   }
 
@@ -662,8 +661,7 @@ class Auth {
     if (this._session !== session) return; // signed in or out here meanwhile
     const before = this.currentUser?.uid;
     this._store(answer);
-    this._notifyToken();
-    if (this.currentUser?.uid !== before) this._notify();
+    this._tokenChanged(before);
   }
 
   _call(endpoint, body) {
@@ -785,8 +783,13 @@ class Auth {
     const before = this.currentUser?.uid;
     this._session = session;
     this._scheduleRefresh();
+    this._tokenChanged(before);
+  }
+
+  /** A new ID token: streams follow it; observers hear of it when the user is not `previousUid`. */
+  _tokenChanged(previousUid) {
     this._notifyToken();
-    if (this.currentUser?.uid !== before) this._notify();
+    if (this.currentUser?.uid !== previousUid) this._notify();
   }
 
   /** Refreshes the token a few minutes before it expires, so streams never see it lapse. */
