@@ -19,6 +19,11 @@ struct AdminCredential: Sendable {
 
     func isAdmin(_ request: Request, parameters: [String: String]) -> Bool {
         guard let presented = Self.presented(by: request, parameters: parameters) else { return false }
+        return isAdmin(credential: presented)
+    }
+
+    /// True when `presented` is the admin token (or, in emulator mode, `owner`).
+    func isAdmin(credential presented: String) -> Bool {
         if emulator && presented == "owner" { return true }
         guard let token, !token.isEmpty else { return false }
         // Compare without an early exit, so timing does not reveal how much matched.

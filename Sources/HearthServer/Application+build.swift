@@ -4,6 +4,7 @@ import HearthFiles
 import HearthRules
 import HearthStore
 import Hummingbird
+import HummingbirdWebSocket
 import Logging
 import ServiceLifecycle
 
@@ -43,10 +44,18 @@ public func buildApplication(
     }
     let filesOrigin = FilesOrigin(origin: configuration.filesOrigin)
     let proxies = ProxyTrust(addresses: configuration.trustedProxies)
+    let operations = DatabaseOperations(folder: folder, rules: rules, hub: hub, clock: configuration.clock, logger: logger)
+    let realtimeFolder = folder.url.appendingPathComponent("realtime")
+    try FileManager.default.createDirectory(at: realtimeFolder, withIntermediateDirectories: true)
+    let realtime = RealtimeService(
+        operations: operations, admin: admin, issuer: accounts.issuer,
+        disconnects: try DisconnectQueueStore(path: realtimeFolder.appendingPathComponent("disconnects.sqlite").path),
+        logger: logger)
+    // Before any client connects: the onDisconnect operations of connections the last run had.
+    await realtime.applyLeftoverDisconnects()
+    let webSocket = RealtimeWebSocket(service: realtime, defaultDatabase: configuration.defaultDatabase)
     let responder = HearthResponder(
-        database: DatabaseResponder(
-            operations: DatabaseOperations(folder: folder, rules: rules, hub: hub, clock: configuration.clock, logger: logger),
-            configuration: configuration, admin: admin, issuer: accounts.issuer),
+        database: DatabaseResponder(operations: operations, configuration: configuration, admin: admin, issuer: accounts.issuer),
         auth: AuthResponder(service: accounts, admin: admin, proxies: proxies),
         session: WebSessionResponder(service: accounts, proxies: proxies),
         files: FilesResponder(
@@ -60,7 +69,7 @@ public func buildApplication(
     )
     var services: [any Service] = [
         DataFolderService(folder: folder),
-        StreamKeepAliveService(hub: hub, interval: configuration.keepAliveInterval, clock: configuration.clock),
+        StreamKeepAliveService(hub: hub, realtime: realtime, interval: configuration.keepAliveInterval, clock: configuration.clock),
     ]
     if let filesPort = configuration.filesPort {
         var filesResponder = responder
@@ -78,6 +87,9 @@ public func buildApplication(
     }
     return Application(
         responder: responder,
+        server: .http1WebSocketUpgrade(configuration: .init(ws: RealtimeWebSocket.configuration)) { request, _, _ in
+            webSocket.shouldUpgrade(request)
+        },
         configuration: ApplicationConfiguration(
             address: .hostname(configuration.host, port: configuration.port),
             serverName: "Hearth"

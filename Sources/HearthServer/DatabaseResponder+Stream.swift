@@ -19,17 +19,8 @@ extension DatabaseResponder {
     /// ends as soon as the client closes the connection (not at the next write).
     func stream(_ rest: RESTRequest, database: Database, auth: RequestAuth, connection: any Channel) throws -> Response {
         let query = try QueryParameters.parse(rest.parameters)
-        let rules = try self.rules.rules(for: database)
-        var ruleAuth: Node?
-        if case .rules(let auth, _) = auth { ruleAuth = auth }
-        if let query {
-            guard rules.document.declaresIndex(at: rest.path, for: query.order) else {
-                throw DatabaseOperations.indexNotDefined(query.order, at: rest.path)
-            }
-        }
         let hub = self.hub
-        let (listener, initial) = try hub.subscribe(
-            to: database, at: rest.path, query: query, expires: auth.expires, auth: ruleAuth, rules: ruleAuth == nil ? nil : rules)
+        let (listener, initial) = try operations.listen(database, at: rest.path, query: query, auth: auth, missingIndex: .refuse)
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream; charset=utf-8"
         headers[HTTPField.Name("Cache-Control")!] = "no-cache"

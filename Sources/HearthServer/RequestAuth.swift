@@ -33,12 +33,22 @@ enum RequestAuth: Sendable {
         now: Int64
     ) async throws(HearthError) -> RequestAuth {
         guard let presented = AdminCredential.presented(by: request, parameters: parameters) else { return .anonymous }
-        if admin.isAdmin(request, parameters: parameters) {
-            guard let override = parameters["auth_variable_override"] else { return .admin }
+        let auth = try await resolve(credential: presented, admin: admin, issuer: issuer, now: now)
+        if case .admin = auth, let override = parameters["auth_variable_override"] {
             // RESTRequest has already refused an override that is not an object or null.
-            let auth = (try? JSONParser.parse(Array(override.utf8)).node) ?? .null
-            return .rules(auth: auth, expires: nil)
+            return .rules(auth: (try? JSONParser.parse(Array(override.utf8)).node) ?? .null, expires: nil)
         }
+        return auth
+    }
+
+    /// Who a credential speaks for, whatever carried it (a REST request, or a realtime `auth`):
+    /// the admin token (or the emulator's `owner`), an unsigned test token in emulator mode,
+    /// or an ID token `issuer` signed.
+    /// - Throws: ``unparseable`` or ``expired``.
+    static func resolve(
+        credential presented: String, admin: AdminCredential, issuer: TokenIssuer, now: Int64
+    ) async throws(HearthError) -> RequestAuth {
+        if admin.isAdmin(credential: presented) { return .admin }
         guard admin.emulator, let claims = unsignedClaims(presented) else {
             do {
                 let claims = try await issuer.verifyIDToken(presented, now: now / 1000)
@@ -71,6 +81,12 @@ enum RequestAuth: Sendable {
         while text.count % 4 != 0 { text += "=" }
         guard let data = Data(base64Encoded: text) else { return nil }
         return try? JSONParser.parse(Array(data)).node
+    }
+
+    /// The `auth` variable the rules see; nil for an admin, whom they do not bind.
+    var ruleAuth: Node? {
+        if case .rules(let auth, _) = self { return auth }
+        return nil
     }
 
     /// When the credential stops being valid, in milliseconds, if it ever does.

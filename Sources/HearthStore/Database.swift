@@ -32,7 +32,7 @@ public final class Database: Sendable {
     struct Pending {
         let record: LogRecord
         let committed: Committed
-        let continuation: UnsafeContinuation<Committed, any Error>?
+        let completion: Completion?
     }
 
     struct WriterState {
@@ -156,9 +156,38 @@ public final class Database: Sendable {
         precondition: (@Sendable (DatabaseState) throws -> Void)? = nil,
         authorize: Authorization? = nil
     ) async throws -> Committed {
-        try await submit(authorize: authorize) { state in
+        try await withUnsafeThrowingContinuation { continuation in
+            submit(write, precondition: precondition, authorize: authorize) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// Called once with a write's outcome: committed (durable), or refused or failed.
+    public typealias Completion = @Sendable (Result<Committed, any Error>) -> Void
+
+    /// Queues a write at once, in the order of the calls, and reports its outcome to
+    /// `completion` when it is durable (on the commit thread: keep `completion` short). For
+    /// transports that pipeline a connection's writes without a task per write.
+    /// - Parameters: as for ``write(_:precondition:authorize:)``.
+    public func submit(
+        _ write: Write,
+        precondition: (@Sendable (DatabaseState) throws -> Void)? = nil,
+        authorize: Authorization? = nil,
+        completion: @escaping Completion
+    ) {
+        enqueue(authorize: authorize, completion: completion) { state in
             if let precondition { try precondition(state.pending) }
             return (write, nil)
+        }
+    }
+
+    /// Queues a push at once (as ``submit(_:precondition:authorize:completion:)`` does a write).
+    public func submitPush(
+        at path: Path, value: JSONParser.Parsed, authorize: Authorization? = nil, completion: @escaping Completion
+    ) {
+        let now = options.clock()
+        enqueue(authorize: authorize, completion: completion) { state in
+            let name = state.pushIDs.next(now: now, using: &state.random)
+            return (.set(path.child(ChildKey(name)), value), name)
         }
     }
 
@@ -169,10 +198,8 @@ public final class Database: Sendable {
     /// - Parameter authorize: as for ``write(_:precondition:authorize:)``.
     @discardableResult
     public func push(at path: Path, value: JSONParser.Parsed, authorize: Authorization? = nil) async throws -> Committed {
-        let now = options.clock()
-        return try await submit(authorize: authorize) { state in
-            let name = state.pushIDs.next(now: now, using: &state.random)
-            return (.set(path.child(ChildKey(name)), value), name)
+        try await withUnsafeThrowingContinuation { continuation in
+            submitPush(at: path, value: value, authorize: authorize) { continuation.resume(with: $0) }
         }
     }
 
@@ -185,6 +212,7 @@ public final class Database: Sendable {
         // Every piece joins the same batch (they are queued under one lock hold), so they
         // commit in one transaction; the last continuation reports the outcome.
         _ = try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Committed, any Error>) in
+            let reportOutcome: Completion = { continuation.resume(with: $0) }
             let startCommit = writer.withLock { state -> Bool in
                 if let failure = state.failure {
                     continuation.resume(throwing: failure)
@@ -199,7 +227,7 @@ public final class Database: Sendable {
                     let committed = Committed(sequence: sequence, write: piece, pushID: nil)
                     let pending = Pending(
                         record: LogRecord(sequence: sequence, write: piece), committed: committed,
-                        continuation: remaining == 0 ? continuation : nil
+                        completion: remaining == 0 ? reportOutcome : nil
                     )
                     state.batch.append(pending)
                 }
@@ -211,39 +239,37 @@ public final class Database: Sendable {
         }
     }
 
-    private func submit(
-        authorize: Authorization? = nil,
-        _ prepare: @escaping (inout WriterState) throws -> (Write, String?)
-    ) async throws -> Committed {
-        try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Committed, any Error>) in
-            let startCommit = writer.withLock { state -> Bool in
-                if let failure = state.failure {
-                    continuation.resume(throwing: failure)
-                    return false
-                }
-                do {
-                    let (write, pushID) = try prepare(&state)
-                    let now = options.clock()
-                    let (next, resolved) = try state.pending.applying(write, now: now)
-                    try authorize?(state.pending, next, resolved, now)
-                    let sequence = state.nextSequence
-                    state.nextSequence += 1
-                    state.pending = next
-                    let committed = Committed(sequence: sequence, write: resolved, pushID: pushID)
-                    state.batch.append(Pending(
-                        record: LogRecord(sequence: sequence, write: resolved), committed: committed,
-                        continuation: continuation
-                    ))
-                } catch {
-                    continuation.resume(throwing: error)
-                    return false
-                }
-                if state.committing { return false }
-                state.committing = true
-                return true
+    private func enqueue(
+        authorize: Authorization?,
+        completion: @escaping Completion,
+        _ prepare: (inout WriterState) throws -> (Write, String?)
+    ) {
+        let startCommit = writer.withLock { state -> Bool in
+            if let failure = state.failure {
+                completion(.failure(failure))
+                return false
             }
-            if startCommit { commitQueue.async { self.commitLoop() } }
+            do {
+                let (write, pushID) = try prepare(&state)
+                let now = options.clock()
+                let (next, resolved) = try state.pending.applying(write, now: now)
+                try authorize?(state.pending, next, resolved, now)
+                let sequence = state.nextSequence
+                state.nextSequence += 1
+                state.pending = next
+                let committed = Committed(sequence: sequence, write: resolved, pushID: pushID)
+                state.batch.append(Pending(
+                    record: LogRecord(sequence: sequence, write: resolved), committed: committed, completion: completion
+                ))
+            } catch {
+                completion(.failure(error))
+                return false
+            }
+            if state.committing { return false }
+            state.committing = true
+            return true
         }
+        if startCommit { commitQueue.async { self.commitLoop() } }
     }
 
     /// Commits batches until none is waiting. Runs on `commitQueue` only.
@@ -274,7 +300,7 @@ public final class Database: Sendable {
             published.withLock { $0 = version }
             let committed = batch.map(\.committed)
             for observer in observers.withLock({ $0 }) { observer(committed, version) }
-            for pending in batch { pending.continuation?.resume(returning: pending.committed) }
+            for pending in batch { pending.completion?(.success(pending.committed)) }
             noteLogged(batch)
         }
     }
@@ -294,7 +320,7 @@ public final class Database: Sendable {
             state.batch = []
             return rest
         }
-        for pending in batch + stranded { pending.continuation?.resume(throwing: failure) }
+        for pending in batch + stranded { pending.completion?(.failure(failure)) }
     }
 
     // MARK: - Settings

@@ -118,7 +118,7 @@ struct DatabaseOperations: Sendable {
         try await database.push(at: path, value: value, authorize: try writeAuthorization(for: auth, on: database))
     }
 
-    private static func precondition(_ condition: Condition, at path: Path) -> @Sendable (DatabaseState) throws -> Void {
+    static func precondition(_ condition: Condition, at path: Path) -> @Sendable (DatabaseState) throws -> Void {
         switch condition {
         case .hash(let expected):
             return { state in
@@ -129,7 +129,7 @@ struct DatabaseOperations: Sendable {
     }
 
     /// The rules check a write by `auth` goes through, in write order; nil for an admin.
-    private func writeAuthorization(for auth: RequestAuth, on database: Database) throws -> Database.Authorization? {
+    func writeAuthorization(for auth: RequestAuth, on database: Database) throws -> Database.Authorization? {
         guard case .rules(let authVariable, _) = auth else { return nil }
         let rules = try self.rules.rules(for: database)
         let logger = self.logger

@@ -8,6 +8,9 @@ import HearthCore
 enum RealtimeClientMessage: Sendable {
     /// A request the server answers under its id (`r`), in order.
     case request(id: Int64, RealtimeRequest)
+    /// A request whose body the server cannot read: answered under its id with the error; the
+    /// connection stays.
+    case rejected(id: Int64, RealtimeProtocolError)
     /// `{"t":"c","d":{"t":"p"}}`: answered with a pong.
     case ping
     /// Another control message (upgrade handshakes `n`/`a`, …): nothing to answer.
@@ -26,9 +29,13 @@ enum RealtimeClientMessage: Sendable {
         case "d":
             let data = try envelope.object("d")
             guard case .int(let id) = try data.value("r") else { throw .malformed("r must be an integer request id.") }
-            let action = try data.string("a")
-            let body = try data.optionalObject("b") ?? RealtimeFields.empty(bytes)
-            return .request(id: id, try RealtimeRequest(action: action, body: body))
+            do {
+                let action = try data.string("a")
+                let body = try data.optionalObject("b") ?? RealtimeFields.empty(bytes)
+                return .request(id: id, try RealtimeRequest(action: action, body: body))
+            } catch {
+                return .rejected(id: id, error)
+            }
         case let other:
             throw .malformed("Unknown message type \(other).")
         }

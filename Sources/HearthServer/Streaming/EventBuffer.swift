@@ -2,11 +2,13 @@ import DequeModule
 import NIOCore
 import Synchronization
 
-/// The bounded queue of encoded events waiting for one stream's reader.
+/// The bounded queue of encoded events waiting for one stream's (or realtime connection's) reader.
 ///
 /// A reader that falls behind never makes it grow without bound: when more than
 /// ``maxEvents`` events or ``maxBytes`` bytes are waiting, the queue is dropped and the reader
-/// is told to resynchronise, which it does by sending the current value as one `put`.
+/// is told to resynchronise: a stream sends the current value as one `put`; a realtime
+/// connection is closed, and its client reconnects and listens again. Answers to a client's own
+/// requests are queued outside the bound (the connection bounds its requests instead).
 final class EventBuffer: Sendable {
     /// What the reader gets next.
     enum Item {
@@ -18,6 +20,14 @@ final class EventBuffer: Sendable {
 
     static let maxEvents = 512
     static let maxBytes = 4 << 20
+
+    let maxEvents: Int
+    let maxBytes: Int
+
+    init(maxEvents: Int = EventBuffer.maxEvents, maxBytes: Int = EventBuffer.maxBytes) {
+        self.maxEvents = maxEvents
+        self.maxBytes = maxBytes
+    }
 
     private struct State {
         var events = Deque<(sequence: Int64, bytes: ByteBuffer)>()
@@ -31,18 +41,19 @@ final class EventBuffer: Sendable {
 
     private let state = Mutex(State())
 
-    /// Queues one encoded event for the write (or batch) with sequence number `sequence`.
-    func push(_ event: ByteBuffer, sequence: Int64) {
+    /// Queues one encoded event for the write (or batch) with sequence number `sequence`;
+    /// an unbounded one (an answer to the reader's own request) never overflows the queue.
+    func push(_ event: ByteBuffer, sequence: Int64, bounded: Bool = true) {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard !state.closed else { return nil }
             if state.overflowed { return nil }
-            if state.events.count >= Self.maxEvents || state.bytes + event.readableBytes > Self.maxBytes {
+            if bounded, state.events.count >= maxEvents || state.bytes + event.readableBytes > maxBytes {
                 state.events.removeAll()
                 state.bytes = 0
                 state.overflowed = true
             } else {
                 state.events.append((sequence, event))
-                state.bytes += event.readableBytes
+                if bounded { state.bytes += event.readableBytes }
             }
             defer { state.waiter = nil }
             return state.waiter

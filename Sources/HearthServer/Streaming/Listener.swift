@@ -1,27 +1,47 @@
 import HearthCore
 import HearthRules
+import NIOCore
 import Synchronization
 
-/// One open stream: where it listens, what query it runs, and its queue of events.
+/// How a listener's events are written on its connection.
+enum ListenerFormat: Sendable, Equatable {
+    /// Firebase's Server-Sent Events (`event: put`, paths relative to the listener).
+    case serverSentEvents
+    /// Realtime protocol data pushes (`d`/`m` at absolute paths), with the client's tag for a
+    /// query view.
+    case realtime(tag: Int64?)
+}
+
+/// One listen: where, what query it runs, how its events are written and the queue they go to.
+/// A Server-Sent Events stream has a queue of its own; a realtime connection's listens share
+/// the connection's queue, so events and responses leave in the order they were queued.
 final class Listener: Sendable {
     let database: String
     let path: Path
     let query: Query?
-    let buffer = EventBuffer()
+    let format: ListenerFormat
+    let buffer: EventBuffer
     /// Writes up to this sequence number are already in the stream's initial data.
     let startSequence: Int64
     /// The last query result sent, to send only real changes (query listeners only).
     let lastResult: Mutex<Node>
     /// When the stream's credential expires (milliseconds), after which it gets `auth_revoked`.
     let expires: Int64?
-    /// The `auth` the rules judge this stream by; nil for an admin, whom rules do not bind.
-    let auth: Node?
+    /// The `auth` the rules judge this listen by; nil for an admin, whom rules do not bind. A
+    /// realtime connection that signs in or out changes it (through the hub).
+    var auth: Node? { authState.withLock { $0 } }
+    let authState: Mutex<Node?>
     /// True while the rule that grants the read looks at data, so writes must recheck it.
     let grantDependsOnData = Atomic<Bool>(false)
+    /// What a realtime client is told when this listen is revoked (`c`).
+    let revokedNotice: ByteBuffer?
+    /// True once the hub has ended this listen by itself (rules, size): it is out of the registry.
+    let revoked = Atomic<Bool>(false)
 
     init(
         database: String, path: Path, query: Query?, startSequence: Int64, initial: Node,
-        expires: Int64? = nil, auth: Node? = nil
+        expires: Int64? = nil, auth: Node? = nil, format: ListenerFormat = .serverSentEvents,
+        buffer: EventBuffer = EventBuffer(), revokedNotice: ByteBuffer? = nil
     ) {
         self.expires = expires
         self.database = database
@@ -29,7 +49,10 @@ final class Listener: Sendable {
         self.query = query
         self.startSequence = startSequence
         self.lastResult = Mutex(initial)
-        self.auth = auth
+        self.authState = Mutex(auth)
+        self.format = format
+        self.buffer = buffer
+        self.revokedNotice = revokedNotice
     }
 
     /// Whether the rules still let this stream read its location in `state`.

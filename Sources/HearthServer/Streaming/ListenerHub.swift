@@ -5,11 +5,19 @@ import HearthStore
 import NIOCore
 import Synchronization
 
-/// Every open stream, by database and path, and the fan-out of committed writes to them.
+/// Every open listen (Server-Sent Events streams and realtime listens), by database and path,
+/// and the fan-out of committed writes to them.
 ///
 /// Each database's commits are fanned out in commit order on one serial queue, off the commit
-/// path. Listeners at the same path share each encoded event. A new listener's initial value
-/// and the events it receives line up by sequence number, so nothing is missed or repeated.
+/// path. The hub works out the transport-neutral event each location gets (``ListenerEvent``,
+/// or a query's new result) and encodes it once per format (``ListenerEncoding``); listeners at
+/// the same path share those bytes. A new listener's initial value and the events it receives
+/// line up by sequence number, so nothing is missed or repeated.
+///
+/// Locking: `registry` guards the groups; each group's own lock guards its listeners and is
+/// taken only inside `registry`. Fan-out, subscribe (with its initial delivery) and
+/// revocation all run under `registry`, which is what orders a listen's initial data before
+/// its events.
 final class ListenerHub: Sendable {
     /// The listeners at one path.
     final class Group: Sendable {
@@ -63,10 +71,16 @@ final class ListenerHub: Sendable {
     /// - Parameters:
     ///   - auth: the `auth` the rules judge the stream by; nil for an admin.
     ///   - rules: the rules in force, checked against the same version as the initial value.
+    ///   - format, buffer, revokedNotice: how and where its events go (a realtime connection
+    ///     passes its own queue).
+    ///   - deliverInitial: called with the initial value before any event can be queued, to
+    ///     queue what must come first (a realtime listen's data and `ok`).
     /// - Throws: 401 `Permission denied` when the rules do not allow the read.
     func subscribe(
         to database: Database, at path: Path, query: Query?, expires: Int64? = nil,
-        auth: Node? = nil, rules: SecurityRules? = nil
+        auth: Node? = nil, rules: SecurityRules? = nil, format: ListenerFormat = .serverSentEvents,
+        buffer: EventBuffer = EventBuffer(), revokedNotice: ByteBuffer? = nil,
+        deliverInitial: (Node) -> Void = { _ in }
     ) throws(HearthError) -> (Listener, Node) {
         let observe = registry.withLock { registry -> Bool in
             registry.observed.insert(database.name).inserted
@@ -84,7 +98,7 @@ final class ListenerHub: Sendable {
             let initial = Self.value(at: path, query: query, in: version.state)
             let listener = Listener(
                 database: database.name, path: path, query: query, startSequence: version.sequence, initial: initial,
-                expires: expires, auth: auth
+                expires: expires, auth: auth, format: format, buffer: buffer, revokedNotice: revokedNotice
             )
             if let rules {
                 guard let grant = listener.readGrant(under: rules, in: version.state, now: now) else {
@@ -95,6 +109,7 @@ final class ListenerHub: Sendable {
                     registry.dataDependent[database.name, default: [:]][ObjectIdentifier(listener)] = listener
                 }
             }
+            deliverInitial(initial)
             if registry.shutDown {
                 // Its stream sends the initial value and ends.
                 listener.buffer.close()
@@ -110,18 +125,35 @@ final class ListenerHub: Sendable {
         }
     }
 
-    /// Removes a listener (its stream ended).
+    /// Removes a listener (its stream ended, or its client stopped listening); removing one
+    /// that is already gone does nothing.
     func unsubscribe(_ listener: Listener) {
-        registry.withLock { registry in
-            guard var groups = registry.groups[listener.database], let group = groups[listener.path] else { return }
-            let empty = group.listeners.withLock { listeners -> Bool in
-                listeners[ObjectIdentifier(listener)] = nil
-                return listeners.isEmpty
-            }
-            if empty { groups.remove(listener.path) }
-            registry.groups[listener.database] = groups
-            registry.dataDependent[listener.database]?[ObjectIdentifier(listener)] = nil
-            registry.count -= 1
+        registry.withLock { Self.remove(listener, from: &$0) }
+    }
+
+    private static func remove(_ listener: Listener, from registry: inout Registry) {
+        guard var groups = registry.groups[listener.database], let group = groups[listener.path] else { return }
+        let (removed, empty) = group.listeners.withLock { listeners -> (Bool, Bool) in
+            let removed = listeners.removeValue(forKey: ObjectIdentifier(listener)) != nil
+            return (removed, listeners.isEmpty)
+        }
+        guard removed else { return }
+        if empty { groups.remove(listener.path) }
+        registry.groups[listener.database] = groups
+        registry.dataDependent[listener.database]?[ObjectIdentifier(listener)] = nil
+        registry.count -= 1
+    }
+
+    /// Ends a listen the server no longer serves, with `reason` for a stream (`cancel`). A
+    /// realtime listen is told `c` and leaves the registry; its connection stays.
+    private static func revoke(_ listener: Listener, reason: ByteBuffer, registry: inout Registry) {
+        switch listener.format {
+        case .serverSentEvents:
+            listener.buffer.close(with: [reason])
+        case .realtime:
+            guard !listener.revoked.exchange(true, ordering: .relaxed) else { return }
+            remove(listener, from: &registry)
+            if let notice = listener.revokedNotice { listener.buffer.push(notice, sequence: 0, bounded: false) }
         }
     }
 
@@ -166,6 +198,19 @@ final class ListenerHub: Sendable {
         }
     }
 
+    /// Judges `listeners` (of one realtime connection, on `database`) by a new `auth` from now
+    /// on (nil: an admin's): those the rules no longer let read are revoked.
+    func reauthorize(_ listeners: [Listener], as auth: Node?, on database: Database) {
+        let live = listeners.filter { !$0.revoked.load(ordering: .relaxed) }
+        registry.withLock { registry in
+            for listener in live {
+                listener.authState.withLock { $0 = auth }
+                if auth == nil { registry.dataDependent[database.name]?[ObjectIdentifier(listener)] = nil }
+            }
+            recheck(live, in: database.current.state, database: database.name, registry: &registry)
+        }
+    }
+
     /// Ends the streams that may no longer read, and tracks whose grant depends on data.
     private func recheck(_ listeners: [Listener], in state: DatabaseState, database: String, registry: inout Registry) {
         guard let rules = rules(database) else { return }
@@ -173,8 +218,8 @@ final class ListenerHub: Sendable {
         for listener in listeners where listener.auth != nil {
             let id = ObjectIdentifier(listener)
             guard let grant = listener.readGrant(under: rules, in: state, now: now) else {
-                listener.buffer.close(with: [SSEEncoding.permissionDenied])
                 registry.dataDependent[database]?[id] = nil
+                Self.revoke(listener, reason: SSEEncoding.permissionDenied, registry: &registry)
                 continue
             }
             listener.grantDependsOnData.store(grant.dependsOnData, ordering: .relaxed)
@@ -200,23 +245,23 @@ final class ListenerHub: Sendable {
             for write in committed {
                 for (path, group) in Self.groups(touchedBy: write.write, in: groups) {
                     let listeners = group.listeners.withLock { Array($0.values) }
-                    var encoded: ByteBuffer?
+                    var encoding: ListenerEncoding?
                     for listener in listeners where write.sequence > listener.startSequence {
                         if listener.query != nil {
                             dirtyQueries[ObjectIdentifier(listener)] = listener
                             continue
                         }
-                        if encoded == nil {
+                        if encoding == nil {
                             guard let event = write.write.event(forListenerAt: path) else { break }
                             if SSEEncoding.isTooLarge(event, limit: maxEventBytes) {
                                 for listener in listeners where listener.query == nil {
-                                    listener.buffer.close(with: [SSEEncoding.payloadTooLarge])
+                                    Self.revoke(listener, reason: SSEEncoding.payloadTooLarge, registry: &registry)
                                 }
                                 break
                             }
-                            encoded = SSEEncoding.encode(event)
+                            encoding = ListenerEncoding(event, at: path)
                         }
-                        listener.buffer.push(encoded!, sequence: write.sequence)
+                        listener.buffer.push(encoding!.bytes(for: listener.format), sequence: write.sequence)
                     }
                 }
             }
@@ -230,9 +275,9 @@ final class ListenerHub: Sendable {
                 }
                 guard changed else { continue }
                 if result.estimatedSize > maxEventBytes {
-                    listener.buffer.close(with: [SSEEncoding.payloadTooLarge])
+                    Self.revoke(listener, reason: SSEEncoding.payloadTooLarge, registry: &registry)
                 } else {
-                    listener.buffer.push(SSEEncoding.encode(.put(path: .root, data: result)), sequence: version.sequence)
+                    listener.buffer.push(ListenerEncoding.queryResult(result, for: listener), sequence: version.sequence)
                 }
             }
         }

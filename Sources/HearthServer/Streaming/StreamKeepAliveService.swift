@@ -1,10 +1,12 @@
 import ServiceLifecycle
 
-/// Sends every open stream a `keep-alive` event on a fixed interval (Firebase: about 30 s),
-/// ends streams whose credential has expired with `auth_revoked`, and ends all streams when
+/// Sends every open Server-Sent Events stream a `keep-alive` event on a fixed interval
+/// (Firebase: about 30 s), ends streams whose credential has expired with `auth_revoked`, tells
+/// realtime sessions whose credential expired (`ac`), and ends all streams and sessions when
 /// the server shuts down.
 struct StreamKeepAliveService: Service {
     let hub: ListenerHub
+    let realtime: RealtimeService
     let interval: Duration
     let clock: @Sendable () -> Int64
 
@@ -17,7 +19,8 @@ struct StreamKeepAliveService: Service {
                     return
                 }
                 let now = clock()
-                for listener in hub.allListeners() {
+                realtime.expireCredentials(now: now)
+                for listener in hub.allListeners() where listener.format == .serverSentEvents {
                     if let expires = listener.expires, expires <= now {
                         listener.buffer.close(with: [SSEEncoding.authRevoked])
                     } else {
@@ -26,6 +29,7 @@ struct StreamKeepAliveService: Service {
                 }
             }
         }
+        realtime.shutDown()
         hub.shutDown()
     }
 }

@@ -1,0 +1,100 @@
+import HearthAuth
+import HearthCore
+import HearthStore
+import Logging
+import Synchronization
+
+/// The realtime protocol's side of the server: opens a ``RealtimeSession`` for each
+/// connection (WebSocket or long-polling), knows the open ones (for credentials that expire,
+/// the server's figures and shutdown), and keeps their onDisconnect operations durable.
+///
+/// Threading: `sessions` guards the set of open sessions; everything else is immutable.
+final class RealtimeService: Sendable {
+    let operations: DatabaseOperations
+    let admin: AdminCredential
+    let issuer: TokenIssuer
+    let limits: RealtimeSession.Limits
+    let disconnects: DisconnectQueueStore
+    let logger: Logger
+    /// Makes session IDs (random; injected for tests).
+    private let makeID: @Sendable () -> String
+    private let sessions = Mutex<[String: RealtimeSession]>([:])
+
+    init(
+        operations: DatabaseOperations, admin: AdminCredential, issuer: TokenIssuer, disconnects: DisconnectQueueStore,
+        limits: RealtimeSession.Limits = .init(), logger: Logger,
+        makeID: @escaping @Sendable () -> String = RealtimeService.randomID
+    ) {
+        self.operations = operations
+        self.admin = admin
+        self.issuer = issuer
+        self.disconnects = disconnects
+        self.limits = limits
+        self.logger = logger
+        self.makeID = makeID
+    }
+
+    /// 24 random letters and digits.
+    @Sendable static func randomID() -> String {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789".utf8)
+        var generator = SystemRandomNumberGenerator()
+        return String(decoding: (0..<24).map { _ in alphabet.randomElement(using: &generator)! }, as: UTF8.self)
+    }
+
+    /// Opens a session on the database named `name`, its handshake already queued.
+    /// - Parameter host: the host the client reached, which it should reconnect to.
+    /// - Throws: when the database cannot be opened (a bad name, storage failing).
+    func openSession(database name: String, host: String) throws -> RealtimeSession {
+        let database = try operations.database(named: name)
+        let session = RealtimeSession(id: makeID(), database: database, service: self)
+        session.sendHandshake(host: host)
+        sessions.withLock { $0[session.id] = session }
+        return session
+    }
+
+    /// The open session with this ID (a long-polling client's, or one being upgraded).
+    func session(id: String) -> RealtimeSession? {
+        sessions.withLock { $0[id] }
+    }
+
+    /// Ends a session: its listens stop and its onDisconnect operations run.
+    func close(_ session: RealtimeSession) async {
+        guard sessions.withLock({ $0.removeValue(forKey: session.id) }) != nil else { return }
+        await session.end()
+    }
+
+    /// The number of open sessions.
+    var count: Int { sessions.withLock(\.count) }
+
+    /// Tells sessions whose credential expired (`ac`), and judges them as signed out from now on.
+    func expireCredentials(now: Int64) {
+        for session in sessions.withLock({ Array($0.values) }) { session.expireCredential(now: now) }
+    }
+
+    /// Ends every session (the server is stopping): their connections close.
+    func shutDown() {
+        for session in sessions.withLock({ Array($0.values) }) { session.outbound.close() }
+    }
+
+    // MARK: - onDisconnect after a crash
+
+    /// Applies the onDisconnect operations that sessions of an earlier run left (the server
+    /// stopped before they could run), in each session's order, then forgets them.
+    func applyLeftoverDisconnects() async {
+        let records: [DisconnectQueueStore.Record]
+        do {
+            records = try await disconnects.all()
+        } catch {
+            logger.error("could not read the onDisconnect queue", metadata: ["error": "\(error)"])
+            return
+        }
+        guard !records.isEmpty else { return }
+        var bySession: [String: [DisconnectQueueStore.Record]] = [:]
+        for record in records { bySession[record.session, default: []].append(record) }
+        for (session, queued) in bySession {
+            await RealtimeSession.apply(queued, operations: operations, logger: logger)
+            try? await disconnects.remove(session: session)
+        }
+        logger.info("applied onDisconnect operations left by the previous run", metadata: ["operations": "\(records.count)"])
+    }
+}

@@ -1,0 +1,373 @@
+import HearthCore
+import HearthStore
+import Logging
+import NIOCore
+import Synchronization
+
+/// One client's realtime session (reference §7): who it is signed in as, its listens, its
+/// pipelined writes and its onDisconnect operations, on one database. Transports
+/// (``RealtimeWebSocket``, long-polling) feed it whole messages and write out what it queues on
+/// ``outbound``; it calls ``DatabaseOperations`` for every request and answers through
+/// ``RealtimeStatus``, the protocol's one path for errors.
+///
+/// Threading: one task at a time calls ``receive(_:)`` (the connection's reader), so requests
+/// are handled in their order; it suspends for token checks and, before a read, for the
+/// session's own writes to be durable (a read after a write sees it). Writes are queued with
+/// the database in order and answered from its commit thread. ``outbound`` is the wire order:
+/// a listen's data and its `ok` are queued under the listener registry's lock, before any
+/// event of that listen. `state` guards the mutable fields.
+final class RealtimeSession: Sendable {
+    /// What one session may hold at once.
+    struct Limits: Sendable {
+        var maxListens = 10_000
+        /// Writes sent and not yet durable; the session reads no further until one finishes.
+        var maxOutstandingWrites = 1_000
+        var maxOnDisconnectOperations = 1_000
+        var maxOnDisconnectBytes = 16 << 20
+        /// The largest answer (a listen's data, a get): Firebase's 256 MB.
+        var maxResponseBytes = 256 << 20
+        /// Events waiting for a slow reader before it is disconnected (it reconnects and resyncs).
+        var maxQueuedEvents = 10_000
+        var maxQueuedBytes = 64 << 20
+        /// The longest message: a 16 MB write and its envelope.
+        var maxMessageBytes = (16 << 20) + 4096
+    }
+
+    /// A listen, as the client names it in `n`: its path and its query's tag.
+    struct ListenKey: Hashable {
+        var path: Path
+        var tag: Int64?
+    }
+
+    struct QueuedDisconnect {
+        var position: Int64
+        var path: Path
+        var record: DisconnectQueueStore.Record
+    }
+
+    private struct State {
+        var auth = RequestAuth.anonymous
+        var listens: [ListenKey: Listener] = [:]
+        var outstandingWrites = 0
+        /// The reader, waiting until at most `threshold` writes are outstanding.
+        var writeWaiter: (threshold: Int, continuation: CheckedContinuation<Void, Never>)?
+        var disconnects: [QueuedDisconnect] = []
+        var disconnectBytes = 0
+        var nextPosition: Int64 = 0
+        var ended = false
+    }
+
+    let id: String
+    let database: Database
+    let outbound: EventBuffer
+    private let service: RealtimeService
+    private let state = Mutex(State())
+
+    private var operations: DatabaseOperations { service.operations }
+    private var limits: Limits { service.limits }
+
+    init(id: String, database: Database, service: RealtimeService) {
+        self.id = id
+        self.database = database
+        self.service = service
+        self.outbound = EventBuffer(maxEvents: service.limits.maxQueuedEvents, maxBytes: service.limits.maxQueuedBytes)
+    }
+
+    // MARK: - Sending
+
+    func send(_ message: [UInt8]) {
+        outbound.push(ByteBuffer(bytes: message), sequence: 0, bounded: false)
+    }
+
+    private func respond(_ id: Int64, data: Node = .object([])) {
+        send(RealtimeServerMessage.response(id: id, status: RealtimeStatus.ok, data: data))
+    }
+
+    private func respond(_ id: Int64, failure error: any Error) {
+        let status = RealtimeStatus(error)
+        send(RealtimeServerMessage.response(id: id, status: status.status, data: .string(status.message)))
+    }
+
+    func sendHandshake(host: String) {
+        send(RealtimeServerMessage.handshake(timestamp: operations.clock(), host: host, sessionID: id))
+    }
+
+    // MARK: - Receiving
+
+    /// Handles one whole message from the client.
+    func receive(_ message: RealtimeClientMessage) async {
+        switch message {
+        case .ping: send(RealtimeServerMessage.pong)
+        case .control: break
+        case .rejected(let id, let error): respond(id, failure: error)
+        case .request(let id, let request): await handle(request, id: id)
+        }
+    }
+
+    private func handle(_ request: RealtimeRequest, id: Int64) async {
+        switch request {
+        case .stats, .appCheck:
+            respond(id)
+        case .unknown(let action):
+            send(RealtimeServerMessage.response(id: id, status: "failed", data: .string("Unknown action \(action).")))
+        case .auth(let credential, let override):
+            await authenticate(credential, override: override, id: id)
+        case .unauth:
+            setAuth(.anonymous)
+            respond(id)
+        case .listen(let path, let view, let hash):
+            await writesSettled(atMost: 0)
+            listen(at: path, view: view, hash: hash, id: id)
+        case .unlisten(let path, let view):
+            let removed = state.withLock { $0.listens.removeValue(forKey: ListenKey(path: path, tag: view.tag)) }
+            if let removed { operations.hub.unsubscribe(removed) }
+            respond(id)
+        case .get(let path, let view):
+            await writesSettled(atMost: 0)
+            get(at: path, query: view.query, id: id)
+        case .put(let path, let data, let hash):
+            await writesSettled(atMost: limits.maxOutstandingWrites - 1)
+            write(.set(path, data), condition: hash.map { .hash($0) }, id: id)
+        case .merge(let path, let entries):
+            await writesSettled(atMost: limits.maxOutstandingWrites - 1)
+            write(.update(path, entries), condition: nil, id: id)
+        case .onDisconnectPut(let path, let data):
+            await queueOnDisconnect(.set(path, data), id: id)
+        case .onDisconnectMerge(let path, let entries):
+            await queueOnDisconnect(.update(path, entries), id: id)
+        case .onDisconnectCancel(let path):
+            await cancelOnDisconnect(at: path, id: id)
+        }
+    }
+
+    // MARK: - Auth
+
+    private func authenticate(_ credential: String, override: RealtimeRequest.AuthOverride?, id: Int64) async {
+        do {
+            var auth = try await RequestAuth.resolve(
+                credential: credential, admin: service.admin, issuer: service.issuer, now: operations.clock())
+            if case .admin = auth, let override {
+                switch override {
+                case .signedOut: auth = .anonymous
+                case .auth(let variable): auth = .rules(auth: variable, expires: nil)
+                }
+            }
+            setAuth(auth)
+            let expires: Node = auth.expires.map { .int($0 / 1000) } ?? .null
+            respond(id, data: .object([(ChildKey("auth"), auth.ruleAuth ?? .null), (ChildKey("expires"), expires)]))
+        } catch {
+            setAuth(.anonymous)
+            respond(id, failure: error)
+        }
+    }
+
+    private func setAuth(_ auth: RequestAuth) {
+        let listeners = state.withLock { state -> [Listener] in
+            state.auth = auth
+            return Array(state.listens.values)
+        }
+        operations.hub.reauthorize(listeners, as: auth.ruleAuth, on: database)
+    }
+
+    /// When the credential has expired: `ac` with `expired_token`, and signed out from now on.
+    func expireCredential(now: Int64) {
+        let expired = state.withLock { state -> Bool in
+            guard let expires = state.auth.expires, expires <= now else { return false }
+            return true
+        }
+        guard expired else { return }
+        setAuth(.anonymous)
+        send(RealtimeServerMessage.authRevoked(status: "expired_token", reason: "Auth token is expired."))
+    }
+
+    private var auth: RequestAuth { state.withLock(\.auth) }
+
+    // MARK: - Reading
+
+    private func listen(at path: Path, view: RealtimeRequest.QueryView, hash: String?, id: Int64) {
+        let key = ListenKey(path: path, tag: view.tag)
+        // An untagged listen loads the whole location (the SDK filters a bare orderBy itself).
+        let query = view.tag == nil ? nil : view.query
+        let (replaced, full) = state.withLock { state -> (Listener?, Bool) in
+            let replaced = state.listens.removeValue(forKey: key)
+            return (replaced, state.listens.count >= limits.maxListens)
+        }
+        if let replaced { operations.hub.unsubscribe(replaced) }
+        guard !full else {
+            return send(RealtimeServerMessage.response(
+                id: id, status: "failed", data: .string("Too many listens on one connection (\(limits.maxListens)).")))
+        }
+        let delivery = DatabaseOperations.ListenDelivery(
+            format: .realtime(tag: view.tag), buffer: outbound,
+            revokedNotice: ByteBuffer(bytes: RealtimeServerMessage.listenRevoked(path: path, queryObject: view.queryObject)))
+        var tooBig = false
+        let maxResponseBytes = limits.maxResponseBytes
+        do {
+            let (listener, _) = try operations.listen(
+                database, at: path, query: query, auth: auth, missingIndex: .warn, delivery: delivery
+            ) { initial, unindexed in
+                guard initial.estimatedSize <= maxResponseBytes else {
+                    tooBig = true
+                    return send(RealtimeServerMessage.response(id: id, status: "too_big", data: .string(Self.tooBigText)))
+                }
+                if hash != DatabaseOperations.conditionHash(of: initial) {
+                    send(RealtimeServerMessage.dataPush(
+                        path: path, encodedData: JSONWriter.bytes(initial, format: .init(export: true)), tag: view.tag))
+                }
+                // The SDKs warn that the query is filtered on the client when there is no index.
+                let warnings = unindexed ? #"{"w":["no_index"]}"# : "{}"
+                send(RealtimeServerMessage.response(id: id, status: RealtimeStatus.ok, encodedData: Array(warnings.utf8)))
+            }
+            if tooBig {
+                operations.hub.unsubscribe(listener)
+            } else {
+                state.withLock { $0.listens[key] = listener }
+            }
+        } catch {
+            respond(id, failure: error)
+        }
+    }
+
+    static let tooBigText = "The specified payload is too large, please request a location with less data."
+
+    private func get(at path: Path, query: Query?, id: Int64) {
+        do {
+            let value = try operations.read(database, at: path, query: query, auth: auth)
+            guard value.estimatedSize <= limits.maxResponseBytes else {
+                return send(RealtimeServerMessage.response(id: id, status: "too_big", data: .string(Self.tooBigText)))
+            }
+            respond(id, data: value)
+        } catch {
+            respond(id, failure: error)
+        }
+    }
+
+    // MARK: - Writing
+
+    private func write(_ change: DatabaseOperations.Change, condition: DatabaseOperations.Condition?, id: Int64) {
+        state.withLock { $0.outstandingWrites += 1 }
+        operations.submit(change, to: database, auth: auth, condition: condition) { [self] result in
+            switch result {
+            case .success: respond(id)
+            case .failure(let error): respond(id, failure: error)
+            }
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                state.outstandingWrites -= 1
+                guard let waiter = state.writeWaiter, state.outstandingWrites <= waiter.threshold else { return nil }
+                state.writeWaiter = nil
+                return waiter.continuation
+            }
+            waiter?.resume()
+        }
+    }
+
+    /// Waits until at most `threshold` of this session's writes are not yet durable.
+    private func writesSettled(atMost threshold: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                guard state.outstandingWrites > threshold else { return true }
+                state.writeWaiter = (threshold, continuation)
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    // MARK: - onDisconnect
+
+    private func queueOnDisconnect(_ change: DatabaseOperations.Change, id: Int64) async {
+        do {
+            try operations.check(change, on: database, auth: auth)
+            let (path, kind, data): (Path, String, [UInt8])
+            switch change {
+            case .set(let target, let value):
+                (path, kind, data) = (target, "set", JSONWriter.bytes(value.node, format: .init(export: true)))
+            case .update(let base, let entries):
+                let object = entries.map { ResolvedWrite.UpdateEntry(path: $0.path, value: $0.value.node) }
+                (path, kind, data) = (base, "update", JSONWriter.updateObject(object, format: .init(export: true)))
+            }
+            let queued = state.withLock { state -> QueuedDisconnect? in
+                guard state.disconnects.count < limits.maxOnDisconnectOperations,
+                    state.disconnectBytes + data.count <= limits.maxOnDisconnectBytes
+                else { return nil }
+                let position = state.nextPosition
+                state.nextPosition += 1
+                state.disconnectBytes += data.count
+                let record = DisconnectQueueStore.Record(
+                    session: self.id, position: position, database: database.name, kind: kind, path: path.description, data: data)
+                let queued = QueuedDisconnect(position: position, path: path, record: record)
+                state.disconnects.append(queued)
+                return queued
+            }
+            guard let queued else {
+                throw HearthError(.writeTooBig, "Too many onDisconnect operations on one connection.")
+            }
+            try await service.disconnects.add(queued.record)
+            respond(id)
+        } catch {
+            respond(id, failure: error)
+        }
+    }
+
+    private func cancelOnDisconnect(at path: Path, id: Int64) async {
+        let cancelled = state.withLock { state -> [QueuedDisconnect] in
+            let cancelled = state.disconnects.filter { path.contains($0.path) }
+            state.disconnects.removeAll { path.contains($0.path) }
+            state.disconnectBytes -= cancelled.reduce(0) { $0 + $1.record.data.count }
+            return cancelled
+        }
+        do {
+            try await service.disconnects.remove(session: self.id, positions: cancelled.map(\.position))
+            respond(id)
+        } catch {
+            respond(id, failure: error)
+        }
+    }
+
+    // MARK: - Ending
+
+    /// The connection is gone: listens stop, then the onDisconnect operations run in order
+    /// (after the session's own writes, which were queued first) and are forgotten.
+    func end() async {
+        let (listeners, disconnects) = state.withLock { state -> ([Listener], [QueuedDisconnect]) in
+            guard !state.ended else { return ([], []) }
+            state.ended = true
+            defer {
+                state.listens = [:]
+                state.disconnects = []
+            }
+            return (Array(state.listens.values), state.disconnects)
+        }
+        outbound.close()
+        for listener in listeners { operations.hub.unsubscribe(listener) }
+        guard !disconnects.isEmpty else { return }
+        await Self.apply(disconnects.map(\.record), operations: operations, logger: service.logger)
+        do {
+            try await service.disconnects.remove(session: id)
+        } catch {
+            service.logger.error("could not forget applied onDisconnect operations", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Runs kept onDisconnect operations in order, each as one write (server values resolve now).
+    static func apply(_ records: [DisconnectQueueStore.Record], operations: DatabaseOperations, logger: Logger) async {
+        for record in records {
+            do {
+                let database = try operations.database(named: record.database)
+                let path = try Path(parsing: record.path)
+                let change: DatabaseOperations.Change =
+                    record.kind == "update"
+                    ? .update(path, try JSONParser.parseUpdate(record.data)) : .set(path, try JSONParser.parse(record.data))
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                    operations.submit(change, to: database, auth: .admin) { result in
+                        continuation.resume(with: result.map { _ in () })
+                    }
+                }
+            } catch {
+                logger.warning("an onDisconnect operation failed", metadata: [
+                    "database": "\(record.database)", "path": "\(record.path)", "error": "\(error)",
+                ])
+            }
+        }
+    }
+}

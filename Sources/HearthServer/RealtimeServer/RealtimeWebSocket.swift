@@ -1,0 +1,133 @@
+import Foundation
+import HTTPTypes
+import HearthCore
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import NIOWebSocket
+
+/// The realtime protocol over WebSocket at `/.ws` (reference §7.1–7.2), on hummingbird-websocket:
+/// decides which requests upgrade, then runs one ``RealtimeSession`` per socket. Text frames in
+/// are reassembled (``RealtimeFrameAssembler``) and parsed (``RealtimeClientMessage``); what
+/// the session queues goes out in order, each message as its frames (``RealtimeFrames``), the
+/// bytes of an event shared by every socket that gets it.
+///
+/// Threading: per socket, one task reads and hands messages to the session in order, and one
+/// task writes the session's queue. Either ending ends the other: the reader closes the
+/// session (whose queue then closes), the writer closes the socket.
+struct RealtimeWebSocket: Sendable {
+    static let path = "/.ws"
+
+    let service: RealtimeService
+    /// The database for a connection whose URL names none (`ns`) and whose host has no
+    /// database label.
+    let defaultDatabase: String
+
+    /// The WebSocket settings: frames up to 64 KB (a 16,384-character chunk in UTF-8), and a
+    /// ping every 30 seconds so a vanished client is noticed and its onDisconnect runs.
+    static let configuration = WebSocketServerConfiguration(
+        maxFrameSize: 1 << 16, autoPing: .enabled(timePeriod: .seconds(30)), closeTimeout: .seconds(5))
+
+    /// Upgrades `GET /.ws?…` and nothing else (every other request goes to the HTTP responder).
+    func shouldUpgrade(
+        _ request: HTTPRequest
+    ) -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
+        guard let target = request.path, target == Self.path || target.hasPrefix(Self.path + "?") else { return .dontUpgrade }
+        let parameters = Self.parameters(of: target)
+        let name = parameters["ns"] ?? DatabaseResponder.databaseName(host: request.authority) ?? defaultDatabase
+        let host = request.authority ?? "localhost"
+        let service = self.service
+        return .upgrade([:]) { inbound, outbound, context in
+            let session: RealtimeSession
+            do {
+                session = try service.openSession(database: name, host: host)
+            } catch {
+                // A database that cannot be opened (a bad name): the protocol's error, then close.
+                let text = (error as? HearthError)?.message ?? "The database is unavailable."
+                try? await outbound.write(.text(String(decoding: RealtimeServerMessage.error(text), as: UTF8.self)))
+                try? await outbound.close(.policyViolation, reason: nil)
+                return
+            }
+            await Self.run(session, inbound: inbound, outbound: outbound, service: service, logger: context.logger)
+        }
+    }
+
+    /// The URL's query parameters (the SDKs send `v`, `ns`, `p`, `ls`, `s`, `ac`; only `ns` matters).
+    static func parameters(of target: String) -> [String: String] {
+        guard let mark = target.firstIndex(of: "?") else { return [:] }
+        var parameters: [String: String] = [:]
+        for pair in target[target.index(after: mark)...].split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            guard let key = parts.first?.removingPercentEncoding else { continue }
+            let value = parts.count > 1 ? String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding : ""
+            if parameters[key] == nil { parameters[key] = value ?? "" }
+        }
+        return parameters
+    }
+
+    private static func run(
+        _ session: RealtimeSession, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
+        service: RealtimeService, logger: Logger
+    ) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await writeQueue(of: session, to: outbound) }
+            await read(inbound, into: session, maxMessageBytes: service.limits.maxMessageBytes, logger: logger)
+            await service.close(session)
+        }
+    }
+
+    /// Hands each whole message to the session, until the socket closes or the client breaks
+    /// the protocol (then it is told why with `e`).
+    private static func read(
+        _ inbound: WebSocketInboundStream, into session: RealtimeSession, maxMessageBytes: Int, logger: Logger
+    ) async {
+        var assembler = RealtimeFrameAssembler(maxMessageBytes: maxMessageBytes)
+        do {
+            for try await message in inbound.messages(maxSize: 1 << 16) {
+                guard case .text(let text) = message else { throw RealtimeProtocolError.malformed("Binary frames are not used.") }
+                guard case .message(let whole) = try assembler.receive(text) else { continue }
+                await session.receive(try RealtimeClientMessage.parse(whole))
+            }
+        } catch let error as RealtimeProtocolError {
+            session.send(RealtimeServerMessage.error(error.description))
+        } catch {
+            logger.debug("realtime socket ended", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Writes the session's queue to the socket in order until the session ends; a reader that
+    /// fell too far behind is disconnected (its client reconnects and listens afresh).
+    private static func writeQueue(of session: RealtimeSession, to outbound: WebSocketOutboundWriter) async {
+        do {
+            while true {
+                switch await session.outbound.next() {
+                case .events(let messages):
+                    for message in messages { try await write(message.bytes, to: outbound) }
+                case .keepAlive:
+                    continue
+                case .resync:
+                    try await write(ByteBuffer(bytes: RealtimeServerMessage.error("Disconnected: the client read too slowly.")), to: outbound)
+                    try await outbound.close(.goingAway, reason: nil)
+                    return
+                case .closed(let final):
+                    for message in final { try await write(message, to: outbound) }
+                    try await outbound.close(.normalClosure, reason: nil)
+                    return
+                }
+            }
+        } catch {
+            // The socket is gone; the reader ends the session.
+        }
+    }
+
+    /// One message as its frames: as is, or a chunk count and chunks past 16,384 characters.
+    private static func write(_ message: ByteBuffer, to outbound: WebSocketOutboundWriter) async throws {
+        // No message of at most 16,384 bytes can be longer than 16,384 UTF-16 units.
+        if message.readableBytes <= RealtimeFrames.maxFrameLength {
+            return try await outbound.write(.custom(WebSocketFrame(fin: true, opcode: .text, data: message)))
+        }
+        for frame in RealtimeFrames.frames(for: String(buffer: message)) {
+            try await outbound.write(.custom(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: frame))))
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import GRDB
+
+/// The onDisconnect operations of open realtime connections, kept on disk until they are
+/// applied or cancelled (one SQLite file, WAL, `synchronous=FULL`).
+///
+/// A connection's operations run when it ends. If the server stops before that (a crash, a
+/// `kill -9`), the operations of the connections it had are still here, and the next start
+/// applies them: those connections cannot come back, so presence data is right after a crash.
+public final class DisconnectQueueStore: Sendable {
+    /// One queued operation, as the transport wrote it.
+    public struct Record: Sendable, Equatable {
+        public var session: String
+        /// Its place among the session's operations.
+        public var position: Int64
+        public var database: String
+        /// What to do (`set` or `update`).
+        public var kind: String
+        public var path: String
+        /// The value (export JSON), or the update object.
+        public var data: [UInt8]
+
+        public init(session: String, position: Int64, database: String, kind: String, path: String, data: [UInt8]) {
+            self.session = session
+            self.position = position
+            self.database = database
+            self.kind = kind
+            self.path = path
+            self.data = data
+        }
+    }
+
+    private let queue: DatabaseQueue
+
+    /// Opens (creating if needed) the store at `path`.
+    public init(path: String) throws {
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        queue = try DatabaseQueue(path: path, configuration: configuration)
+        try queue.inDatabase { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("queued") { db in
+            try db.execute(sql: """
+                CREATE TABLE queued (
+                    session TEXT NOT NULL,
+                    position INTEGER NOT NULL,
+                    database TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    path TEXT NOT NULL,
+                    data BLOB NOT NULL,
+                    PRIMARY KEY (session, position)
+                )
+                """)
+        }
+        try migrator.migrate(queue)
+    }
+
+    /// Keeps `record` until it is removed.
+    public func add(_ record: Record) async throws {
+        try await queue.write { db in
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO queued (session, position, database, kind, path, data) VALUES (?, ?, ?, ?, ?, ?)",
+                arguments: [record.session, record.position, record.database, record.kind, record.path, Data(record.data)])
+        }
+    }
+
+    /// Forgets the operations of `session` at `positions` (cancelled ones).
+    public func remove(session: String, positions: [Int64]) async throws {
+        guard !positions.isEmpty else { return }
+        try await queue.write { db in
+            for position in positions {
+                try db.execute(sql: "DELETE FROM queued WHERE session = ? AND position = ?", arguments: [session, position])
+            }
+        }
+    }
+
+    /// Forgets every operation of `session` (applied, or the session ended without any).
+    public func remove(session: String) async throws {
+        try await queue.write { db in
+            try db.execute(sql: "DELETE FROM queued WHERE session = ?", arguments: [session])
+        }
+    }
+
+    /// Every kept operation, by session and then position.
+    public func all() async throws -> [Record] {
+        try await queue.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM queued ORDER BY session, position").map { row in
+                Record(
+                    session: row["session"], position: row["position"], database: row["database"], kind: row["kind"],
+                    path: row["path"], data: [UInt8](row["data"] as Data))
+            }
+        }
+    }
+}
