@@ -53,9 +53,11 @@ public func buildApplication(
         logger: logger)
     // Before any client connects: the onDisconnect operations of connections the last run had.
     await realtime.applyLeftoverDisconnects()
-    let webSocket = RealtimeWebSocket(service: realtime, defaultDatabase: configuration.defaultDatabase)
+    let longPolling = RealtimeLongPolling(service: realtime, defaultDatabase: configuration.defaultDatabase)
+    let webSocket = RealtimeWebSocket(service: realtime, longPolling: longPolling, defaultDatabase: configuration.defaultDatabase)
     let responder = HearthResponder(
         database: DatabaseResponder(operations: operations, configuration: configuration, admin: admin, issuer: accounts.issuer),
+        longPolling: longPolling,
         auth: AuthResponder(service: accounts, admin: admin, proxies: proxies),
         session: WebSessionResponder(service: accounts, proxies: proxies),
         files: FilesResponder(
@@ -69,7 +71,7 @@ public func buildApplication(
     )
     var services: [any Service] = [
         DataFolderService(folder: folder),
-        StreamKeepAliveService(hub: hub, realtime: realtime, interval: configuration.keepAliveInterval, clock: configuration.clock),
+        StreamKeepAliveService(hub: hub, realtime: realtime, longPolling: longPolling, interval: configuration.keepAliveInterval, clock: configuration.clock),
     ]
     if let filesPort = configuration.filesPort {
         var filesResponder = responder

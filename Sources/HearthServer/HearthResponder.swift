@@ -13,6 +13,7 @@ struct HearthResponder: HTTPResponder {
     typealias Context = HearthRequestContext
 
     let database: DatabaseResponder
+    let longPolling: RealtimeLongPolling
     let auth: AuthResponder
     let session: WebSessionResponder
     let files: FilesResponder
@@ -52,6 +53,8 @@ struct HearthResponder: HTTPResponder {
                 response = await files.respond(to: request, context: context, onAppOrigin: true)
                 kind = .file
             }
+        } else if path == RealtimeLongPolling.path {
+            response = await longPolling.respond(to: request)
         } else if path == StatsResponder.path {
             response = stats.respond(to: request)
         } else if WebResponder.handles(request) {

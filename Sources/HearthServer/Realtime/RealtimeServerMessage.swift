@@ -18,6 +18,12 @@ enum RealtimeServerMessage {
     /// The answer to a client's ping.
     static let pong: [UInt8] = Array(#"{"t":"c","d":{"t":"o","d":{}}}"#.utf8)
 
+    /// `a`: the server takes the session over on this socket (the upgrade from long-polling).
+    static let switchAcknowledged: [UInt8] = Array(#"{"t":"c","d":{"t":"a","d":{}}}"#.utf8)
+
+    /// `r`: the client should reconnect to `host` (on an upgrade socket: give up the upgrade).
+    static func reset(host: String) -> [UInt8] { control("r", .string(host)) }
+
     /// `s`: the server is going away and the client should not reconnect at once.
     static func shutdown(_ reason: String) -> [UInt8] { control("s", .string(reason)) }
 

@@ -19,6 +19,7 @@ struct RealtimeWebSocket: Sendable {
     static let path = "/.ws"
 
     let service: RealtimeService
+    let longPolling: RealtimeLongPolling
     /// The database for a connection whose URL names none (`ns`) and whose host has no
     /// database label.
     let defaultDatabase: String
@@ -37,6 +38,19 @@ struct RealtimeWebSocket: Sendable {
         let name = parameters["ns"] ?? DatabaseResponder.databaseName(host: request.authority) ?? defaultDatabase
         let host = request.authority ?? "localhost"
         let service = self.service
+        if let sessionID = parameters["s"] {
+            // The upgrade of a long-polling session (its handshake's `s`).
+            let longPolling = self.longPolling
+            return .upgrade([:]) { inbound, outbound, context in
+                guard let transport = longPolling.transport(forSession: sessionID) else {
+                    // Unknown or ended: the client drops this socket and stays on long-polling.
+                    let reset = RealtimeServerMessage.reset(host: host)
+                    try? await outbound.write(.text(String(decoding: reset, as: UTF8.self)))
+                    return
+                }
+                await Self.upgrade(transport, inbound: inbound, outbound: outbound, longPolling: longPolling, logger: context.logger)
+            }
+        }
         return .upgrade([:]) { inbound, outbound, context in
             let session: RealtimeSession
             do {
@@ -76,17 +90,59 @@ struct RealtimeWebSocket: Sendable {
         }
     }
 
-    /// Hands each whole message to the session, until the socket closes or the client breaks
-    /// the protocol (then it is told why with `e`).
+    /// Takes a long-polling session over (reference: the SDK's upgrade): the server acknowledges
+    /// (`a`) and answers the client's pings itself until the client has ended transmission on
+    /// long-polling (`n`) and been answered there; from then on this socket carries the session.
+    /// Requests that arrive here before that wait, so the session sees them after the ones sent
+    /// by long-polling.
+    private static func upgrade(
+        _ transport: LongPollTransport, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
+        longPolling: RealtimeLongPolling, logger: Logger
+    ) async {
+        let session = transport.session
+        let switchAck = String(decoding: RealtimeServerMessage.switchAcknowledged, as: UTF8.self)
+        guard (try? await outbound.write(.text(switchAck))) != nil else { return }
+        let upgraded = await withTaskGroup(of: Void.self) { group -> Bool in
+            group.addTask {
+                if await transport.waitForUpgrade() { await writeQueue(of: session, to: outbound) }
+            }
+            await read(inbound, into: session, maxMessageBytes: longPolling.service.limits.maxMessageBytes, logger: logger) { message in
+                if transport.isUpgraded { return true }
+                switch message {
+                case .ping:
+                    let pong = String(decoding: RealtimeServerMessage.pong, as: UTF8.self)
+                    try? await outbound.write(.text(pong))
+                    return false
+                case .control:
+                    return false
+                case .request, .rejected:
+                    return await transport.waitForUpgrade()
+                }
+            }
+            let upgraded = transport.isUpgraded
+            // A socket that went before the switch: long-polling carries on.
+            if !upgraded { transport.abandonUpgradeWaits() }
+            return upgraded
+        }
+        if upgraded {
+            longPolling.retire(transport)
+            await longPolling.service.close(session)
+        }
+    }
+
+    /// Hands each whole message to the session (those `accept` lets through), until the socket
+    /// closes or the client breaks the protocol (then it is told why with `e`).
     private static func read(
-        _ inbound: WebSocketInboundStream, into session: RealtimeSession, maxMessageBytes: Int, logger: Logger
+        _ inbound: WebSocketInboundStream, into session: RealtimeSession, maxMessageBytes: Int, logger: Logger,
+        accept: (RealtimeClientMessage) async -> Bool = { _ in true }
     ) async {
         var assembler = RealtimeFrameAssembler(maxMessageBytes: maxMessageBytes)
         do {
             for try await message in inbound.messages(maxSize: 1 << 16) {
                 guard case .text(let text) = message else { throw RealtimeProtocolError.malformed("Binary frames are not used.") }
                 guard case .message(let whole) = try assembler.receive(text) else { continue }
-                await session.receive(try RealtimeClientMessage.parse(whole))
+                let parsed = try RealtimeClientMessage.parse(whole)
+                if await accept(parsed) { await session.receive(parsed) }
             }
         } catch let error as RealtimeProtocolError {
             session.send(RealtimeServerMessage.error(error.description))

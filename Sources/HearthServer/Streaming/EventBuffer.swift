@@ -99,6 +99,34 @@ final class EventBuffer: Sendable {
         }
     }
 
+    /// What is waiting now, without waiting (a long-polling transport's poll).
+    func takeNow() -> Item? {
+        state.withLock { Self.take(&$0) }
+    }
+
+    /// Waits until something is waiting or ``wake()`` is called; a second waiter wakes the first.
+    func waitForWork() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let (ready, displaced) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
+                if Self.hasWork(state) { return (true, nil) }
+                let displaced = state.waiter
+                state.waiter = continuation
+                return (false, displaced)
+            }
+            displaced?.resume()
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// Wakes whoever waits (a poll that has been replaced or has waited long enough).
+    func wake() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
     private static func hasWork(_ state: State) -> Bool {
         state.closed || state.overflowed || !state.events.isEmpty || state.keepAlive
     }

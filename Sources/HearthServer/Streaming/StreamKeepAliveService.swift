@@ -7,6 +7,7 @@ import ServiceLifecycle
 struct StreamKeepAliveService: Service {
     let hub: ListenerHub
     let realtime: RealtimeService
+    let longPolling: RealtimeLongPolling
     let interval: Duration
     let clock: @Sendable () -> Int64
 
@@ -20,6 +21,7 @@ struct StreamKeepAliveService: Service {
                 }
                 let now = clock()
                 realtime.expireCredentials(now: now)
+                await longPolling.closeAbandoned(now: now)
                 for listener in hub.allListeners() where listener.format == .serverSentEvents {
                     if let expires = listener.expires, expires <= now {
                         listener.buffer.close(with: [SSEEncoding.authRevoked])

@@ -1,0 +1,128 @@
+import HTTPTypes
+import HearthCore
+import Hummingbird
+import Synchronization
+
+/// The realtime protocol over long-polling at `/.lp`, the browser SDK's fallback (reference
+/// §7.1): `start=t` opens a session and answers with its handshake; polls (`id`, `pw`) carry
+/// the client's messages in base64 segments and get the server's as numbered packets
+/// (``LongPollTransport``); `dframe=t` is the page the SDK frames (blank here). Every answer is
+/// JavaScript with status 200: a script that fails to load ends the SDK's transport.
+///
+/// A long-polling client that stops polling is gone (nothing else tells): its session ends
+/// after ``abandonedAfter`` milliseconds without a poll, and its onDisconnect operations run.
+///
+/// Threading: `transports` guards the open transports; each transport guards its own state.
+final class RealtimeLongPolling: Sendable {
+    static let path = "/.lp"
+    /// The SDK opens another poll after 25 seconds; a poll is answered before that.
+    static let pollTimeout = Duration.seconds(20)
+
+    let service: RealtimeService
+    let defaultDatabase: String
+    let abandonedAfter: Int64
+    private let transports = Mutex<(byID: [String: LongPollTransport], bySession: [String: LongPollTransport])>(([:], [:]))
+
+    init(service: RealtimeService, defaultDatabase: String, abandonedAfter: Int64 = 45_000) {
+        self.service = service
+        self.defaultDatabase = defaultDatabase
+        self.abandonedAfter = abandonedAfter
+    }
+
+    func respond(to request: Request) async -> Response {
+        var parameters: [String: String] = [:]
+        for (key, value) in request.uri.queryParameters where parameters[String(key)] == nil {
+            parameters[String(key)] = String(value)
+        }
+        if parameters["start"] == "t" { return connect(request, parameters: parameters) }
+        if parameters["dframe"] == "t" {
+            var headers = HTTPFields()
+            headers[.contentType] = "text/html; charset=utf-8"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: "<!doctype html><title></title>")))
+        }
+        guard let id = parameters["id"], let transport = transports.withLock({ $0.byID[id] }),
+            transport.password == parameters["pw"]
+        else {
+            // An unknown or ended session (the server restarted): the SDK closes and reconnects.
+            return Self.script("pLPCommand('close');")
+        }
+        if parameters["disconn"] == "t" {
+            transport.markClosed()
+            await close(transport)
+            return Self.script("")
+        }
+        do {
+            if try transport.receiveSegments(parameters, now: service.operations.clock()) { await transport.drain() }
+        } catch {
+            transport.session.send(RealtimeServerMessage.error(error.description))
+            transport.session.outbound.close()
+        }
+        let answer = await transport.answerPoll(timeout: Self.pollTimeout)
+        if transport.isClosed { await close(transport) }
+        return Self.script(answer)
+    }
+
+    private func connect(_ request: Request, parameters: [String: String]) -> Response {
+        // The callback number becomes part of a script: digits only.
+        guard let callback = parameters["cb"], !callback.isEmpty, callback.count <= 10, callback.allSatisfy(\.isASCIIDigit) else {
+            return Self.script("")
+        }
+        let name = parameters["ns"] ?? DatabaseResponder.databaseName(host: request.head.authority) ?? defaultDatabase
+        let session: RealtimeSession
+        do {
+            session = try service.openSession(database: name, host: request.head.authority ?? "localhost")
+        } catch {
+            return Self.script("")
+        }
+        // The handshake is packet 0 of this answer, not a queued message.
+        guard case .events(let queued) = session.outbound.takeNow(), let handshake = queued.first else { return Self.script("") }
+        let transport = LongPollTransport(
+            id: RealtimeService.randomID(), password: String(RealtimeService.randomID().prefix(10)), callback: callback,
+            session: session, now: service.operations.clock())
+        transports.withLock { transports in
+            transports.byID[transport.id] = transport
+            transports.bySession[session.id] = transport
+        }
+        return Self.script(transport.connectScript(handshake: Array(buffer: handshake.bytes)))
+    }
+
+    /// The long-polling transport of a session, for the WebSocket that upgrades it (`s=`).
+    func transport(forSession id: String) -> LongPollTransport? {
+        transports.withLock { $0.bySession[id] }
+    }
+
+    /// Forgets a transport; unless its session moved to a WebSocket, the session ends.
+    func close(_ transport: LongPollTransport) async {
+        transports.withLock { transports in
+            transports.byID[transport.id] = nil
+            transports.bySession[transport.session.id] = nil
+        }
+        if !transport.isUpgraded { await service.close(transport.session) }
+    }
+
+    /// Forgets a transport whose session a WebSocket now carries.
+    func retire(_ transport: LongPollTransport) {
+        transports.withLock { transports in
+            transports.byID[transport.id] = nil
+            transports.bySession[transport.session.id] = nil
+        }
+    }
+
+    /// Ends the sessions of clients that stopped polling.
+    func closeAbandoned(now: Int64) async {
+        let abandoned = transports.withLock { transports in
+            transports.byID.values.filter { $0.isAbandoned(now: now, idle: abandonedAfter) }
+        }
+        for transport in abandoned {
+            transport.markClosed()
+            await close(transport)
+        }
+    }
+
+    private static func script(_ text: String) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/javascript; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+}
