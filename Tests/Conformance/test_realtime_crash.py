@@ -1,0 +1,91 @@
+"""onDisconnect keeps its promise across a crash: operations queued over the realtime protocol
+are on disk, so after `kill -9` the next start applies those of connections that did not
+come back (presence reads `offline`), before it accepts clients."""
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import subprocess
+import tempfile
+import time
+
+import requests
+import websockets
+
+from conftest import _binary
+
+
+def start(data: str, port: int = 0) -> tuple[subprocess.Popen, int]:
+    process = subprocess.Popen(
+        [_binary(), "serve", "--emulator", "--port", str(port), "--data", data, "--log-level", "warning"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        if match:
+            return process, int(match.group(1))
+    process.kill()
+    raise RuntimeError("hearth serve did not start")
+
+
+async def queue_on_disconnect(port: int) -> None:
+    """Marks a user online and queues `offline` for when the connection ends; returns with the
+    connection still open (the caller kills the server under it)."""
+    socket = await websockets.connect(f"ws://127.0.0.1:{port}/.ws?v=5&ns=crash")
+    handshake = json.loads(await socket.recv())
+    assert handshake["d"]["t"] == "h"
+
+    async def request(number: int, action: str, body: dict) -> dict:
+        await socket.send(json.dumps({"t": "d", "d": {"r": number, "a": action, "b": body}}))
+        while True:
+            message = json.loads(await socket.recv())
+            if message["t"] == "d" and message["d"].get("r") == number:
+                return message["d"]["b"]
+
+    assert (await request(1, "gauth", {"cred": "owner"}))["s"] == "ok"
+    assert (await request(2, "p", {"p": "/status/ann", "d": "online"}))["s"] == "ok"
+    assert (await request(3, "o", {"p": "/status/ann", "d": "offline"}))["s"] == "ok"
+    assert (await request(4, "om", {"p": "/status", "d": {"last/ann": {".sv": "timestamp"}}}))["s"] == "ok"
+    # The socket stays open: the crash, not a close, ends it.
+    socket.transport.pause_reading()
+
+
+def test_on_disconnect_operations_survive_kill_9():
+    data = tempfile.mkdtemp(prefix="hearth-crash-")
+    process, port = start(data)
+    try:
+        asyncio.run(queue_on_disconnect(port))
+        status = requests.get(f"http://127.0.0.1:{port}/status.json?ns=crash",
+                              headers={"Authorization": "Bearer owner"}).json()
+        assert status == {"ann": "online"}, status
+    finally:
+        process.kill()
+        process.wait()
+    before_restart = int(time.time() * 1000)
+    process, port = start(data)
+    try:
+        status = requests.get(f"http://127.0.0.1:{port}/status.json?ns=crash",
+                              headers={"Authorization": "Bearer owner"}).json()
+        assert status["ann"] == "offline", status
+        assert status["last"]["ann"] >= before_restart, "the server value resolves when the operation runs"
+    finally:
+        process.terminate()
+        process.wait()
+    # Applied once: a further restart finds nothing left to apply.
+    process, port = start(data)
+    try:
+        requests.put(f"http://127.0.0.1:{port}/status/ann.json?ns=crash", json="back",
+                     headers={"Authorization": "Bearer owner"})
+        process.terminate()
+        process.wait()
+        process, port = start(data, port)
+        status = requests.get(f"http://127.0.0.1:{port}/status/ann.json?ns=crash",
+                              headers={"Authorization": "Bearer owner"}).json()
+        assert status == "back", "an onDisconnect operation ran a second time"
+    finally:
+        process.terminate()
+        process.wait()
