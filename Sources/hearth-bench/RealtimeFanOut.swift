@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

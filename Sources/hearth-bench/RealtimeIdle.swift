@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 
 /// Holds many idle realtime-protocol (WebSocket) connections open against a Hearth server, each
 /// listening at a small path of its own, and reports the server's memory per connection (from
@@ -30,7 +31,7 @@ struct RealtimeIdle: AsyncParsableCommand {
             [
                 "--host", host, "--port", String(port), "--namespace", namespace, "--connections", String(shares[part]),
                 "--path", "/idle", "--distinct", "--first", String(shares[..<part].reduce(0, +)),
-            ] + (bare ? ["--bare"] : [])
+            ] + (self.bare ? ["--bare"] : [])
         })
         let client = RealtimeLoadClient(host: host, port: port, namespace: namespace)
         let bare = self.bare

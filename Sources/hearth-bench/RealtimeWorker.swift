@@ -41,7 +41,7 @@ struct RealtimeWorker: AsyncParsableCommand {
         Self.say("ready")
 
         // Report arrivals until the parent closes our input (read on a thread of its own: it blocks).
-        let ended = Flag()
+        let ended = StopSignal()
         Thread.detachNewThread {
             while readLine() != nil {}
             ended.value.store(true, ordering: .relaxed)
@@ -67,6 +67,6 @@ struct RealtimeWorker: AsyncParsableCommand {
 }
 
 /// A flag one thread sets and another polls.
-final class Flag: Sendable {
+final class StopSignal: Sendable {
     let value = Atomic<Bool>(false)
 }

@@ -51,13 +51,13 @@ final class RealtimeWorkers: Sendable {
             while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
                 pending = Data(pending[(newline + 1)...])
-                handle(line: line, child: index)
+                take(line: line, child: index)
             }
         }
         children.withLock { $0[index].exited = true }
     }
 
-    private func handle(line: String, child index: Int) {
+    private func take(line: String, child index: Int) {
         let (word, rest) = line.firstIndex(of: " ").map { (line[..<$0], line[line.index(after: $0)...]) } ?? (line[...], ""[...])
         children.withLock { children in
             switch word {

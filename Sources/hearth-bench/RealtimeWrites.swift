@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 
 /// Durable writes over the realtime protocol: a few WebSocket connections each pipelining `p`
 /// requests (new paths, the HTTP benchmark's small post object), counting `ok` answers, which

@@ -248,7 +248,8 @@ final class RealtimeSession: Sendable {
         state.withLock { $0.outstandingWrites += 1 }
         operations.submit(change, to: database, auth: auth, condition: condition) { [self] result in
             switch result {
-            case .success: respond(id)
+            // Commit observers ran before this, so the fan-out of the write is already queued.
+            case .success: operations.hub.afterDelivery { self.respond(id) }
             case .failure(let error): respond(id, failure: error)
             }
             let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in

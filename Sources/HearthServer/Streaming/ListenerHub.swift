@@ -53,6 +53,13 @@ final class ListenerHub: Sendable {
         self.clock = clock
     }
 
+    /// Runs `work` once every commit fanned out so far has reached its listeners' queues: a
+    /// realtime write's `ok` goes after the events it caused (the SDKs take a write back if
+    /// its `ok` comes before the server's data for it).
+    func afterDelivery(_ work: @escaping @Sendable () -> Void) {
+        fanOutQueue.async(execute: work)
+    }
+
     /// The number of open streams.
     var count: Int { registry.withLock { $0.count } }
 
