@@ -54,7 +54,7 @@ struct HearthResponder: HTTPResponder {
                 kind = .file
             }
         } else if path == RealtimeLongPolling.path {
-            response = await longPolling.respond(to: request)
+            response = await longPolling.respond(to: request, connection: context.channel)
         } else if path == StatsResponder.path {
             response = stats.respond(to: request)
         } else if WebResponder.handles(request) {

@@ -101,8 +101,11 @@ final class RealtimeLoadClient: Sendable {
                         upgradeRequestHead: head, upgraders: [upgrader],
                         notUpgradingCompletionHandler: { channel in channel.eventLoop.makeSucceededFuture(nil) }
                     )
-                    return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
-                        configuration: .init(upgradeConfiguration: configuration))
+                    var pipeline = NIOUpgradableHTTPClientPipelineConfiguration(upgradeConfiguration: configuration)
+                    // The server's handshake often arrives in the same read as its 101 response;
+                    // NIO's default would drop it with the HTTP decoder.
+                    pipeline.leftOverBytesStrategy = .forwardBytes
+                    return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: pipeline)
                 }
             }
         guard let channel = try await upgraded.get() else {

@@ -247,6 +247,14 @@ final class LongPollTransport: Sendable {
         state.withLock { !$0.upgraded && now - $0.lastSeen > idle }
     }
 
+    /// The connection of a waiting poll closed before its answer: the browser dropped it, so
+    /// the client is gone (unless it has moved to its WebSocket).
+    func pollAbandoned() {
+        guard !isUpgraded else { return }
+        markClosed()
+        session.outbound.wake()
+    }
+
     /// Stops answering: the next poll is told to close.
     func markClosed() {
         let waiters = state.withLock { state -> [CheckedContinuation<Bool, Never>] in

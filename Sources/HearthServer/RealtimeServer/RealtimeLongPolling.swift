@@ -1,6 +1,7 @@
 import HTTPTypes
 import HearthCore
 import Hummingbird
+import NIOCore
 import Synchronization
 
 /// The realtime protocol over long-polling at `/.lp`, the browser SDK's fallback (reference
@@ -9,8 +10,9 @@ import Synchronization
 /// (``LongPollTransport``); `dframe=t` is the page the SDK frames (blank here). Every answer is
 /// JavaScript with status 200: a script that fails to load ends the SDK's transport.
 ///
-/// A long-polling client that stops polling is gone (nothing else tells): its session ends
-/// after ``abandonedAfter`` milliseconds without a poll, and its onDisconnect operations run.
+/// A long-polling client is gone when the browser drops a waiting poll (a closed tab, the SDK's
+/// `goOffline`), or when it stops polling for ``abandonedAfter`` milliseconds: its session ends
+/// and its onDisconnect operations run.
 ///
 /// Threading: `transports` guards the open transports; each transport guards its own state.
 final class RealtimeLongPolling: Sendable {
@@ -29,7 +31,7 @@ final class RealtimeLongPolling: Sendable {
         self.abandonedAfter = abandonedAfter
     }
 
-    func respond(to request: Request) async -> Response {
+    func respond(to request: Request, connection: any Channel) async -> Response {
         var parameters: [String: String] = [:]
         for (key, value) in request.uri.queryParameters where parameters[String(key)] == nil {
             parameters[String(key)] = String(value)
@@ -57,7 +59,12 @@ final class RealtimeLongPolling: Sendable {
             transport.session.send(RealtimeServerMessage.error(error.description))
             transport.session.outbound.close()
         }
+        // A poll the browser gives up on (a closed tab, `goOffline` removing the SDK's frame)
+        // closes its connection: the client is gone, as a closed WebSocket would say.
+        let clientGone = ClientGoneHandler { [transport] in transport.pollAbandoned() }
+        try? await connection.pipeline.addHandler(clientGone, position: .first).get()
         let answer = await transport.answerPoll(timeout: Self.pollTimeout)
+        connection.pipeline.removeHandler(clientGone).whenFailure { _ in }
         if transport.isClosed { await close(transport) }
         return Self.script(answer)
     }

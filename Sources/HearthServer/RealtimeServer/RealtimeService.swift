@@ -49,6 +49,7 @@ final class RealtimeService: Sendable {
         let session = RealtimeSession(id: makeID(), database: database, service: self)
         session.sendHandshake(host: host)
         sessions.withLock { $0[session.id] = session }
+        logger.debug("realtime session opened", metadata: ["session": "\(session.id)", "database": "\(name)"])
         return session
     }
 
@@ -60,6 +61,7 @@ final class RealtimeService: Sendable {
     /// Ends a session: its listens stop and its onDisconnect operations run.
     func close(_ session: RealtimeSession) async {
         guard sessions.withLock({ $0.removeValue(forKey: session.id) }) != nil else { return }
+        logger.debug("realtime session closed", metadata: ["session": "\(session.id)"])
         await session.end()
     }
 

@@ -100,6 +100,7 @@ struct RealtimeWebSocket: Sendable {
         longPolling: RealtimeLongPolling, logger: Logger
     ) async {
         let session = transport.session
+        logger.debug("realtime upgrade socket opened", metadata: ["session": "\(session.id)"])
         let switchAck = String(decoding: RealtimeServerMessage.switchAcknowledged, as: UTF8.self)
         guard (try? await outbound.write(.text(switchAck))) != nil else { return }
         let upgraded = await withTaskGroup(of: Void.self) { group -> Bool in
@@ -120,14 +121,17 @@ struct RealtimeWebSocket: Sendable {
                 }
             }
             let upgraded = transport.isUpgraded
-            // A socket that went before the switch: long-polling carries on.
-            if !upgraded { transport.abandonUpgradeWaits() }
+            if upgraded {
+                // The session ends with its socket (which ends the writer).
+                longPolling.retire(transport)
+                await longPolling.service.close(session)
+            } else {
+                // A socket that went before the switch: long-polling carries on.
+                transport.abandonUpgradeWaits()
+            }
             return upgraded
         }
-        if upgraded {
-            longPolling.retire(transport)
-            await longPolling.service.close(session)
-        }
+        logger.debug("realtime upgrade socket ended", metadata: ["session": "\(session.id)", "upgraded": "\(upgraded)"])
     }
 
     /// Hands each whole message to the session (those `accept` lets through), until the socket
