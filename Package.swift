@@ -200,6 +200,7 @@ let package = Package(
                 "HearthCore", "HearthStore", "HearthServer", "HearthTesting",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -128,8 +128,7 @@ final class LongPollTransport: Sendable {
             do {
                 message = try RealtimeClientMessage.parse(next)
             } catch {
-                session.send(RealtimeServerMessage.error(error.description))
-                session.outbound.close()
+                session.outbound.close(with: [ByteBuffer(bytes: RealtimeServerMessage.error(error.description))])
                 continue
             }
             if case .control("n") = message {

@@ -56,8 +56,7 @@ final class RealtimeLongPolling: Sendable {
         do {
             if try transport.receiveSegments(parameters, now: service.operations.clock()) { await transport.drain() }
         } catch {
-            transport.session.send(RealtimeServerMessage.error(error.description))
-            transport.session.outbound.close()
+            transport.session.outbound.close(with: [ByteBuffer(bytes: RealtimeServerMessage.error(error.description))])
         }
         // A poll the browser gives up on (a closed tab, `goOffline` removing the SDK's frame)
         // closes its connection: the client is gone, as a closed WebSocket would say.

@@ -49,6 +49,10 @@ final class RealtimeSession: Sendable {
         var auth = RequestAuth.anonymous
         var listens: [ListenKey: Listener] = [:]
         var outstandingWrites = 0
+        /// Write answers go out in the order of the writes, whatever order they finish in.
+        var nextWriteTicket = 0
+        var nextWriteToAnswer = 0
+        var finishedWrites: [Int: [UInt8]] = [:]
         /// The reader, waiting until at most `threshold` writes are outstanding.
         var writeWaiter: (threshold: Int, continuation: CheckedContinuation<Void, Never>)?
         var disconnects: [QueuedDisconnect] = []
@@ -245,21 +249,41 @@ final class RealtimeSession: Sendable {
     // MARK: - Writing
 
     private func write(_ change: DatabaseOperations.Change, condition: DatabaseOperations.Condition?, id: Int64) {
-        state.withLock { $0.outstandingWrites += 1 }
+        let ticket = state.withLock { state -> Int in
+            state.outstandingWrites += 1
+            defer { state.nextWriteTicket += 1 }
+            return state.nextWriteTicket
+        }
         operations.submit(change, to: database, auth: auth, condition: condition) { [self] result in
             switch result {
-            // Commit observers ran before this, so the fan-out of the write is already queued.
-            case .success: operations.hub.afterDelivery { self.respond(id) }
-            case .failure(let error): respond(id, failure: error)
+            case .success:
+                // Commit observers ran before this, so the write's fan-out is already queued: the
+                // `ok` goes after the events it caused.
+                let answer = RealtimeServerMessage.response(id: id, status: RealtimeStatus.ok, data: .null)
+                operations.hub.afterDelivery { self.finishWrite(ticket, answer: answer) }
+            case .failure(let error):
+                let status = RealtimeStatus(error)
+                finishWrite(ticket, answer: RealtimeServerMessage.response(id: id, status: status.status, data: .string(status.message)))
             }
-            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                state.outstandingWrites -= 1
-                guard let waiter = state.writeWaiter, state.outstandingWrites <= waiter.threshold else { return nil }
-                state.writeWaiter = nil
-                return waiter.continuation
-            }
-            waiter?.resume()
         }
+    }
+
+    /// Queues the answers of the writes finished so far, in write order, and lets a waiting
+    /// reader go on.
+    private func finishWrite(_ ticket: Int, answer: [UInt8]) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.finishedWrites[ticket] = answer
+            // Sent under the lock, so two finishing writes cannot swap their answers.
+            while let next = state.finishedWrites.removeValue(forKey: state.nextWriteToAnswer) {
+                send(next)
+                state.nextWriteToAnswer += 1
+                state.outstandingWrites -= 1
+            }
+            guard let waiter = state.writeWaiter, state.outstandingWrites <= waiter.threshold else { return nil }
+            state.writeWaiter = nil
+            return waiter.continuation
+        }
+        waiter?.resume()
     }
 
     /// Waits until at most `threshold` of this session's writes are not yet durable.

@@ -149,7 +149,8 @@ struct RealtimeWebSocket: Sendable {
                 if await accept(parsed) { await session.receive(parsed) }
             }
         } catch let error as RealtimeProtocolError {
-            session.send(RealtimeServerMessage.error(error.description))
+            // Told why, after what is already queued, then closed.
+            session.outbound.close(with: [ByteBuffer(bytes: RealtimeServerMessage.error(error.description))])
         } catch {
             logger.debug("realtime socket ended", metadata: ["error": "\(error)"])
         }

@@ -132,6 +132,13 @@ final class EventBuffer: Sendable {
     }
 
     private static func take(_ state: inout State) -> Item? {
+        // What was queued before the close still goes out (a realtime answer before its `e`).
+        if state.closed, !state.events.isEmpty, !state.overflowed {
+            let events = Array(state.events)
+            state.events.removeAll()
+            state.bytes = 0
+            return .events(events)
+        }
         if state.closed {
             let final = state.finalEvents
             state.finalEvents = []
