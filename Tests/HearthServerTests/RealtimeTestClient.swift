@@ -306,3 +306,62 @@ func canonicalJSON(text: String) -> String {
     }
     return canonicalJSON(value)
 }
+
+/// A WebSocket opened over a plain socket and read to its end, for exchanges too short for
+/// ``RealtimeTestClient`` (whose library may miss frames a server sends and closes at once).
+enum RawWebSocketExchange {
+    /// The text of each text frame the server sent after its `101` answer, until it closed,
+    /// and whether a close frame came; waits at most `seconds`.
+    static func serverFrames(port: Int, query: String, seconds: Int = 10) throws -> (texts: [String], closeFrame: Bool) {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw TestServerError("no socket") }
+        defer { Glibc.close(descriptor) }
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw TestServerError("could not connect") }
+        let request = "GET /.ws?\(query) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        _ = request.withCString { send(descriptor, $0, strlen($0), 0) }
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(descriptor, &chunk, chunk.count, 0)
+            if count <= 0 { break }
+            received += chunk[0..<count]
+            // A close frame ends the exchange from the server's side.
+            if frames(afterHeadersOf: received).closeFrame { break }
+        }
+        return frames(afterHeadersOf: received)
+    }
+
+    /// Unmasked server frames (payloads under 64 KB) after the HTTP headers.
+    private static func frames(afterHeadersOf bytes: [UInt8]) -> (texts: [String], closeFrame: Bool) {
+        let end = Array("\r\n\r\n".utf8)
+        guard let headerEnd = (0...(max(0, bytes.count - 4))).first(where: { bytes.count >= $0 + 4 && Array(bytes[$0..<$0 + 4]) == end })
+        else { return ([], false) }
+        var index = headerEnd + 4
+        var texts: [String] = []
+        while index + 2 <= bytes.count {
+            let opcode = bytes[index] & 0x0F
+            var length = Int(bytes[index + 1] & 0x7F)
+            var start = index + 2
+            if length == 126 {
+                guard start + 2 <= bytes.count else { break }
+                length = Int(bytes[start]) << 8 | Int(bytes[start + 1])
+                start += 2
+            }
+            guard start + length <= bytes.count else { break }
+            if opcode == 0x1 { texts.append(String(decoding: bytes[start..<start + length], as: UTF8.self)) }
+            if opcode == 0x8 { return (texts, true) }
+            index = start + length
+        }
+        return (texts, false)
+    }
+}

@@ -58,8 +58,8 @@ struct RealtimeWebSocket: Sendable {
             } catch {
                 // A database that cannot be opened (a bad name): the protocol's error, then close.
                 let text = (error as? HearthError)?.message ?? "The database is unavailable."
+                // Returning closes the socket.
                 try? await outbound.write(.text(String(decoding: RealtimeServerMessage.error(text), as: UTF8.self)))
-                try? await outbound.close(.policyViolation, reason: nil)
                 return
             }
             await Self.run(session, inbound: inbound, outbound: outbound, service: service, logger: context.logger)
