@@ -194,6 +194,42 @@ def test_a_chat_message_arrives_live_and_unread_counts_show_in_the_list(server, 
     assert js_errors(receiver) == [] and js_errors(sender) == []
 
 
+def test_chat_shows_whether_the_other_person_has_the_app_open(server, browser_factory, screenshot):
+    """Presence over the realtime protocol: `.info/connected` and onDisconnect. The friend's
+    open app marks them online; leaving the page (its connection ends) makes the server write
+    offline with the time; coming back and signing out both show."""
+    viewer, friend = browser_factory(), browser_factory()
+    word = token()
+    sign_up(viewer, server, f"Cy {word}")
+    friend_uid = sign_up(friend, server, f"Di {word}")
+    presence = '[data-testid="chat-presence"]'
+
+    go(viewer, server, f"#/chat/with/{friend_uid}")
+    wait_until(viewer, lambda d: texts(d, presence) == ["Online"], LIVE_SECONDS, "the friend is not shown online")
+    screenshot(viewer, "social-chat-presence")
+
+    # The friend closes the app's tab: nothing is sent, the connection just ends.
+    app_tab = friend.current_window_handle
+    friend.switch_to.new_window("tab")
+    other_tab = friend.current_window_handle
+    friend.switch_to.window(app_tab)
+    friend.close()
+    friend.switch_to.window(other_tab)
+    wait_until(viewer, lambda d: texts(d, presence)[:1] and texts(d, presence)[0].startswith("Last seen"), LIVE_SECONDS,
+               "the friend's leaving is not shown")
+
+    # Back: online again (the registration is made anew on each connection).
+    go(friend, server, "#/")
+    wait_until(viewer, lambda d: texts(d, presence) == ["Online"], LIVE_SECONDS, "the friend's return is not shown")
+
+    # Signing out says offline at once, and leaves nothing for the connection's end.
+    go(friend, server, "#/account")
+    wait_for(friend, '[data-testid="sign-out"]').click()
+    wait_until(viewer, lambda d: texts(d, presence)[:1] and texts(d, presence)[0].startswith("Last seen"), LIVE_SECONDS,
+               "signing out does not show")
+    assert js_errors(viewer) == [] and js_errors(friend) == []
+
+
 def test_a_saved_post_is_listed_under_saved(server, browser, screenshot):
     sign_up(browser, server, f"Sam {token()}")
     go(browser, server, "#/saved")

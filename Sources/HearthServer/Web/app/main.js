@@ -3,6 +3,7 @@
 import { Hearth } from '/lib/hearth.js';
 import { h, avatar, toast, errorWords, skipLinkFocusesMain, refreshTimes } from '/app/ui.js';
 import { authorOf } from '/app/actions.js';
+import { Presence } from '/app/presence.js';
 
 /**
  * Hash routes → view modules (`/app/views/<module>.js`). `:name` segments become params;
@@ -73,6 +74,7 @@ class App {
     this.offline = document.getElementById('offline');
     this.cleanup = null;
     this.mountCount = 0;
+    this.presence = new Presence(hearth);
   }
 
   start() {
@@ -81,6 +83,7 @@ class App {
     this.hearth.auth.onAuthStateChanged((user) => {
       const changed = user?.uid !== this.user?.uid || user?.displayName !== this.user?.displayName;
       this.user = user;
+      this.presence.follow(user);
       this.drawChrome();
       // Views show who is signed in: draw the current one again for the new user.
       if (changed) this.render({ focus: false });
@@ -100,6 +103,7 @@ class App {
     return {
       hearth: this.hearth,
       user: this.user,
+      presence: this.presence,
       bucket: this.hearth.bucket,
       toast,
       navigate,

@@ -1,7 +1,7 @@
 /**
  * Hearth's web client: Firebase's Realtime Database, Auth and Storage REST APIs (plus
- * Server-Sent Events for live data) in the spirit of Firebase's namespaced web SDK.
- * One ES module, no dependencies.
+ * Server-Sent Events for live data, and one realtime-protocol WebSocket for connection state
+ * and onDisconnect) in the spirit of Firebase's namespaced web SDK. ES modules, no dependencies.
  *
  *   import { Hearth, ServerValue } from '/lib/hearth.js';
  *   const hearth = await Hearth.connect();            // reads /__/firebase/init.json
@@ -25,6 +25,9 @@
  *   DataSnapshot: key · ref · val() · exists() · child(path) · forEach(cb) (query order; return
  *     true to stop) · numChildren() · hasChild(path) · hasChildren() · exportVal()
  *   ServerValue.TIMESTAMP · ServerValue.increment(n)
+ *   ref('.info/connected').on('value', cb) → true while the realtime connection is up
+ *   ref.onDisconnect() → set(v) · update(values) · remove() · cancel(): written by the server
+ *     when this page's connection ends (register again whenever .info/connected turns true)
  *
  * Storage:
  *   hearth.storage.ref('uid/full/id/0.jpg').put(blob, { contentType }, onProgress(fraction))
@@ -41,6 +44,8 @@
  * Failures are thrown as HearthError with .code ('permission-denied', 'not-found', 'invalid',
  * 'too-large', 'conflict', 'network', 'auth/<FIREBASE_CODE>') and .message in plain words.
  */
+
+import { RealtimeLink } from './realtime.js';
 
 // MARK: - Errors
 
@@ -833,12 +838,27 @@ class Database {
     const reconnectAll = () => {
       for (const stream of this._streams.values()) stream.reconnect();
     };
-    hearth.auth._onTokenChange(reconnectAll);
+    hearth.auth._onTokenChange(() => {
+      reconnectAll();
+      this._link?.reauthenticate().catch(() => {});
+    });
+    /** The realtime connection, opened on first use (`.info/connected`, onDisconnect). */
+    this._link = null;
+    this._infoObservers = new Map();
     // Back online: reconnect at once rather than when the backoff says.
     if (typeof window !== 'undefined') window.addEventListener('online', reconnectAll);
   }
 
   ref(path = '') { return new Reference(this, splitPath(path)); }
+
+  get _realtime() {
+    this._link ??= new RealtimeLink({
+      url: this._hearth.url,
+      credential: (forceRefresh) => this._hearth._credential(forceRefresh),
+      error: (code, message) => new HearthError(code, message),
+    });
+    return this._link;
+  }
 
   /** The path part of a REST URL: each segment percent-encoded. */
   _restPath(segments) {
@@ -919,6 +939,13 @@ class Query {
    */
   on(eventType, callback, cancelCallback) {
     if (!EVENT_TYPES.includes(eventType)) throw new HearthError('invalid', `Unknown event type "${eventType}".`);
+    if (this._isConnectedInfo) {
+      if (eventType === 'value') {
+        const stop = this._db._realtime.observe((connected) => callback(this._snapshot(connected)));
+        this._db._infoObservers.set(callback, stop);
+      }
+      return callback;
+    }
     const identity = this._identity();
     let stream = this._db._streams.get(identity);
     if (!stream) {
@@ -931,6 +958,15 @@ class Query {
 
   /** Removes callbacks: all of this query's, those of one event type, or one callback. */
   off(eventType, callback) {
+    if (this._isConnectedInfo) {
+      for (const [registered, stop] of this._db._infoObservers) {
+        if (callback === undefined || registered === callback) {
+          stop();
+          this._db._infoObservers.delete(registered);
+        }
+      }
+      return;
+    }
     const identity = this._identity();
     const stream = this._db._streams.get(identity);
     if (!stream) return;
@@ -942,6 +978,36 @@ class Query {
   }
 
   toString() { return this.ref.toString(); }
+
+  /** `.info/connected`: the state of the realtime connection, not data. */
+  get _isConnectedInfo() { return this._segments.length === 2 && this._segments[0] === '.info' && this._segments[1] === 'connected'; }
+}
+
+/**
+ * Writes the server makes when this page's realtime connection ends (Firebase's onDisconnect):
+ * checked against the rules when registered, kept by the server (even across its restarts).
+ */
+class OnDisconnect {
+  constructor(ref) {
+    this._ref = ref;
+  }
+
+  get _path() { return `/${this._ref._segments.join('/')}`; }
+
+  async set(value) {
+    await this._ref._db._realtime.request('o', { p: this._path, d: value === undefined ? null : value });
+  }
+
+  async update(values) {
+    await this._ref._db._realtime.request('om', { p: this._path, d: values });
+  }
+
+  async remove() { await this.set(null); }
+
+  /** Drops what is registered at this location and below. */
+  async cancel() {
+    await this._ref._db._realtime.request('oc', { p: this._path });
+  }
 }
 
 class Reference extends Query {
@@ -958,6 +1024,8 @@ class Reference extends Query {
   child(path) { return new Reference(this._db, [...this._segments, ...splitPath(path)]); }
 
   toString() { return `${this._db._hearth.url}/${this._segments.map(encodeURIComponent).join('/')}`; }
+
+  onDisconnect() { return new OnDisconnect(this); }
 
   async set(value) {
     await this._write('PUT', value === undefined ? null : value);

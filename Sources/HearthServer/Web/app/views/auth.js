@@ -128,8 +128,10 @@ function account(container, ctx) {
     toast('Your name was saved.', 'success');
   });
   const signOut = h('button', { type: 'button', class: 'button', 'data-testid': 'sign-out' }, 'Sign out');
-  signOut.addEventListener('click', () => {
-    // Signed out here at once; the server's revocation need not hold up the page.
+  signOut.addEventListener('click', async () => {
+    // Offline first, while the token still allows it; the server's revocation need not hold
+    // up the page.
+    await ctx.presence?.signOut();
     ctx.hearth.auth.signOut();
     toast('Signed out.');
     ctx.navigate('#/');

@@ -5,6 +5,7 @@
 import { h, errorNote, avatar, agoTime, signInPrompt } from '/app/ui.js';
 import { ServerValue } from '/lib/hearth.js';
 import { Subscriptions, conversationId, otherMember, profileReader } from '/app/social.js';
+import { presenceText } from '/app/presence.js';
 
 /** How many of the latest messages are shown. */
 const WINDOW = 100;
@@ -98,6 +99,7 @@ function mountConversation(container, ctx, me, other) {
   const error = errorNote();
   const conversation = conversationId(me, other);
   const title = h('h1', { id: 'chat-title', class: 'chat-title' }, 'Conversation');
+  const presence = h('span', { class: 'chat-presence muted', 'data-testid': 'chat-presence', role: 'status' });
   const titleAvatar = h('span', { class: 'chat-title-avatar' });
   const messages = h('ol', {
     // A live region only once the history is in, so opening a chat does not read it all aloud.
@@ -120,8 +122,16 @@ function mountConversation(container, ctx, me, other) {
   container.replaceChildren(h('section', { class: 'page social chat', 'aria-labelledby': 'chat-title' },
     h('header', { class: 'chat-header' },
       h('a', { href: '#/chats', class: 'chat-back', 'aria-label': 'All conversations' }, '‹'),
-      h('a', { href: `#/profile/${encodeURIComponent(other)}`, class: 'chat-person' }, titleAvatar, title)),
+      h('a', { href: `#/profile/${encodeURIComponent(other)}`, class: 'chat-person' }, titleAvatar,
+        h('span', { class: 'chat-person-text' }, title, presence))),
     error.element, messages, form));
+
+  // Whether they are here now (status/{uid}, kept by their app's connection; see presence.js).
+  subscriptions.on(hearth.db.ref(`status/${other}`), 'value', (snapshot) => {
+    const status = snapshot.val();
+    presence.textContent = presenceText(status);
+    presence.classList.toggle('online', status?.state === 'online');
+  }, () => { presence.textContent = ''; });
 
   let otherName = 'Them';
   profileReader(hearth)(other).then((person) => {
