@@ -4,7 +4,6 @@ import HearthFiles
 import HearthRules
 import HearthStore
 import Hummingbird
-import HummingbirdWebSocket
 import Logging
 import ServiceLifecycle
 
@@ -89,9 +88,7 @@ public func buildApplication(
     }
     return Application(
         responder: responder,
-        server: .http1WebSocketUpgrade(configuration: .init(ws: RealtimeWebSocket.configuration)) { request, _, _ in
-            webSocket.shouldUpgrade(request)
-        },
+        server: RealtimeHTTPChannel.builder(webSocket: webSocket),
         configuration: ApplicationConfiguration(
             address: .hostname(configuration.host, port: configuration.port),
             serverName: "Hearth"

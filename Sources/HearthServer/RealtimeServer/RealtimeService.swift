@@ -68,9 +68,13 @@ final class RealtimeService: Sendable {
     /// The number of open sessions.
     var count: Int { sessions.withLock(\.count) }
 
-    /// Tells sessions whose credential expired (`ac`), and judges them as signed out from now on.
-    func expireCredentials(now: Int64) {
-        for session in sessions.withLock({ Array($0.values) }) { session.expireCredential(now: now) }
+    /// Tells sessions whose credential expired (`ac`), and judges them as signed out from now
+    /// on; asks each transport whether its client is still there.
+    func checkSessions(now: Int64) {
+        for session in sessions.withLock({ Array($0.values) }) {
+            session.expireCredential(now: now)
+            session.livenessCheck.withLock { $0 }?(now)
+        }
     }
 
     /// Ends every session (the server is stopping): their connections close.

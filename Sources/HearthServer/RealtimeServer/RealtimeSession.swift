@@ -1,3 +1,4 @@
+import DequeModule
 import HearthCore
 import HearthStore
 import Logging
@@ -59,11 +60,22 @@ final class RealtimeSession: Sendable {
         var disconnectBytes = 0
         var nextPosition: Int64 = 0
         var ended = false
+        /// Messages a socket delivered, handled in order by one task while there are any.
+        var inbox = Deque<RealtimeClientMessage>()
+        var processing = false
+        var readingPaused = false
+        var resumeReading: (@Sendable () -> Void)?
     }
+
+    /// Messages a transport may leave waiting before it should stop reading.
+    static let inboxLimit = 256
 
     let id: String
     let database: Database
     let outbound: EventBuffer
+    /// The transport's check that its client is still there (a socket's ping), run on each
+    /// keep-alive tick with the time in milliseconds.
+    let livenessCheck = Mutex<(@Sendable (Int64) -> Void)?>(nil)
     private let service: RealtimeService
     private let state = Mutex(State())
 
@@ -105,6 +117,41 @@ final class RealtimeSession: Sendable {
         case .control: break
         case .rejected(let id, let error): respond(id, failure: error)
         case .request(let id, let request): await handle(request, id: id)
+        }
+    }
+
+    /// Queues a whole message for ``receive(_:)``: one task at a time handles the queue, in
+    /// order, and none runs while it is empty. Returns false when the transport should stop
+    /// reading until `resumeReading` (given once) is called.
+    func deliver(_ message: RealtimeClientMessage, resumeReading: @escaping @Sendable () -> Void) -> Bool {
+        let (start, keepReading) = state.withLock { state -> (Bool, Bool) in
+            state.inbox.append(message)
+            state.resumeReading = resumeReading
+            let start = !state.processing
+            state.processing = true
+            if state.inbox.count >= Self.inboxLimit { state.readingPaused = true }
+            return (start, !state.readingPaused)
+        }
+        if start { Task { await processInbox() } }
+        return keepReading
+    }
+
+    private func processInbox() async {
+        while true {
+            let (next, resume) = state.withLock { state -> (RealtimeClientMessage?, (@Sendable () -> Void)?) in
+                guard let next = state.inbox.popFirst() else {
+                    state.processing = false
+                    guard state.readingPaused else { return (nil, nil) }
+                    state.readingPaused = false
+                    return (nil, state.resumeReading)
+                }
+                return (next, nil)
+            }
+            guard let next else {
+                resume?()
+                return
+            }
+            await receive(next)
         }
     }
 

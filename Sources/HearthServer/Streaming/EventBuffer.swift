@@ -37,6 +37,10 @@ final class EventBuffer: Sendable {
         var closed = false
         var finalEvents: [ByteBuffer] = []
         var waiter: CheckedContinuation<Void, Never>?
+        /// Called (once until the queue is next found empty) when there is something to take:
+        /// a reader on an event loop, which takes with ``takeNow()`` rather than waiting.
+        var readyHandler: (@Sendable () -> Void)?
+        var readySignalled = false
     }
 
     private let state = Mutex(State())
@@ -44,9 +48,9 @@ final class EventBuffer: Sendable {
     /// Queues one encoded event for the write (or batch) with sequence number `sequence`;
     /// an unbounded one (an answer to the reader's own request) never overflows the queue.
     func push(_ event: ByteBuffer, sequence: Int64, bounded: Bool = true) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard !state.closed else { return nil }
-            if state.overflowed { return nil }
+        let (waiter, ready) = state.withLock { state -> (CheckedContinuation<Void, Never>?, (@Sendable () -> Void)?) in
+            guard !state.closed else { return (nil, nil) }
+            if state.overflowed { return (nil, nil) }
             if bounded, state.events.count >= maxEvents || state.bytes + event.readableBytes > maxBytes {
                 state.events.removeAll()
                 state.bytes = 0
@@ -56,9 +60,26 @@ final class EventBuffer: Sendable {
                 if bounded { state.bytes += event.readableBytes }
             }
             defer { state.waiter = nil }
-            return state.waiter
+            return (state.waiter, Self.signalReady(&state))
         }
         waiter?.resume()
+        ready?()
+    }
+
+    /// Asks for `handler` to be called whenever there is something to take (see ``State``).
+    func setReadyHandler(_ handler: @escaping @Sendable () -> Void) {
+        let ready = state.withLock { state -> (@Sendable () -> Void)? in
+            state.readyHandler = handler
+            state.readySignalled = false
+            return Self.hasWork(state) ? Self.signalReady(&state) : nil
+        }
+        ready?()
+    }
+
+    private static func signalReady(_ state: inout State) -> (@Sendable () -> Void)? {
+        guard let handler = state.readyHandler, !state.readySignalled else { return nil }
+        state.readySignalled = true
+        return handler
     }
 
     /// Asks the reader to send a keep-alive if nothing else is waiting.
@@ -74,14 +95,15 @@ final class EventBuffer: Sendable {
 
     /// Ends the stream after `finalEvents` (such as `cancel`) are sent.
     func close(with finalEvents: [ByteBuffer] = []) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard !state.closed else { return nil }
+        let (waiter, ready) = state.withLock { state -> (CheckedContinuation<Void, Never>?, (@Sendable () -> Void)?) in
+            guard !state.closed else { return (nil, nil) }
             state.closed = true
             state.finalEvents = finalEvents
             defer { state.waiter = nil }
-            return state.waiter
+            return (state.waiter, Self.signalReady(&state))
         }
         waiter?.resume()
+        ready?()
     }
 
     /// Waits for something to send.
@@ -101,7 +123,11 @@ final class EventBuffer: Sendable {
 
     /// What is waiting now, without waiting (a long-polling transport's poll).
     func takeNow() -> Item? {
-        state.withLock { Self.take(&$0) }
+        state.withLock { state in
+            let item = Self.take(&state)
+            if item == nil { state.readySignalled = false }
+            return item
+        }
     }
 
     /// Waits until something is waiting or ``wake()`` is called; a second waiter wakes the first.

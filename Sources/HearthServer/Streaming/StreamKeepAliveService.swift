@@ -20,7 +20,7 @@ struct StreamKeepAliveService: Service {
                     return
                 }
                 let now = clock()
-                realtime.expireCredentials(now: now)
+                realtime.checkSessions(now: now)
                 await longPolling.closeAbandoned(now: now)
                 for listener in hub.allListeners() where listener.format == .serverSentEvents {
                     if let expires = listener.expires, expires <= now {

@@ -1,0 +1,295 @@
+import HearthCore
+import Logging
+import NIOCore
+import NIOWebSocket
+import Synchronization
+
+/// One realtime WebSocket, as a channel handler after NIO's upgrade (frames decoded and encoded
+/// by NIOWebSocket): text frames are reassembled (``RealtimeFrameAssembler``), parsed
+/// (``RealtimeClientMessage``) and handed to the session in order (``RealtimeSession/deliver``);
+/// what the session queues is written when its queue says it is ready, each message as its
+/// frames (``RealtimeFrames``), sharing an event's bytes with every other socket, with one flush
+/// per batch.
+///
+/// Threading: everything here runs on the channel's event loop; the session's queue calls back
+/// from any thread, and the call hops onto the loop. No task waits for an idle socket. A socket
+/// whose peer's kernel stops taking data stops being written (NIO's writability) while its
+/// session's bounded queue fills; past the bound the socket is closed.
+final class RealtimeSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
+
+    enum Start {
+        /// A new session on a database.
+        case open(database: String, host: String)
+        /// The upgrade of a long-polling session (`s=`).
+        case upgrade(sessionID: String, host: String)
+    }
+
+    private enum Mode {
+        case starting
+        case session(RealtimeSession)
+        /// Waiting for the long-poll side to end (`n`); requests wait here meanwhile.
+        case upgrading(LongPollTransport, waiting: [RealtimeClientMessage])
+        case ended
+    }
+
+    private let start: Start
+    private let service: RealtimeService
+    private let longPolling: RealtimeLongPolling
+    private let logger: Logger
+    private var mode = Mode.starting
+    private var upgradedFrom: LongPollTransport?
+    private var context: ChannelHandlerContext?
+    private var assembler: RealtimeFrameAssembler
+    /// A text message arriving in several WebSocket frames.
+    private var fragments: ByteBuffer?
+    private var lastHeard = NIODeadline.now()
+    private var closing = false
+
+    init(start: Start, service: RealtimeService, longPolling: RealtimeLongPolling, logger: Logger) {
+        self.start = start
+        self.service = service
+        self.longPolling = longPolling
+        self.logger = logger
+        self.assembler = RealtimeFrameAssembler(maxMessageBytes: service.limits.maxMessageBytes)
+    }
+
+    // MARK: - Starting and ending
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        switch start {
+        case .open(let database, let host):
+            do {
+                attach(try service.openSession(database: database, host: host), context: context)
+            } catch {
+                // A database that cannot be opened (a bad name): the protocol's error, then close.
+                let text = (error as? HearthError)?.message ?? "The database is unavailable."
+                write(ByteBuffer(bytes: RealtimeServerMessage.error(text)), context: context)
+                close(context: context, code: .policyViolation)
+            }
+        case .upgrade(let sessionID, let host):
+            guard let transport = longPolling.transport(forSession: sessionID) else {
+                // Unknown or ended: the client drops this socket and stays on long-polling.
+                write(ByteBuffer(bytes: RealtimeServerMessage.reset(host: host)), context: context)
+                context.flush()
+                return
+            }
+            mode = .upgrading(transport, waiting: [])
+            write(ByteBuffer(bytes: RealtimeServerMessage.switchAcknowledged), context: context)
+            context.flush()
+            let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+            Task {
+                let upgraded = await transport.waitForUpgrade()
+                handler.eventLoop.execute { handler.value.finishUpgrade(transport, upgraded: upgraded) }
+            }
+        }
+    }
+
+    /// The long-poll side answered the client's `n`: this socket carries the session now, and
+    /// the requests that waited go first.
+    private func finishUpgrade(_ transport: LongPollTransport, upgraded: Bool) {
+        guard case .upgrading(_, let waiting) = mode, let context else { return }
+        guard upgraded else {
+            close(context: context, code: .normalClosure)
+            return
+        }
+        upgradedFrom = transport
+        longPolling.retire(transport)
+        attach(transport.session, context: context)
+        for message in waiting { deliver(message, to: transport.session, context: context) }
+    }
+
+    private func attach(_ session: RealtimeSession, context: ChannelHandlerContext) {
+        mode = .session(session)
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        session.livenessCheck.withLock { check in
+            check = { _ in eventLoop.execute { handler.value.checkLiveness() } }
+        }
+        session.outbound.setReadyHandler { eventLoop.execute { handler.value.drain() } }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        end()
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        end()
+        self.context = nil
+    }
+
+    private func end() {
+        let previous = mode
+        mode = .ended
+        switch previous {
+        case .session(let session):
+            let service = self.service
+            Task { await service.close(session) }
+        case .upgrading(let transport, _):
+            // Long-polling carries on; whoever waits for this upgrade stops.
+            transport.abandonUpgradeWaits()
+        case .starting, .ended:
+            break
+        }
+    }
+
+    // MARK: - Reading
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        lastHeard = .now()
+        switch frame.opcode {
+        case .text:
+            if frame.fin { return receiveText(frame.unmaskedData, context: context) }
+            fragments = frame.unmaskedData
+        case .continuation:
+            guard var pending = fragments else { return protocolError(.malformed("A continuation of nothing."), context: context) }
+            var data = frame.unmaskedData
+            guard pending.readableBytes + data.readableBytes <= service.limits.maxMessageBytes else {
+                return protocolError(.messageTooLarge, context: context)
+            }
+            pending.writeBuffer(&data)
+            if frame.fin {
+                fragments = nil
+                receiveText(pending, context: context)
+            } else {
+                fragments = pending
+            }
+        case .binary:
+            protocolError(.malformed("Binary frames are not used."), context: context)
+        case .ping:
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)), promise: nil)
+        case .pong:
+            break
+        case .connectionClose:
+            close(context: context, code: .normalClosure)
+        default:
+            break
+        }
+    }
+
+    private func receiveText(_ bytes: ByteBuffer, context: ChannelHandlerContext) {
+        let text = String(buffer: bytes)
+        do {
+            guard case .message(let whole) = try assembler.receive(text) else { return }
+            let message = try RealtimeClientMessage.parse(whole)
+            switch mode {
+            case .session(let session):
+                deliver(message, to: session, context: context)
+            case .upgrading(let transport, var waiting):
+                switch message {
+                case .ping:
+                    write(ByteBuffer(bytes: RealtimeServerMessage.pong), context: context)
+                    context.flush()
+                case .control:
+                    break
+                case .request, .rejected:
+                    waiting.append(message)
+                    mode = .upgrading(transport, waiting: waiting)
+                }
+            case .starting, .ended:
+                break
+            }
+        } catch {
+            protocolError(error, context: context)
+        }
+    }
+
+    private func deliver(_ message: RealtimeClientMessage, to session: RealtimeSession, context: ChannelHandlerContext) {
+        let channel = context.channel
+        let keepReading = session.deliver(message) {
+            channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in channel.read() }
+        }
+        // The session is behind: stop reading until it catches up (TCP pushes back on the client).
+        if !keepReading { channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in } }
+    }
+
+    /// The client broke the protocol: it is told why (`e`), after what is already queued, and
+    /// the socket closes.
+    private func protocolError(_ error: RealtimeProtocolError, context: ChannelHandlerContext) {
+        let notice = ByteBuffer(bytes: RealtimeServerMessage.error(error.description))
+        if case .session(let session) = mode {
+            session.outbound.close(with: [notice])
+        } else {
+            write(notice, context: context)
+            close(context: context, code: .protocolError)
+        }
+    }
+
+    // MARK: - Writing
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { drain() }
+        context.fireChannelWritabilityChanged()
+    }
+
+    /// Writes what the session queued while the socket can take it, with one flush.
+    private func drain() {
+        guard let context, !closing, case .session(let session) = mode else { return }
+        var wrote = false
+        defer { if wrote && !closing { context.flush() } }
+        while context.channel.isWritable {
+            guard let item = session.outbound.takeNow() else { return }
+            switch item {
+            case .events(let messages):
+                for message in messages { write(message.bytes, context: context) }
+                wrote = true
+            case .keepAlive:
+                continue
+            case .resync:
+                // Too far behind: told so, and disconnected (the SDK reconnects and listens afresh).
+                write(ByteBuffer(bytes: RealtimeServerMessage.error("Disconnected: the client read too slowly.")), context: context)
+                close(context: context, code: .goingAway)
+                return
+            case .closed(let final):
+                for message in final { write(message, context: context) }
+                close(context: context, code: .normalClosure)
+                return
+            }
+        }
+    }
+
+    /// One message as its frames: as is, or a chunk count and chunks past 16,384 characters.
+    private func write(_ message: ByteBuffer, context: ChannelHandlerContext) {
+        // No message of at most 16,384 bytes can be longer than 16,384 UTF-16 units.
+        if message.readableBytes <= RealtimeFrames.maxFrameLength {
+            context.write(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .text, data: message)), promise: nil)
+            return
+        }
+        for frame in RealtimeFrames.frames(for: String(buffer: message)) {
+            context.write(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: frame))), promise: nil)
+        }
+    }
+
+    /// Sends a close frame and closes the connection (without waiting for the peer's reply).
+    private func close(context: ChannelHandlerContext, code: WebSocketErrorCode) {
+        guard !closing else { return }
+        closing = true
+        var data = context.channel.allocator.buffer(capacity: 2)
+        data.write(webSocketErrorCode: code)
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data))).whenComplete { _ in
+            channel.close(promise: nil)
+        }
+    }
+
+    // MARK: - Liveness
+
+    /// A socket silent for a while gets a ping; one silent for much longer is gone (a client
+    /// that vanished without closing), and closing it runs its onDisconnect.
+    private func checkLiveness() {
+        guard let context, !closing else { return }
+        let silence = NIODeadline.now() - lastHeard
+        if silence > .seconds(Self.deadAfterSeconds) {
+            close(context: context, code: .goingAway)
+        } else if silence > .seconds(Self.pingAfterSeconds) {
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .ping, data: ByteBuffer())), promise: nil)
+        }
+    }
+
+    static let pingAfterSeconds: Int64 = 20
+    static let deadAfterSeconds: Int64 = 75
+}
