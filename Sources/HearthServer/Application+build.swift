@@ -49,7 +49,7 @@ public func buildApplication(
     let realtime = RealtimeService(
         operations: operations, admin: admin, issuer: accounts.issuer,
         disconnects: try DisconnectQueueStore(path: realtimeFolder.appendingPathComponent("disconnects.sqlite").path),
-        logger: logger)
+        limits: configuration.realtimeLimits, logger: logger)
     // Before any client connects: the onDisconnect operations of connections the last run had.
     await realtime.applyLeftoverDisconnects()
     let longPolling = RealtimeLongPolling(service: realtime, defaultDatabase: configuration.defaultDatabase)

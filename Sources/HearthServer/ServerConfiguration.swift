@@ -47,6 +47,9 @@ public struct ServerConfiguration: Sendable {
     /// Proxies on other machines whose `X-Forwarded-For` and `X-Forwarded-Proto` are believed
     /// (IP addresses); a proxy on this machine (a loopback peer) always is. See `ProxyTrust`.
     public var trustedProxies: [String] = []
+    /// What one realtime connection may hold at once (listens, writes in flight, onDisconnect
+    /// operations, queued events for a slow reader, message and answer sizes).
+    public var realtimeLimits = RealtimeLimits()
     /// The storage bucket web pages are told to use (`/__/firebase/init.json`), named after the
     /// project as Firebase's default bucket is.
     public var storageBucket: String { "\(projectID).appspot.com" }

@@ -364,4 +364,47 @@ enum RawWebSocketExchange {
         }
         return (texts, false)
     }
+
+    /// A client on a plain socket with a tiny receive buffer that never reads after the
+    /// handshake: it sends masked text frames (with a zero mask) and lets the server's data pile up.
+    final class StalledClient {
+        private let descriptor: Int32
+
+        init(port: Int, query: String) throws {
+            descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard descriptor >= 0 else { throw TestServerError("no socket") }
+            var small: Int32 = 4096
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard connected == 0 else { throw TestServerError("could not connect") }
+            let request = "GET /.ws?\(query) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+            _ = request.withCString { Glibc.send(descriptor, $0, strlen($0), 0) }
+            // The 101 answer (and perhaps the handshake): read once, then never again.
+            var chunk = [UInt8](repeating: 0, count: 1024)
+            _ = recv(descriptor, &chunk, chunk.count, 0)
+        }
+
+        deinit { Glibc.close(descriptor) }
+
+        /// One masked text frame (payload under 64 KB).
+        func send(_ text: String) throws {
+            let payload = Array(text.utf8)
+            var frame: [UInt8] = [0x81]
+            if payload.count < 126 {
+                frame.append(0x80 | UInt8(payload.count))
+            } else {
+                frame += [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+            }
+            frame += [0, 0, 0, 0] + payload
+            guard Glibc.send(descriptor, frame, frame.count, 0) == frame.count else { throw TestServerError("send failed") }
+        }
+    }
 }
+

@@ -709,4 +709,99 @@ struct RealtimeWebSocketTests {
             #expect(try await server.read("/a.json") == "1")
         }
     }
+
+    // MARK: - Limits
+
+    @Test func listensPastTheConnectionsLimitFailAndTheOthersGoOn() async throws {
+        try await withServer(configure: { $0.defaultRules = Self.openRules; $0.realtimeLimits.maxListens = 2 }) { server in
+            let ws = try await RealtimeTestClient.open(server)
+            #expect(try await ws.request("q", #"{"p":"/a","h":""}"#).status == "ok")
+            #expect(try await ws.request("q", #"{"p":"/b","h":""}"#).status == "ok")
+            let third = try await ws.request("q", #"{"p":"/c","h":""}"#)
+            #expect(third.status == "failed")
+            #expect(third.message?.contains("Too many listens") == true, "\(third.json)")
+            // The first two still get their events.
+            #expect(try await ws.request("p", #"{"p":"/a","d":1}"#).status == "ok")
+            let push = try await ws.nextPush()
+            #expect(push.path == "a" && push.json == "1")
+        }
+    }
+
+    @Test func aMessagePastTheLimitGetsAnErrorAndTheSocketCloses() async throws {
+        try await withServer(configure: { $0.defaultRules = Self.openRules; $0.realtimeLimits.maxMessageBytes = 20_000 }) { server in
+            let ws = try await RealtimeTestClient.open(server)
+            let big = String(repeating: "x", count: 30_000)
+            _ = try await ws.send("p", #"{"p":"/big","d":"\#(big)"}"#)
+            let messages = try await ws.messagesUntilClosed()
+            #expect(messages.last?.controlType == "e", "\(messages.map(\.text))")
+            #expect(try await server.read("/big.json") == "null")
+        }
+    }
+
+    @Test func onDisconnectOperationsPastTheLimitAreRefusedAndNeverRun() async throws {
+        try await withServer(configure: { $0.defaultRules = Self.openRules; $0.realtimeLimits.maxOnDisconnectOperations = 2 }) { server in
+            let ws = try await RealtimeTestClient.open(server)
+            #expect(try await ws.request("o", #"{"p":"/left/a","d":1}"#).status == "ok")
+            #expect(try await ws.request("o", #"{"p":"/left/b","d":2}"#).status == "ok")
+            let third = try await ws.request("o", #"{"p":"/left/c","d":3}"#)
+            #expect(third.status == "write_too_big", "\(third.json)")
+            // Cancelling one makes room again.
+            #expect(try await ws.request("oc", #"{"p":"/left/b"}"#).status == "ok")
+            #expect(try await ws.request("o", #"{"p":"/left/d","d":4}"#).status == "ok")
+            try await ws.close()
+            let watcher = try await RealtimeTestClient.open(server)
+            let left = try await Self.eventually { try await watcher.request("g", #"{"p":"/left","q":{}}"#) }
+            #expect(left.json == canonicalJSON(text: #"{"a":1,"d":4}"#))
+        }
+    }
+
+    /// A reader that stops reading is disconnected once the events waiting for it pass the
+    /// bound (its onDisconnect then runs); the server does not hold them all.
+    @Test func aClientThatStopsReadingIsDisconnected() async throws {
+        try await withServer(configure: {
+            $0.defaultRules = Self.openRules
+            $0.realtimeLimits.maxQueuedEvents = 16
+            $0.realtimeLimits.maxQueuedBytes = 256 << 10
+        }) { server in
+            let stalled = try RawWebSocketExchange.StalledClient(port: server.port, query: "v=5&ns=default")
+            try stalled.send(#"{"t":"d","d":{"r":1,"a":"o","b":{"p":"/gone","d":true}}}"#)
+            try stalled.send(#"{"t":"d","d":{"r":2,"a":"q","b":{"p":"/flood","h":""}}}"#)
+            let watcher = try await RealtimeTestClient.open(server)
+            // The stalled client's requests are answered (here: its onDisconnect is queued).
+            _ = try await Self.eventually { () async throws -> RealtimeMessage in
+                let queued = try await watcher.request("g", #"{"p":"/flood","q":{}}"#)
+                _ = try await watcher.request("p", #"{"p":"/probe","d":1}"#)
+                return queued
+            }
+            let chunk = String(repeating: "y", count: 64 << 10)
+            var gone = false
+            for index in 0..<400 where !gone {
+                #expect(try await watcher.request("p", #"{"p":"/flood/v","d":"\#(index)\#(chunk)"}"#).status == "ok")
+                if index % 20 == 19 {
+                    gone = try await watcher.request("g", #"{"p":"/gone","q":{}}"#).json == "true"
+                }
+            }
+            let result = try await Self.eventually { () async throws -> RealtimeMessage in
+                let value = try await watcher.request("g", #"{"p":"/gone","q":{}}"#)
+                guard value.json == "true" else { throw TestServerError("not yet") }
+                return value
+            }
+            #expect(result.json == "true", "the stalled client was not disconnected")
+        }
+    }
+
+    static let openRules = #"{"rules": {".read": true, ".write": true}}"#
+
+    /// Runs `body` until it stops throwing, for at most 20 seconds.
+    static func eventually<T>(_ body: () async throws -> T) async throws -> T {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while true {
+            do {
+                return try await body()
+            } catch where ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
 }
+

@@ -13,7 +13,7 @@ final class RealtimeService: Sendable {
     let operations: DatabaseOperations
     let admin: AdminCredential
     let issuer: TokenIssuer
-    let limits: RealtimeSession.Limits
+    let limits: RealtimeLimits
     let disconnects: DisconnectQueueStore
     let logger: Logger
     /// Makes session IDs (random; injected for tests).
@@ -22,7 +22,7 @@ final class RealtimeService: Sendable {
 
     init(
         operations: DatabaseOperations, admin: AdminCredential, issuer: TokenIssuer, disconnects: DisconnectQueueStore,
-        limits: RealtimeSession.Limits = .init(), logger: Logger,
+        limits: RealtimeLimits = .init(), logger: Logger,
         makeID: @escaping @Sendable () -> String = RealtimeService.randomID
     ) {
         self.operations = operations

@@ -18,21 +18,6 @@ import Synchronization
 /// a listen's data and its `ok` are queued under the listener registry's lock, before any
 /// event of that listen. `state` guards the mutable fields.
 final class RealtimeSession: Sendable {
-    /// What one session may hold at once.
-    struct Limits: Sendable {
-        var maxListens = 10_000
-        /// Writes sent and not yet durable; the session reads no further until one finishes.
-        var maxOutstandingWrites = 1_000
-        var maxOnDisconnectOperations = 1_000
-        var maxOnDisconnectBytes = 16 << 20
-        /// The largest answer (a listen's data, a get): Firebase's 256 MB.
-        var maxResponseBytes = 256 << 20
-        /// Events waiting for a slow reader before it is disconnected (it reconnects and resyncs).
-        var maxQueuedEvents = 10_000
-        var maxQueuedBytes = 64 << 20
-        /// The longest message: a 16 MB write and its envelope.
-        var maxMessageBytes = (16 << 20) + 4096
-    }
 
     /// A listen, as the client names it in `n`: its path and its query's tag.
     struct ListenKey: Hashable {
@@ -80,7 +65,7 @@ final class RealtimeSession: Sendable {
     private let state = Mutex(State())
 
     private var operations: DatabaseOperations { service.operations }
-    private var limits: Limits { service.limits }
+    private var limits: RealtimeLimits { service.limits }
 
     init(id: String, database: Database, service: RealtimeService) {
         self.id = id

@@ -229,6 +229,14 @@ final class RealtimeSocketHandler: ChannelInboundHandler, RemovableChannelHandle
     /// Writes what the session queued while the socket can take it, with one flush.
     private func drain() {
         guard let context, !closing, case .session(let session) = mode else { return }
+        if session.outbound.isOverflowed {
+            // Too far behind (its socket is full too): disconnected at once; the SDK reconnects
+            // and listens afresh.
+            _ = session.outbound.takeNow()
+            closing = true
+            context.close(promise: nil)
+            return
+        }
         var wrote = false
         defer { if wrote && !closing { context.flush() } }
         while context.channel.isWritable {
@@ -274,6 +282,8 @@ final class RealtimeSocketHandler: ChannelInboundHandler, RemovableChannelHandle
         context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data))).whenComplete { _ in
             channel.close(promise: nil)
         }
+        // A peer that reads nothing more would keep the close frame (and the socket) waiting.
+        context.eventLoop.scheduleTask(in: .seconds(5)) { channel.close(promise: nil) }
     }
 
     // MARK: - Liveness

@@ -55,6 +55,8 @@ final class EventBuffer: Sendable {
                 state.events.removeAll()
                 state.bytes = 0
                 state.overflowed = true
+                // Said even to a reader that is not taking now (its socket is full): it must act.
+                state.readySignalled = false
             } else {
                 state.events.append((sequence, event))
                 if bounded { state.bytes += event.readableBytes }
@@ -120,6 +122,9 @@ final class EventBuffer: Sendable {
             }
         }
     }
+
+    /// True when the reader fell too far behind and the queue was dropped.
+    var isOverflowed: Bool { state.withLock(\.overflowed) }
 
     /// What is waiting now, without waiting (a long-polling transport's poll).
     func takeNow() -> Item? {

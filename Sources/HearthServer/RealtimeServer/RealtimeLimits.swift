@@ -1,0 +1,17 @@
+/// What one realtime connection may hold at once (``ServerConfiguration/realtimeLimits``).
+public struct RealtimeLimits: Sendable {
+    public var maxListens = 10_000
+    /// Writes sent and not yet durable; the session reads no further until one finishes.
+    public var maxOutstandingWrites = 1_000
+    public var maxOnDisconnectOperations = 1_000
+    public var maxOnDisconnectBytes = 16 << 20
+    /// The largest answer (a listen's data, a get): Firebase's 256 MB.
+    public var maxResponseBytes = 256 << 20
+    /// Events waiting for a slow reader before it is disconnected (it reconnects and resyncs).
+    public var maxQueuedEvents = 10_000
+    public var maxQueuedBytes = 64 << 20
+    /// The longest message: a 16 MB write and its envelope.
+    public var maxMessageBytes = (16 << 20) + 4096
+
+    public init() {}
+}
