@@ -313,22 +313,11 @@ enum RawWebSocketExchange {
     /// The text of each text frame the server sent after its `101` answer, until it closed,
     /// and whether a close frame came; waits at most `seconds`.
     static func serverFrames(port: Int, query: String, seconds: Int = 10) throws -> (texts: [String], closeFrame: Bool) {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw TestServerError("no socket") }
-        defer { Glibc.close(descriptor) }
-        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        let descriptor = try upgradedSocket(port: port, query: query) { descriptor in
+            var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         }
-        guard connected == 0 else { throw TestServerError("could not connect") }
-        let request = "GET /.ws?\(query) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
-        _ = request.withCString { send(descriptor, $0, strlen($0), 0) }
+        defer { Glibc.close(descriptor) }
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
@@ -339,6 +328,29 @@ enum RawWebSocketExchange {
             if frames(afterHeadersOf: received).closeFrame { break }
         }
         return frames(afterHeadersOf: received)
+    }
+
+    /// A socket connected to `/.ws?<query>` with the upgrade request sent; `prepare` sets its
+    /// options before it connects.
+    static func upgradedSocket(port: Int, query: String, prepare: (Int32) -> Void) throws -> Int32 {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw TestServerError("no socket") }
+        prepare(descriptor)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            Glibc.close(descriptor)
+            throw TestServerError("could not connect")
+        }
+        let request = "GET /.ws?\(query) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        _ = request.withCString { send(descriptor, $0, strlen($0), 0) }
+        return descriptor
     }
 
     /// Unmasked server frames (payloads under 64 KB) after the HTTP headers.
@@ -371,21 +383,10 @@ enum RawWebSocketExchange {
         private let descriptor: Int32
 
         init(port: Int, query: String) throws {
-            descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard descriptor >= 0 else { throw TestServerError("no socket") }
-            var small: Int32 = 4096
-            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            descriptor = try RawWebSocketExchange.upgradedSocket(port: port, query: query) { descriptor in
+                var small: Int32 = 4096
+                setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
             }
-            guard connected == 0 else { throw TestServerError("could not connect") }
-            let request = "GET /.ws?\(query) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
-            _ = request.withCString { Glibc.send(descriptor, $0, strlen($0), 0) }
             // The 101 answer (and perhaps the handshake): read once, then never again.
             var chunk = [UInt8](repeating: 0, count: 1024)
             _ = recv(descriptor, &chunk, chunk.count, 0)
