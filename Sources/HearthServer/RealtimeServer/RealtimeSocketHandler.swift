@@ -38,6 +38,7 @@ final class RealtimeSocketHandler: ChannelInboundHandler, RemovableChannelHandle
     private let service: RealtimeService
     private let longPolling: RealtimeLongPolling
     private let logger: Logger
+    private let drainQueues: SocketDrainQueues
     private var mode = Mode.starting
     private var upgradedFrom: LongPollTransport?
     private var context: ChannelHandlerContext?
@@ -47,8 +48,9 @@ final class RealtimeSocketHandler: ChannelInboundHandler, RemovableChannelHandle
     private var lastHeard = NIODeadline.now()
     private var closing = false
 
-    init(start: Start, service: RealtimeService, longPolling: RealtimeLongPolling, logger: Logger) {
+    init(start: Start, service: RealtimeService, longPolling: RealtimeLongPolling, drainQueues: SocketDrainQueues, logger: Logger) {
         self.start = start
+        self.drainQueues = drainQueues
         self.service = service
         self.longPolling = longPolling
         self.logger = logger
@@ -108,7 +110,8 @@ final class RealtimeSocketHandler: ChannelInboundHandler, RemovableChannelHandle
         session.livenessCheck.withLock { check in
             check = { _ in eventLoop.execute { handler.value.checkLiveness() } }
         }
-        session.outbound.setReadyHandler { eventLoop.execute { handler.value.drain() } }
+        let drains = drainQueues.queue(for: eventLoop)
+        session.outbound.setReadyHandler { drains.schedule(handler) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -227,7 +230,7 @@ final class RealtimeSocketHandler: ChannelInboundHandler, RemovableChannelHandle
     }
 
     /// Writes what the session queued while the socket can take it, with one flush.
-    private func drain() {
+    func drain() {
         guard let context, !closing, case .session(let session) = mode else { return }
         if session.outbound.isOverflowed {
             // Too far behind (its socket is full too): disconnected at once; the SDK reconnects

@@ -15,6 +15,8 @@ struct RealtimeWebSocket: Sendable {
     /// The database for a connection whose URL names none (`ns`) and whose host has no
     /// database label.
     let defaultDatabase: String
+    /// Where sockets wait to be written, per event loop.
+    let drainQueues = SocketDrainQueues()
 
     /// True for `/.ws` and `/.ws?…`.
     static func handles(_ target: String) -> Bool {
@@ -31,7 +33,8 @@ struct RealtimeWebSocket: Sendable {
         } else {
             start = .open(database: parameters["ns"] ?? DatabaseResponder.databaseName(host: host) ?? defaultDatabase, host: host)
         }
-        return RealtimeSocketHandler(start: start, service: service, longPolling: longPolling, logger: logger)
+        return RealtimeSocketHandler(
+            start: start, service: service, longPolling: longPolling, drainQueues: drainQueues, logger: logger)
     }
 
     /// The URL's query parameters (the SDKs send `v`, `ns`, `p`, `ls`, `s`, `ac`; `ns` and `s` matter).
