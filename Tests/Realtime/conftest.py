@@ -53,11 +53,14 @@ def hearth():
 
 
 @pytest.fixture
-def own_hearth():
+def own_hearth(request):
     """A server of the test's own, on its own data folder (stopped at the end)."""
     folder = Path(tempfile.mkdtemp(prefix="hearth-realtime-own-"))
     server = launch_hearth(folder)
     yield server
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        print("the test's own hearth, output (last lines):\n" + server.output())
     server.stop()
     remove_tree(folder)
 
@@ -93,6 +96,8 @@ def page(request, chromium, page_server, hearth, transport):
     """The test page, loaded fresh for this test; afterwards the tab goes to about:blank (closing
     every connection the test opened) and other tabs are closed. A failed test reports the
     page's errors, the SDK's log and the server's output."""
+    if transport.startswith("long-polling") and not hearth.serves_long_polling():
+        pytest.fail("the server answers /.lp with 404: long-polling is not implemented", pytrace=False)
     main = chromium.current_window_handle
     test_page = Page(chromium, page_server.url, hearth, transport).load()
     test_page.network()  # forget what came before

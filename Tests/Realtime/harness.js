@@ -114,9 +114,10 @@ const T = {
         }
         return result;
       }, what, ms),
+      // Waits until the latest value event passes check(val, event); resolves with that event.
       untilValue: (check, what, ms) => watcher.until(() => {
         const last = watcher.last('value');
-        return last !== undefined && check(last.val, last);
+        return last !== undefined && check(last.val, last) ? last : false;
       }, what, ms),
       off: () => unsubscribes.forEach((unsubscribe) => unsubscribe()),
       childEvents: () => events.filter((event) => event.kind.startsWith('child_'))
@@ -150,17 +151,20 @@ const T = {
     }
   },
 
-  // Which transport an instance is using, read from the SDK's connection object (9.8.1 names):
-  // {state, primary, rx, tx, secondary} with 'WebSocketConnection' / 'BrowserPollConnection'.
+  // What the SDK's log says about an instance's connections (its PersistentConnection's id
+  // prefixes them, e.g. "c:3:7:0 Websocket connected."): whether it long-polled, opened a
+  // WebSocket, and finished an upgrade (the WebSocket carries both directions alone).
   transportOf(db) {
-    const connection = db._repoInternal && db._repoInternal.persistentConnection_ && db._repoInternal.persistentConnection_.realtime_;
-    const name = (conn) => (conn ? conn.constructor.name : null);
-    if (!connection) return null;
-    return { state: connection.state_, primary: name(connection.conn_), rx: name(connection.rx_), tx: name(connection.tx_),
-      secondary: name(connection.secondaryConn_) };
+    const id = db._repoInternal.persistentConnection_.id;
+    const lines = sdkLog.filter((line) => line.includes(` c:${id}:`));
+    return {
+      longPolled: lines.some((line) => line.includes('Connecting via long-poll')),
+      webSocket: lines.some((line) => line.includes('Websocket connected.')),
+      upgraded: lines.some((line) => line.includes('cleaning up and promoting a connection')),
+    };
   },
 
-  // The same 0..n string of `length` characters on every side: ASCII with a few two- and
+  // The same string of `length` characters on every side: ASCII with a few two- and
   // three-byte UTF-8 characters (never surrogate pairs, which the SDK's frame splitting could cut).
   bigString(length, seed = 0) {
     const alphabet = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-é€ü';

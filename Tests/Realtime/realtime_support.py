@@ -156,6 +156,14 @@ class Hearth:
         response = self.rest("PUT", path, ns, value)
         assert response.status_code == 200, f"REST PUT /{path} in {ns}: {response.status_code} {response.text}"
 
+    def serves_long_polling(self) -> bool:
+        """Whether /.lp exists at all (a 404 means long-polling is not implemented). The SDK needs
+        it for a browser whose WebSocket failed once, which includes every browser after an
+        outage: it then starts with long-polling until a WebSocket has worked again."""
+        response = requests.get(f"{self.url}/.lp", params={"start": "t", "ser": "1", "cb": "1", "v": "5", "ns": "lp-probe"},
+                                timeout=30)
+        return response.status_code != 404
+
     def deploy_rules(self, ns: str, rules: dict):
         response = requests.put(f"{self.url}/.settings/rules.json", params={"ns": ns}, data=json.dumps(rules),
                                 headers={"Authorization": "Bearer owner"}, timeout=30)

@@ -22,9 +22,7 @@ def test_the_sdk_connects_the_way_the_mode_says(page, ns):
       await fb.set(a.ref('hello'), 'world');
       const seen = await T.firstValue(b.ref('hello'), 'the value from the other instance');
       if (T.transport === 'long-polling') {
-        await T.until(() => { const t = T.transportOf(a.db);
-          return t.rx === 'WebSocketConnection' && t.tx === 'WebSocketConnection' && t.secondary === null; },
-          'the upgrade from long-polling to a WebSocket to finish', 20000);
+        await T.until(() => T.transportOf(a.db).upgraded, 'the upgrade from long-polling to a WebSocket to finish', 20000);
         await fb.set(a.ref('after'), 'upgrade');
         const after = await T.firstValue(b.ref('after'), 'a value written after the upgrade');
         if (after.val !== 'upgrade') throw new Error('after the upgrade: ' + JSON.stringify(after.val));
@@ -44,18 +42,18 @@ def test_the_sdk_connects_the_way_the_mode_says(page, ns):
     if page.transport == "websocket":
         assert kind == "ws" and urlsplit(first_url).path == "/.ws", requests[:3]
         assert polls == [], f"a fresh browser should not long-poll: {polls[:3]}"
-        assert outcome["transport"]["primary"] == "WebSocketConnection", outcome
+        assert outcome["transport"] == {"longPolled": False, "webSocket": True, "upgraded": False}, outcome
         assert outcome["flag"] is None, "the SDK still remembers a failed WebSocket"
     elif page.transport == "long-polling":
         assert kind == "lp" and urlsplit(first_url).path == "/.lp" and query.get("start") == ["t"], requests[:3]
         upgrade = [url for url in websockets if "s" in parse_qs(urlsplit(url).query)]
         assert upgrade, f"no WebSocket upgrade with the long-polling session (s=…): {websockets}"
-        assert outcome["transport"]["primary"] == "WebSocketConnection", outcome
+        assert outcome["transport"] == {"longPolled": True, "webSocket": True, "upgraded": True}, outcome
         assert outcome["flag"] is None, "a healthy WebSocket should clear firebase:previous_websocket_failure"
     else:
         assert kind == "lp" and query.get("start") == ["t"], requests[:3]
         assert websockets == []
-        assert outcome["transport"]["primary"] == "BrowserPollConnection", outcome
+        assert outcome["transport"] == {"longPolled": True, "webSocket": False, "upgraded": False}, outcome
 
 
 PROFILE = {
