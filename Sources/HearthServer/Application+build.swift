@@ -62,7 +62,7 @@ public func buildApplication(
         files: FilesResponder(
             store: files, rules: storageRules ?? .closed, admin: admin, issuer: accounts.issuer, clock: configuration.clock,
             proxies: proxies),
-        stats: StatsResponder(folder: folder, hub: hub, admin: admin, clock: configuration.clock, started: configuration.clock()),
+        stats: StatsResponder(folder: folder, hub: hub, realtime: realtime, admin: admin, clock: configuration.clock, started: configuration.clock()),
         web: WebResponder(
             root: configuration.webRoot, projectID: configuration.projectID, bucket: configuration.storageBucket, logger: logger),
         filesOrigin: filesOrigin,

@@ -4,13 +4,15 @@ import HearthStore
 import Hummingbird
 
 /// `GET /.hearth/stats`, for admins: the server's figures for the console — uptime, resident
-/// memory, open streams, and for each database its total writes (the console turns two
-/// readings into writes per second) and streams.
+/// memory, open listens (Server-Sent Events streams and realtime listens) and realtime
+/// connections, and for each database its total writes (the console turns two readings into
+/// writes per second) and listens.
 struct StatsResponder: Sendable {
     static let path = "/.hearth/stats"
 
     let folder: DataFolder
     let hub: ListenerHub
+    let realtime: RealtimeService
     let admin: AdminCredential
     /// Server time in milliseconds.
     let clock: @Sendable () -> Int64
@@ -28,7 +30,10 @@ struct StatsResponder: Sendable {
         }
 
         struct Connections: Encodable {
+            /// Open listens: Server-Sent Events streams and realtime protocol listens.
             var streams: Int
+            /// Open realtime protocol sessions (WebSocket or long-polling).
+            var realtime: Int
         }
 
         var uptimeSeconds: Double
@@ -66,7 +71,7 @@ struct StatsResponder: Sendable {
         return Figures(
             uptimeSeconds: Double(clock() - started) / 1000,
             memoryBytes: Self.residentMemoryBytes(),
-            connections: .init(streams: streams.values.reduce(0, +)),
+            connections: .init(streams: streams.values.reduce(0, +), realtime: realtime.count),
             databases: databases)
     }
 

@@ -790,6 +790,17 @@ struct RealtimeWebSocketTests {
         }
     }
 
+    @Test func theServersFiguresCountRealtimeSessionsAndListens() async throws {
+        try await withServer(configure: { $0.defaultRules = Self.openRules }) { server in
+            let ws = try await RealtimeTestClient.open(server)
+            #expect(try await ws.request("q", #"{"p":"/counted","h":""}"#).status == "ok")
+            let stats = try await server.request("GET", "/.hearth/stats", headers: Self.admin)
+            let connections = try #require((stats.json as? [String: Any])?["connections"] as? [String: Int])
+            #expect(connections["realtime"] == 1)
+            #expect(connections["streams"] == 1)
+        }
+    }
+
     static let openRules = #"{"rules": {".read": true, ".write": true}}"#
 
     /// Runs `body` until it stops throwing, for at most 20 seconds.

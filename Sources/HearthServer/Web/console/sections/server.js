@@ -1,4 +1,4 @@
-// The Server section: uptime, memory, open streams and writes per second, from polls of
+// The Server section: uptime, memory, open listens, realtime connections and writes per second, from polls of
 // /.hearth/stats every few seconds while the page is visible. The server counts writes since
 // it started; the rate is the difference between two polls over the time between them.
 
@@ -15,7 +15,8 @@ export function mount(container, { hearth }) {
   const figures = {
     uptime: figure('uptime', 'Uptime'),
     memory: figure('memory', 'Memory'),
-    streams: figure('streams', 'Open streams'),
+    streams: figure('streams', 'Open listens'),
+    realtime: figure('realtime', 'Realtime connections'),
     writes: figure('writes', 'Writes per second'),
   };
   const chart = h('div', { class: 'sparkline card', hidden: true });
@@ -35,7 +36,7 @@ export function mount(container, { hearth }) {
     h('div', { class: 'table-wrap' },
       h('table', { 'data-testid': 'server-databases' },
         h('caption', {}, 'Databases'),
-        h('thead', {}, h('tr', {}, ['Database', 'Writes since start', 'Writes per second', 'Open streams']
+        h('thead', {}, h('tr', {}, ['Database', 'Writes since start', 'Writes per second', 'Open listens']
           .map((title) => h('th', { scope: 'col' }, title)))),
         body)),
     updated);
@@ -70,6 +71,7 @@ export function mount(container, { hearth }) {
     figures.uptime.value.textContent = formatDuration(stats.uptimeSeconds);
     figures.memory.value.textContent = formatBytes(stats.memoryBytes);
     figures.streams.value.textContent = stats.connections.streams.toLocaleString();
+    figures.realtime.value.textContent = (stats.connections.realtime ?? 0).toLocaleString();
     figures.writes.value.textContent = total === null ? 'measuring…' : formatRate(total);
     figures.writes.value.classList.toggle('pending', total === null);
     body.replaceChildren(...stats.databases.map((database, index) => h('tr', { 'data-testid': 'database-row' },
