@@ -48,6 +48,9 @@ public final class Database: Sendable {
         var bytesSinceSnapshot = 0
         var lastSnapshotBytes = 0
         var snapshotting = false
+        /// Refused writes whose refusal waits for the writes queued before them to be
+        /// published: `(the last of those, its completion, the error)`.
+        var deferredFailures: [(after: Int64, completion: Completion, error: any Error)] = []
     }
 
     /// The database's name.
@@ -262,7 +265,14 @@ public final class Database: Sendable {
                     record: LogRecord(sequence: sequence, write: resolved), committed: committed, completion: completion
                 ))
             } catch {
-                completion(.failure(error))
+                // A refusal is reported after the writes queued before it are published (and
+                // their commit observers ran), so a client told its condition failed has been
+                // sent the write that made it fail.
+                if state.committing {
+                    state.deferredFailures.append((state.nextSequence - 1, completion, error))
+                } else {
+                    completion(.failure(error))
+                }
                 return false
             }
             if state.committing { return false }
@@ -278,6 +288,9 @@ public final class Database: Sendable {
             let taken = writer.withLock { state -> ([Pending], DatabaseState)? in
                 if state.batch.isEmpty {
                     state.committing = false
+                    // Everything queued is published: no refusal waits any longer.
+                    for failure in state.deferredFailures { failure.completion(.failure(failure.error)) }
+                    state.deferredFailures = []
                     if state.republish {
                         state.republish = false
                         let pending = state.pending
@@ -301,6 +314,12 @@ public final class Database: Sendable {
             let committed = batch.map(\.committed)
             for observer in observers.withLock({ $0 }) { observer(committed, version) }
             for pending in batch { pending.completion?(.success(pending.committed)) }
+            let ready = writer.withLock { state -> [(after: Int64, completion: Completion, error: any Error)] in
+                let ready = state.deferredFailures.filter { $0.after <= version.sequence }
+                state.deferredFailures.removeAll { $0.after <= version.sequence }
+                return ready
+            }
+            for failure in ready { failure.completion(.failure(failure.error)) }
             noteLogged(batch)
         }
     }
@@ -318,6 +337,8 @@ public final class Database: Sendable {
             state.committing = false
             let rest = state.batch
             state.batch = []
+            for deferred in state.deferredFailures { deferred.completion(.failure(deferred.error)) }
+            state.deferredFailures = []
             return rest
         }
         for pending in batch + stranded { pending.completion?(.failure(failure)) }

@@ -10,8 +10,13 @@ Fixtures:
 - ``transport``: every test runs once per mode: "websocket" (a fresh browser) and
   "long-polling" (a browser whose WebSocket failed before: `firebase:previous_websocket_failure`
   is set in localStorage before the SDK loads, so it starts with /.lp and upgrades later).
+  In that mode only the page's first connection(s) start on /.lp: once one has upgraded, the SDK
+  clears the flag and later instances go straight to /.ws. The tests whose subject is one
+  connection (transport, presence) use the first one.
   HEARTH_REALTIME_TRANSPORTS=websocket,long-polling,long-polling-only adds a mode with no
-  WebSocket in the browser at all (long-polling throughout).
+  WebSocket in the browser at all (long-polling throughout). That mode is opt-in. Every
+  long-polling instance holds a request, and chromium allows 6 connections per host, so tests
+  with many instances in one page can wait on the browser.
 - ``page``: the test page, freshly loaded in the session's chromium for this test and mode
   (so every app instance the test makes is new): ``page.call(js_function_source, *args)``.
 - ``ns``: a fresh database name.

@@ -48,7 +48,7 @@ SDK = find_sdk()
 
 def skip_without_sdk():
     if SDK is None:
-        places = ", ".join(str(candidate) for candidate in SDK_CANDIDATES if candidate)
+        places = ", ".join(dict.fromkeys(str(candidate) for candidate in SDK_CANDIDATES if candidate))
         pytest.skip(f"the official Firebase JS SDK 9.8.1 browser builds were not found "
                     f"(set FIREBASE_JS_SDK; looked in {places})", allow_module_level=True)
 

@@ -96,7 +96,7 @@ def test_set_then_listeners_and_get_see_the_value(page, hearth, ns):
     assert outcome["got"] == changed and outcome["gotKey"] == "profile"
     assert outcome["part"] == changed["settings"]
     assert outcome["missing"] is False and outcome["missingVal"] is None
-    assert hearth.get("profile", ns) == {**removed, "tags": ["a", "b", "c"]}
+    assert hearth.get("profile", ns) == removed
 
 
 def test_a_multi_path_update_reaches_a_listener_as_one_event(page, hearth, ns):

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from realtime_support import skip_without_sdk
 
 skip_without_sdk()
@@ -79,6 +81,8 @@ def test_on_disconnect_runs_when_an_instance_goes_offline(page, hearth, ns):
       await presence.untilValue((v) => v.leaver.state === 'back', 'the write after goOnline');
       return { fresh, before, after: Date.now(), leaverTransport };
     }""", ns)
+    if page.transport != "websocket":
+        assert outcome["leaverTransport"]["longPolled"], "the leaver did not start on /.lp (the mode tests nothing)"
     fresh = outcome["fresh"]
     assert "cancelled" not in fresh, "a cancelled onDisconnect ran"
     assert fresh["leaver"]["state"] == "offline" and outcome["before"] - 5000 <= fresh["leaver"]["at"] <= outcome["after"] + 5000, fresh
@@ -87,7 +91,10 @@ def test_on_disconnect_runs_when_an_instance_goes_offline(page, hearth, ns):
     assert hearth.get("presence/leaver/state", ns) == "back"
 
 
-def test_on_disconnect_runs_when_the_tab_is_closed(page, ns):
+@pytest.mark.parametrize("leaving", ["tab closed", "tab navigated away"])
+def test_on_disconnect_runs_when_the_tab_goes_away(page, ns, leaving):
+    """A second tab registers an onDisconnect and is then closed, or goes to another page; the
+    first tab sees the value within a few seconds."""
     page.call("""async (ns) => {
       const watcher = T.open(ns);
       T.store.tab = T.watch(watcher.ref('presence/tab'));
@@ -100,7 +107,10 @@ def test_on_disconnect_runs_when_the_tab_is_closed(page, ns):
       await fb.onDisconnect(other.ref('presence/tab')).set('gone');
       await fb.set(other.ref('presence/tab'), 'here');
     }""", ns)
-    page.driver.close()
+    if leaving == "tab closed":
+        page.driver.close()
+    else:
+        page.driver.get("about:blank")
     closed = time.monotonic()
     page.driver.switch_to.window(main)
     values = page.call("""async () => {

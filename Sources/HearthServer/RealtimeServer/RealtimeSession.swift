@@ -294,8 +294,11 @@ final class RealtimeSession: Sendable {
                 let answer = RealtimeServerMessage.response(id: id, status: RealtimeStatus.ok, data: .null)
                 operations.hub.afterDelivery { self.finishWrite(ticket, answer: answer) }
             case .failure(let error):
+                // After the fan-out of the writes that came first (a `datastale` client has then
+                // been sent the value its transaction must run on again).
                 let status = RealtimeStatus(error)
-                finishWrite(ticket, answer: RealtimeServerMessage.response(id: id, status: status.status, data: .string(status.message)))
+                let answer = RealtimeServerMessage.response(id: id, status: status.status, data: .string(status.message))
+                operations.hub.afterDelivery { self.finishWrite(ticket, answer: answer) }
             }
         }
     }
