@@ -55,6 +55,7 @@ struct HearthResponder: HTTPResponder {
             }
         } else if path == RealtimeLongPolling.path {
             response = await longPolling.respond(to: request, connection: context.channel)
+            if RealtimeLongPolling.isDisconnectFrame(request) { kind = .longPollFrame }
         } else if path == StatsResponder.path {
             response = stats.respond(to: request)
         } else if WebResponder.handles(request) {

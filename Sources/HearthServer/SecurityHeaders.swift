@@ -20,6 +20,10 @@ enum SecurityHeaders {
         case file
         /// Everything else: the database, accounts and the server's own endpoints.
         case api
+        /// The long-polling SDK's disconnect frame (`/.lp?dframe=t`): framed by the app's page
+        /// on any origin, running only this origin's script, which tells the server the page
+        /// left.
+        case longPollFrame
     }
 
     /// The policy of pages, allowing `filesOrigin` for images, media and requests.
@@ -44,6 +48,7 @@ enum SecurityHeaders {
     }
 
     static let filePolicy = "sandbox; default-src 'none'"
+    static let longPollFramePolicy = "default-src 'none'; script-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'"
     static let apiPolicy = "sandbox; default-src 'none'; frame-ancestors 'none'"
 
     // Made once: these go on every response, and appending ready fields is cheaper than
@@ -61,6 +66,11 @@ enum SecurityHeaders {
         HTTPField(name: .referrerPolicy, value: "no-referrer"),
         // Apps on other origins embed these files; say so explicitly.
         HTTPField(name: .crossOriginResourcePolicy, value: "cross-origin"),
+    ]
+    private static let longPollFrameFields: [HTTPField] = [
+        nosniff,
+        HTTPField(name: .contentSecurityPolicy, value: longPollFramePolicy),
+        HTTPField(name: .referrerPolicy, value: "no-referrer"),
     ]
     private static let pageFieldsWithoutPolicy: [HTTPField] = [
         nosniff,
@@ -85,6 +95,8 @@ enum SecurityHeaders {
             headers.append(contentsOf: fileFields)
         case .api:
             headers.append(contentsOf: apiFields)
+        case .longPollFrame:
+            headers.append(contentsOf: longPollFrameFields)
         }
     }
 }

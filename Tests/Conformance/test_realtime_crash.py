@@ -89,3 +89,32 @@ def test_on_disconnect_operations_survive_kill_9():
     finally:
         process.terminate()
         process.wait()
+
+
+def test_a_graceful_stop_answers_a_waiting_long_poll_at_once():
+    """SIGTERM does not wait out a held long-poll (20 s): the poll is told to close."""
+    import re as re_module
+    import threading
+    import urllib.request
+
+    data = tempfile.mkdtemp(prefix="hearth-lp-stop-")
+    process, port = start(data)
+    try:
+        connect = urllib.request.urlopen(f"http://127.0.0.1:{port}/.lp?start=t&ser=1&cb=1&v=5&ns=stop").read().decode()
+        poll_id, password = re_module.search(r"pLPCommand\('start','([^']+)','([^']+)'\)", connect).groups()
+        answers: list[str] = []
+        polling = threading.Thread(target=lambda: answers.append(urllib.request.urlopen(
+            f"http://127.0.0.1:{port}/.lp?id={poll_id}&pw={password}&ser=2&ns=stop", timeout=30).read().decode()))
+        polling.start()
+        # The poll is held once the server has it; a first empty answer would be a bug too.
+        time.sleep(0.5)
+        assert polling.is_alive(), f"the poll was answered at once: {answers}"
+        stopped = time.monotonic()
+        process.terminate()
+        process.wait(timeout=15)
+        polling.join(timeout=15)
+        assert time.monotonic() - stopped < 5, "the stop waited for the held poll"
+        assert answers == ["pLPCommand('close');"], answers
+    finally:
+        if process.poll() is None:
+            process.kill()

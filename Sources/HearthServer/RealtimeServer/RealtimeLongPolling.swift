@@ -2,6 +2,7 @@ import HTTPTypes
 import HearthCore
 import Hummingbird
 import NIOCore
+import ServiceLifecycle
 import Synchronization
 
 /// The realtime protocol over long-polling at `/.lp`, the browser SDK's fallback (reference
@@ -37,11 +38,8 @@ final class RealtimeLongPolling: Sendable {
             parameters[String(key)] = String(value)
         }
         if parameters["start"] == "t" { return connect(request, parameters: parameters) }
-        if parameters["dframe"] == "t" {
-            var headers = HTTPFields()
-            headers[.contentType] = "text/html; charset=utf-8"
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: "<!doctype html><title></title>")))
-        }
+        if parameters["dframe"] == "t" { return disconnectFrame(parameters) }
+        if parameters["dscript"] == "t" { return Self.script(Self.disconnectScript) }
         guard let id = parameters["id"], let transport = transports.withLock({ $0.byID[id] }),
             transport.password == parameters["pw"]
         else {
@@ -62,11 +60,45 @@ final class RealtimeLongPolling: Sendable {
         // closes its connection: the client is gone, as a closed WebSocket would say.
         let clientGone = ClientGoneHandler { [transport] in transport.pollAbandoned() }
         try? await connection.pipeline.addHandler(clientGone, position: .first).get()
-        let answer = await transport.answerPoll(timeout: Self.pollTimeout)
+        // The server's graceful stop waits for requests: a waiting poll is told to close at once.
+        let answer = await withGracefulShutdownHandler {
+            await transport.answerPoll(timeout: Self.pollTimeout)
+        } onGracefulShutdown: {
+            transport.markClosed()
+            transport.session.outbound.wake()
+        }
         connection.pipeline.removeHandler(clientGone).whenFailure { _ in }
         if transport.isClosed { await close(transport) }
         return Self.script(answer)
     }
+
+    /// True for the SDK's disconnect frame, a document of its own (``SecurityHeaders/Kind/longPollFrame``).
+    static func isDisconnectFrame(_ request: Request) -> Bool {
+        request.uri.queryParameters["dframe"] == "t"
+    }
+
+    /// The page the SDK frames for the life of a long-polling transport: when the app's page
+    /// goes (a navigation, a closed tab), its script tells the server at once (`disconn`),
+    /// which a held poll alone does not reliably say. Names only a live transport's credentials.
+    private func disconnectFrame(_ parameters: [String: String]) -> Response {
+        var body = "<!doctype html><meta charset=\"utf-8\"><title></title>"
+        if let id = parameters["id"], let transport = transports.withLock({ $0.byID[id] }), transport.password == parameters["pw"] {
+            // Both are letters and digits of this server's making.
+            body += #"<script src="/.lp?dscript=t" data-id="\#(transport.id)" data-pw="\#(transport.password)"></script>"#
+        }
+        var headers = HTTPFields()
+        headers[.contentType] = "text/html; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
+    }
+
+    /// The disconnect frame's script: a beacon to `disconn` when the frame goes away.
+    static let disconnectScript = """
+        (() => {
+          const { id, pw } = document.currentScript.dataset;
+          addEventListener('pagehide', () => navigator.sendBeacon(`/.lp?disconn=t&id=${encodeURIComponent(id)}&pw=${encodeURIComponent(pw)}`));
+        })();
+        """
 
     private func connect(_ request: Request, parameters: [String: String]) -> Response {
         // The callback number becomes part of a script: digits only.
