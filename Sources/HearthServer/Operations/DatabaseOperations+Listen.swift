@@ -16,8 +16,6 @@ extension DatabaseOperations {
     struct ListenDelivery {
         var format: ListenerFormat = .serverSentEvents
         var buffer = EventBuffer()
-        /// What a realtime client is told if the listen is revoked later.
-        var revokedNotice: ByteBuffer?
     }
 
     /// Starts listening at `path` (to `query`'s view there) as the rules let `auth` read it.
@@ -41,7 +39,7 @@ extension DatabaseOperations {
         let ruleAuth = auth.ruleAuth
         return try hub.subscribe(
             to: database, at: path, query: query, expires: auth.expires, auth: ruleAuth, rules: ruleAuth == nil ? nil : rules,
-            format: delivery.format, buffer: delivery.buffer, revokedNotice: delivery.revokedNotice,
+            format: delivery.format, buffer: delivery.buffer,
             deliverInitial: { deliverInitial($0, unindexed) })
     }
 }

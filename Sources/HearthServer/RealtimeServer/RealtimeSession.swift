@@ -126,6 +126,8 @@ final class RealtimeSession: Sendable {
             let (next, resume) = state.withLock { state -> (RealtimeClientMessage?, (@Sendable () -> Void)?) in
                 guard let next = state.inbox.popFirst() else {
                     state.processing = false
+                    // An idle session keeps no storage for messages.
+                    state.inbox = Deque()
                     guard state.readingPaused else { return (nil, nil) }
                     state.readingPaused = false
                     return (nil, state.resumeReading)
@@ -234,8 +236,7 @@ final class RealtimeSession: Sendable {
                 id: id, status: "failed", data: .string("Too many listens on one connection (\(limits.maxListens)).")))
         }
         let delivery = DatabaseOperations.ListenDelivery(
-            format: .realtime(tag: view.tag), buffer: outbound,
-            revokedNotice: ByteBuffer(bytes: RealtimeServerMessage.listenRevoked(path: path, queryObject: view.queryObject)))
+            format: .realtime(tag: view.tag, queryObject: view.queryObject), buffer: outbound)
         var tooBig = false
         let maxResponseBytes = limits.maxResponseBytes
         do {
@@ -314,6 +315,7 @@ final class RealtimeSession: Sendable {
                 state.nextWriteToAnswer += 1
                 state.outstandingWrites -= 1
             }
+            if state.finishedWrites.isEmpty { state.finishedWrites = [:] }
             guard let waiter = state.writeWaiter, state.outstandingWrites <= waiter.threshold else { return nil }
             state.writeWaiter = nil
             return waiter.continuation

@@ -182,7 +182,7 @@ final class EventBuffer: Sendable {
         }
         if !state.events.isEmpty {
             let events = Array(state.events)
-            state.events.removeAll(keepingCapacity: true)
+            state.events = Deque()
             state.bytes = 0
             state.keepAlive = false
             return .events(events)

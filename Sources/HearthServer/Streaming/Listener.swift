@@ -8,8 +8,8 @@ enum ListenerFormat: Sendable, Equatable {
     /// Firebase's Server-Sent Events (`event: put`, paths relative to the listener).
     case serverSentEvents
     /// Realtime protocol data pushes (`d`/`m` at absolute paths), with the client's tag for a
-    /// query view.
-    case realtime(tag: Int64?)
+    /// query view and its query object as sent (echoed in `c` if the listen is revoked).
+    case realtime(tag: Int64?, queryObject: [UInt8]?)
 }
 
 /// One listen: where, what query it runs, how its events are written and the queue they go to.
@@ -33,15 +33,13 @@ final class Listener: Sendable {
     let authState: Mutex<Node?>
     /// True while the rule that grants the read looks at data, so writes must recheck it.
     let grantDependsOnData = Atomic<Bool>(false)
-    /// What a realtime client is told when this listen is revoked (`c`).
-    let revokedNotice: ByteBuffer?
     /// True once the hub has ended this listen by itself (rules, size): it is out of the registry.
     let revoked = Atomic<Bool>(false)
 
     init(
         database: String, path: Path, query: Query?, startSequence: Int64, initial: Node,
         expires: Int64? = nil, auth: Node? = nil, format: ListenerFormat = .serverSentEvents,
-        buffer: EventBuffer = EventBuffer(), revokedNotice: ByteBuffer? = nil
+        buffer: EventBuffer = EventBuffer()
     ) {
         self.expires = expires
         self.database = database
@@ -52,7 +50,6 @@ final class Listener: Sendable {
         self.authState = Mutex(auth)
         self.format = format
         self.buffer = buffer
-        self.revokedNotice = revokedNotice
     }
 
     /// Whether the rules still let this stream read its location in `state`.

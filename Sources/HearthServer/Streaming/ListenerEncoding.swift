@@ -48,7 +48,7 @@ struct ListenerEncoding {
         switch listener.format {
         case .serverSentEvents:
             return SSEEncoding.encode(.put(path: .root, data: result))
-        case .realtime(let tag):
+        case .realtime(let tag, _):
             return ByteBuffer(bytes: RealtimeServerMessage.dataPush(
                 path: listener.path, encodedData: JSONWriter.bytes(result, format: .init(export: true)), tag: tag))
         }

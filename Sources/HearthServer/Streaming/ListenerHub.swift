@@ -78,15 +78,15 @@ final class ListenerHub: Sendable {
     /// - Parameters:
     ///   - auth: the `auth` the rules judge the stream by; nil for an admin.
     ///   - rules: the rules in force, checked against the same version as the initial value.
-    ///   - format, buffer, revokedNotice: how and where its events go (a realtime connection
-    ///     passes its own queue).
+    ///   - format, buffer: how and where its events go (a realtime connection passes its own
+    ///     queue).
     ///   - deliverInitial: called with the initial value before any event can be queued, to
     ///     queue what must come first (a realtime listen's data and `ok`).
     /// - Throws: 401 `Permission denied` when the rules do not allow the read.
     func subscribe(
         to database: Database, at path: Path, query: Query?, expires: Int64? = nil,
         auth: Node? = nil, rules: SecurityRules? = nil, format: ListenerFormat = .serverSentEvents,
-        buffer: EventBuffer = EventBuffer(), revokedNotice: ByteBuffer? = nil,
+        buffer: EventBuffer = EventBuffer(),
         deliverInitial: (Node) -> Void = { _ in }
     ) throws(HearthError) -> (Listener, Node) {
         let observe = registry.withLock { registry -> Bool in
@@ -105,7 +105,7 @@ final class ListenerHub: Sendable {
             let initial = Self.value(at: path, query: query, in: version.state)
             let listener = Listener(
                 database: database.name, path: path, query: query, startSequence: version.sequence, initial: initial,
-                expires: expires, auth: auth, format: format, buffer: buffer, revokedNotice: revokedNotice
+                expires: expires, auth: auth, format: format, buffer: buffer
             )
             if let rules {
                 guard let grant = listener.readGrant(under: rules, in: version.state, now: now) else {
@@ -157,10 +157,11 @@ final class ListenerHub: Sendable {
         switch listener.format {
         case .serverSentEvents:
             listener.buffer.close(with: [reason])
-        case .realtime:
+        case .realtime(_, let queryObject):
             guard !listener.revoked.exchange(true, ordering: .relaxed) else { return }
             remove(listener, from: &registry)
-            if let notice = listener.revokedNotice { listener.buffer.push(notice, sequence: 0, bounded: false) }
+            let notice = RealtimeServerMessage.listenRevoked(path: listener.path, queryObject: queryObject)
+            listener.buffer.push(ByteBuffer(bytes: notice), sequence: 0, bounded: false)
         }
     }
 
