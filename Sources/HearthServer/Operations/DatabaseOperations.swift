@@ -101,16 +101,18 @@ struct DatabaseOperations: Sendable {
     func set(
         _ database: Database, at path: Path, to value: JSONParser.Parsed, auth: RequestAuth, condition: Condition? = nil
     ) async throws -> Database.Committed {
-        try await database.write(
-            .set(path, value), precondition: condition.map { Self.precondition($0, at: path) },
-            authorize: try writeAuthorization(for: auth, on: database))
+        try await withUnsafeThrowingContinuation { continuation in
+            submit(.set(path, value), to: database, auth: auth, condition: condition) { continuation.resume(with: $0) }
+        }
     }
 
     /// Sets each relative path of `entries` under `path`, atomically, once the rules let `auth`.
     func update(
         _ database: Database, at path: Path, entries: [(path: Path, value: JSONParser.Parsed)], auth: RequestAuth
     ) async throws -> Database.Committed {
-        try await database.write(.update(path, entries), authorize: try writeAuthorization(for: auth, on: database))
+        try await withUnsafeThrowingContinuation { continuation in
+            submit(.update(path, entries), to: database, auth: auth) { continuation.resume(with: $0) }
+        }
     }
 
     /// Stores `value` under a new push ID at `path`, once the rules let `auth`.

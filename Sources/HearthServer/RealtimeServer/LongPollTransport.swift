@@ -9,8 +9,8 @@ import Synchronization
 /// to a WebSocket or stops polling.
 ///
 /// Threading: `state` guards everything mutable. Polls are answered by whichever request task
-/// holds the current poll; at most one poll waits at a time (a newer one releases it). One
-/// task at a time hands the client's messages to the session, in segment order (`draining`).
+/// holds the current poll; at most one poll waits at a time (a newer one releases it). Whole
+/// messages go to the session's inbox in segment order, under `state`.
 final class LongPollTransport: Sendable {
     /// A long-poll's identity in its URLs (`id`, `pw`), and the page's callback number (`cb`).
     let id: String
@@ -23,8 +23,6 @@ final class LongPollTransport: Sendable {
         var nextPacket = 1
         var expectedSegment = 0
         var segments: [Int: (total: Int, data: Substring)] = [:]
-        var inbox: [String] = []
-        var draining = false
         /// The poll that may wait for messages; older ones are answered at once.
         var currentPoll = 0
         /// When the client last asked for anything (milliseconds), to notice it is gone.
@@ -44,6 +42,15 @@ final class LongPollTransport: Sendable {
         self.callback = callback
         self.session = session
         self.state = Mutex(State(lastSeen: now))
+        // The client's `n`: it sends over its WebSocket from now on. What is queued goes out
+        // here, then `n` last; the socket takes the session's queue after that.
+        session.endOfTransmission.withLock { hook in
+            hook = { [weak self] in
+                guard let self else { return }
+                state.withLock { $0.upgradeRequested = true }
+                session.outbound.wake()
+            }
+        }
     }
 
     // MARK: - Answers
@@ -64,10 +71,10 @@ final class LongPollTransport: Sendable {
         """
     }
 
-    /// Takes a poll's data segments (`seg<i>`, `ts<i>`, `d<i>`) and returns the client's
-    /// messages that are now whole, in order.
+    /// Takes a poll's data segments (`seg<i>`, `ts<i>`, `d<i>`) and hands the client's messages
+    /// that are now whole to the session, in order.
     /// - Throws: ``RealtimeProtocolError`` for segments that do not decode to messages.
-    func receiveSegments(_ parameters: [String: String], now: Int64) throws(RealtimeProtocolError) -> Bool {
+    func receiveSegments(_ parameters: [String: String], now: Int64) throws(RealtimeProtocolError) {
         var incoming: [(Int, Int, Substring)] = []
         var index = 0
         while let segment = parameters["seg\(index)"].flatMap(Int.init), let total = parameters["ts\(index)"].flatMap(Int.init),
@@ -76,7 +83,7 @@ final class LongPollTransport: Sendable {
             incoming.append((segment, total, Substring(data)))
             index += 1
         }
-        return try state.withLock { state throws(RealtimeProtocolError) -> Bool in
+        try state.withLock { state throws(RealtimeProtocolError) in
             state.lastSeen = now
             for (segment, total, data) in incoming where segment >= state.expectedSegment {
                 guard total > 0, total <= 100_000, state.segments.count < 100_000 else { throw .malformed("Invalid segment.") }
@@ -90,11 +97,10 @@ final class LongPollTransport: Sendable {
                 for number in range { state.segments[number] = nil }
                 state.expectedSegment = range.upperBound
                 guard let message = Self.decode(encoded) else { throw .malformed("A segment is not web-safe base64 of UTF-8.") }
-                state.inbox.append(message)
+                // Under the lock, so two polls carrying segments cannot swap messages. A poll's
+                // URL is short, so the inbox needs no back-pressure here.
+                _ = session.deliver(try RealtimeClientMessage.parse(message)) {}
             }
-            guard !state.draining, !state.inbox.isEmpty else { return false }
-            state.draining = true
-            return true
         }
     }
 
@@ -111,35 +117,6 @@ final class LongPollTransport: Sendable {
         while standard.utf8.count % 4 != 0 { standard += "=" }
         guard let data = Data(base64Encoded: standard) else { return nil }
         return String(data: data, encoding: .utf8)
-    }
-
-    /// Hands the waiting messages to the session in order (the caller won `draining`).
-    func drain() async {
-        while true {
-            let next = state.withLock { state -> String? in
-                guard !state.inbox.isEmpty else {
-                    state.draining = false
-                    return nil
-                }
-                return state.inbox.removeFirst()
-            }
-            guard let next else { return }
-            let message: RealtimeClientMessage
-            do {
-                message = try RealtimeClientMessage.parse(next)
-            } catch {
-                session.outbound.close(with: [ByteBuffer(bytes: RealtimeServerMessage.error(error.description))])
-                continue
-            }
-            if case .control("n") = message {
-                // The client sends from now on over its WebSocket: what is queued goes out here,
-                // then `n` last; the socket takes the session's queue after that.
-                state.withLock { $0.upgradeRequested = true }
-                session.outbound.wake()
-                continue
-            }
-            await session.receive(message)
-        }
     }
 
     /// Answers poll number `poll` (the script text): the messages queued for the client as one

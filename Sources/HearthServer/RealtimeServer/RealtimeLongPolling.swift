@@ -33,10 +33,7 @@ final class RealtimeLongPolling: Sendable {
     }
 
     func respond(to request: Request, connection: any Channel) async -> Response {
-        var parameters: [String: String] = [:]
-        for (key, value) in request.uri.queryParameters where parameters[String(key)] == nil {
-            parameters[String(key)] = String(value)
-        }
+        let parameters = request.uri.firstQueryParameters
         if parameters["start"] == "t" { return connect(request, parameters: parameters) }
         if parameters["dframe"] == "t" { return disconnectFrame(parameters) }
         if parameters["dscript"] == "t" { return Self.script(Self.disconnectScript) }
@@ -52,7 +49,7 @@ final class RealtimeLongPolling: Sendable {
             return Self.script("")
         }
         do {
-            if try transport.receiveSegments(parameters, now: service.operations.clock()) { await transport.drain() }
+            try transport.receiveSegments(parameters, now: service.operations.clock())
         } catch {
             transport.session.outbound.close(with: [ByteBuffer(bytes: RealtimeServerMessage.error(error.description))])
         }

@@ -61,6 +61,9 @@ final class RealtimeSession: Sendable {
     /// The transport's check that its client is still there (a socket's ping), run on each
     /// keep-alive tick with the time in milliseconds.
     let livenessCheck = Mutex<(@Sendable (Int64) -> Void)?>(nil)
+    /// What the transport does when the client ends transmission on it (`n`, the last message a
+    /// long-polling client sends before its WebSocket takes over), in the order of its requests.
+    let endOfTransmission = Mutex<(@Sendable () -> Void)?>(nil)
     private let service: RealtimeService
     private let state = Mutex(State())
 
@@ -99,6 +102,7 @@ final class RealtimeSession: Sendable {
     func receive(_ message: RealtimeClientMessage) async {
         switch message {
         case .ping: send(RealtimeServerMessage.pong)
+        case .control("n"): endOfTransmission.withLock { $0 }?()
         case .control: break
         case .rejected(let id, let error): respond(id, failure: error)
         case .request(let id, let request): await handle(request, id: id)

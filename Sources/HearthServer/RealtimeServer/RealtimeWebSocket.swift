@@ -1,5 +1,5 @@
-import Foundation
 import HearthCore
+import HummingbirdCore
 import Logging
 
 /// The realtime protocol over WebSocket at `/.ws` (reference §7.1–7.2): which requests upgrade
@@ -25,7 +25,8 @@ struct RealtimeWebSocket: Sendable {
 
     /// The handler of a socket upgraded from a request for `target` to `host`.
     func handler(for target: String, host: String?, logger: Logger) -> RealtimeSocketHandler {
-        let parameters = Self.parameters(of: target)
+        // The SDKs send `v`, `ns`, `p`, `ls`, `s`, `ac`; `ns` and `s` matter.
+        let parameters = URI(target).firstQueryParameters
         let host = host ?? "localhost"
         let start: RealtimeSocketHandler.Start
         if let sessionID = parameters["s"] {
@@ -35,18 +36,5 @@ struct RealtimeWebSocket: Sendable {
         }
         return RealtimeSocketHandler(
             start: start, service: service, longPolling: longPolling, drainQueues: drainQueues, logger: logger)
-    }
-
-    /// The URL's query parameters (the SDKs send `v`, `ns`, `p`, `ls`, `s`, `ac`; `ns` and `s` matter).
-    static func parameters(of target: String) -> [String: String] {
-        guard let mark = target.firstIndex(of: "?") else { return [:] }
-        var parameters: [String: String] = [:]
-        for pair in target[target.index(after: mark)...].split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1)
-            guard let key = parts.first?.removingPercentEncoding else { continue }
-            let value = parts.count > 1 ? String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding : ""
-            if parameters[key] == nil { parameters[key] = value ?? "" }
-        }
-        return parameters
     }
 }
