@@ -38,6 +38,7 @@ public final class Auth: Sendable {
     private struct State {
         var user: User?
         var watchers: [UUID: AsyncStream<User?>.Continuation] = [:]
+        var credentialObservers: [UUID: @Sendable () -> Void] = [:]
     }
 
     /// - Parameter clock: milliseconds since the epoch (token expiry).
@@ -222,10 +223,25 @@ public final class Auth: Sendable {
     }
 
     private func setUser(_ user: User?) {
-        state.withLock { state in
+        let observers = state.withLock { state in
             state.user = user
             for watcher in state.watchers.values { watcher.yield(user) }
+            return Array(state.credentialObservers.values)
         }
+        for observer in observers { observer() }
+    }
+
+    /// Calls `observer` synchronously whenever the user or their ID token changes, before the
+    /// call that changed it returns (so a database connection re-authenticates before the next
+    /// write is sent). Returns the ID to remove it with.
+    func addCredentialObserver(_ observer: @escaping @Sendable () -> Void) -> UUID {
+        let id = UUID()
+        state.withLock { $0.credentialObservers[id] = observer }
+        return id
+    }
+
+    func removeCredentialObserver(_ id: UUID) {
+        _ = state.withLock { $0.credentialObservers.removeValue(forKey: id) }
     }
 
     private static func string(_ node: Node, _ key: String) -> String? {

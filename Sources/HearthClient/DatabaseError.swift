@@ -13,6 +13,8 @@ public struct HearthClientError: Error, Sendable, Equatable, CustomStringConvert
         case notSignedIn
         /// The server answered something this client does not understand.
         case unexpectedResponse
+        /// The client is offline and the answer needs the server.
+        case offline
     }
 
     public let kind: Kind

@@ -1,5 +1,4 @@
 import HearthCore
-import NIOHTTP1
 
 /// A location with an optional ordering, range and limit on its children, as Firebase's
 /// `DatabaseQuery`: `ref.queryOrdered(byChild: "stars").queryLimited(toLast: 20)`.
@@ -70,20 +69,6 @@ public struct DatabaseQuery: Sendable {
 
     public func queryLimited(toFirst count: Int) -> DatabaseQuery { with { $0.limit = .first(count) } }
     public func queryLimited(toLast count: Int) -> DatabaseQuery { with { $0.limit = .last(count) } }
-
-    // MARK: - Reading
-
-    /// The current value, read once from the server.
-    public func getData() async throws -> DataSnapshot {
-        let response = try await database.send(.GET, path, parameters: parameters)
-        let node: Node
-        do {
-            node = try JSONParser.parse(response.bytes).node
-        } catch {
-            throw HearthClientError(.unexpectedResponse, status: response.status, "The server sent invalid JSON.")
-        }
-        return DataSnapshot(ref: ref, node: node, order: order)
-    }
 
     /// The query as REST parameters (`orderBy`, `startAt`, …); none for a plain location.
     var parameters: [(String, String)] {

@@ -1,10 +1,10 @@
 import Foundation
 import HearthCore
-import NIOHTTP1
 
 /// A location in the database, as Firebase's `DatabaseReference`: navigate with ``child(_:)``,
 /// ``parent`` and ``root``; write with ``setValue(_:)``, ``updateChildValues(_:)`` and
-/// ``removeValue()``; read with ``getData()`` or listen with ``observe(_:)``.
+/// ``removeValue()``; read with ``getData()`` or listen with ``observe(_:)``. Writes show
+/// locally at once and reach the server in order, now or when the connection returns.
 public struct DatabaseReference: Sendable, Hashable, CustomStringConvertible {
     public let database: Database
     let path: Path
@@ -53,36 +53,76 @@ public struct DatabaseReference: Sendable, Hashable, CustomStringConvertible {
     // MARK: - Writing
 
     /// Replaces the value here with `value` (encoded with `JSONEncoder`); nil deletes.
-    public func setValue<T: Encodable>(_ value: T?) async throws {
+    ///
+    /// The write shows in listeners at once, is saved on the device (with a cache file), and is
+    /// sent when the connection is up; await ``DatabaseWrite/acknowledged()`` for the server's answer.
+    @discardableResult
+    public func setValue<T: Encodable>(_ value: T?) throws -> DatabaseWrite {
         let node = try value.map { try DatabaseValue.node(encoding: $0) } ?? .null
-        try await write(.PUT, node)
+        return write(.set(node))
     }
 
     /// Replaces the value here.
-    public func setValue(_ value: DatabaseValue) async throws {
-        try await write(.PUT, value.node)
+    @discardableResult
+    public func setValue(_ value: DatabaseValue) -> DatabaseWrite {
+        write(.set(value.node))
+    }
+
+    /// Replaces the value here and gives it a priority (a number or string; nil clears it).
+    @discardableResult
+    public func setValue(_ value: DatabaseValue, andPriority priority: DatabaseValue?) -> DatabaseWrite {
+        write(.set(value.node.withPriority(priority.flatMap { Self.priority($0.node) })))
+    }
+
+    /// Sets only the priority here.
+    @discardableResult
+    public func setPriority(_ priority: DatabaseValue?) -> DatabaseWrite {
+        database.root.child(pathString.isEmpty ? ".priority" : pathString + "/.priority")
+            .write(.set(priority?.node ?? .null))
     }
 
     /// Sets several locations below this one at once, atomically: keys are relative paths
     /// (`"posts/\(id)"`, `"user-posts/\(uid)/\(id)"`), `nil`/``DatabaseValue/null`` deletes.
-    public func updateChildValues(_ values: [String: DatabaseValue]) async throws {
-        guard !values.isEmpty else { return }
-        var entries: [ResolvedWrite.UpdateEntry] = []
-        for (key, value) in values {
+    @discardableResult
+    public func updateChildValues(_ values: [String: DatabaseValue]) -> DatabaseWrite {
+        var entries: [(path: Path, value: Node)] = []
+        for (key, value) in values.sorted(by: { $0.key < $1.key }) {
             let keys = key.split(separator: "/").map { ChildKey(String($0)) }
-            entries.append(ResolvedWrite.UpdateEntry(path: Path(keys: keys), value: value.node))
+            entries.append((Path(keys: keys), value.node))
         }
-        _ = try await database.send(.PATCH, path, parameters: [("print", "silent")], body: JSONWriter.updateObject(entries))
+        guard !entries.isEmpty else { return DatabaseWrite(outcome: .success(())) }
+        return write(.merge(entries))
     }
 
     /// Deletes the value here.
-    public func removeValue() async throws {
-        _ = try await database.send(.DELETE, path, parameters: [("print", "silent")])
+    @discardableResult
+    public func removeValue() -> DatabaseWrite {
+        write(.set(.null))
     }
 
-    private func write(_ method: HTTPMethod, _ node: Node) async throws {
-        _ = try await database.send(method, path, parameters: [("print", "silent")], body: JSONWriter.bytes(node))
+    private func write(_ change: PendingWrite.Change) -> DatabaseWrite {
+        let receipt = DatabaseWrite.Receipt()
+        switch database.engine.write(path, change, completion: { receipt.finish($0) }) {
+        case .success: return DatabaseWrite(receipt: receipt, database: database)
+        case .failure(let error): return DatabaseWrite(outcome: .failure(error))
+        }
     }
+
+    private static func priority(_ node: Node) -> Priority? {
+        switch node.unprioritized {
+        case .int(let value): return .number(Double(value))
+        case .double(let value): return .number(value)
+        case .string(let value): return .string(value)
+        default: return nil
+        }
+    }
+
+    /// Keeps this location's data synced (and cached) even without listeners, as Firebase's
+    /// `keepSynced(true)`; `false` ends it.
+    public func keepSynced(_ keep: Bool) { query.keepSynced(keep) }
+
+    /// Writes the server makes when this client's connection ends (presence, "last seen").
+    public func onDisconnect() -> OnDisconnect { OnDisconnect(ref: self) }
 
     // MARK: - Reading and querying
 

@@ -67,6 +67,7 @@ public enum SocialError: Error, Equatable, Sendable, CustomStringConvertible {
         case .transactionConflict: return "Too many people at once. Try again."
         case .badRequest: return client.message.contains("exceeds") ? "That is too large." : "That was refused: \(client.message)"
         case .unexpectedResponse: return "The server could not be reached or answered strangely."
+        case .offline: return "You are offline, and this is not saved on this device yet."
         }
     }
 }

@@ -31,12 +31,12 @@ struct RealtimeCodecTests {
     @Test func keepAlivesBadCountsAndOversizeMessages() throws {
         var assembler = RealtimeFrameAssembler(maxMessageBytes: 100)
         #expect(try assembler.receive("0") == .keepAlive)
-        #expect(throws: RealtimeProtocolError.self) { try assembler.receive("-3") }
-        #expect(throws: RealtimeProtocolError.self) { try assembler.receive("99999") }
-        #expect(throws: RealtimeProtocolError.messageTooLarge) { try assembler.receive(String(repeating: "x", count: 101)) }
+        #expect(throws: RealtimeFrameError.self) { try assembler.receive("-3") }
+        #expect(throws: RealtimeFrameError.self) { try assembler.receive("99999") }
+        #expect(throws: RealtimeFrameError.messageTooLarge) { try assembler.receive(String(repeating: "x", count: 101)) }
         #expect(try assembler.receive("2") == .incomplete)
         #expect(try assembler.receive(String(repeating: "y", count: 60)) == .incomplete)
-        #expect(throws: RealtimeProtocolError.messageTooLarge) { try assembler.receive(String(repeating: "y", count: 60)) }
+        #expect(throws: RealtimeFrameError.messageTooLarge) { try assembler.receive(String(repeating: "y", count: 60)) }
     }
 
     // MARK: - Query objects

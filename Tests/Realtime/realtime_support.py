@@ -78,6 +78,7 @@ class Hearth:
 
     data: Path
     rules_file: Path
+    extra_args: list[str] = field(default_factory=list)  # more `hearth serve` options (e.g. --web-root)
     port: int = 0
     process: subprocess.Popen | None = None
     lines: list[str] = field(default_factory=list)
@@ -95,7 +96,8 @@ class Hearth:
             lines: list[str] = []
             process = subprocess.Popen(
                 [hearth_binary(), "serve", "--port", str(wanted), "--data", str(self.data), "--emulator",
-                 "--rules", str(self.rules_file), "--log-level", os.environ.get("HEARTH_LOG_LEVEL", "warning")],
+                 "--rules", str(self.rules_file), "--log-level", os.environ.get("HEARTH_LOG_LEVEL", "warning"),
+                 *self.extra_args],
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
             ready = threading.Event()
             found: list[int] = []
@@ -170,23 +172,26 @@ class Hearth:
         assert response.status_code == 200, f"rules deploy to {ns}: {response.status_code} {response.text}"
 
 
-def launch_hearth(folder: Path, rules: dict = OPEN_RULES) -> Hearth:
+def launch_hearth(folder: Path, rules: dict = OPEN_RULES, extra_args: list[str] = ()) -> Hearth:
     folder.mkdir(parents=True, exist_ok=True)
     rules_file = folder / "rules.json"
     rules_file.write_text(json.dumps(rules))
-    return Hearth(data=folder / "data", rules_file=rules_file).start(0)
+    return Hearth(data=folder / "data", rules_file=rules_file, extra_args=list(extra_args)).start(0)
 
 
 class PageServer:
     """A loopback HTTP server for the test page: /realtime.html and /harness.js from this folder,
     /sdk/<file> from the SDK folder (the import map sends the SDK's own imports of gstatic's
-    firebase-app.js there)."""
+    firebase-app.js there). ``extra`` adds other suites' files: {"/url-path": file} (JavaScript
+    modules, served uncached)."""
 
-    def __init__(self):
+    def __init__(self, extra: dict[str, Path] | None = None):
         files = {"/realtime.html": (HERE / "realtime.html", "text/html; charset=utf-8", "no-store"),
                  "/harness.js": (HERE / "harness.js", "text/javascript", "no-store")}
         for name in SDK_FILES:
             files[f"/sdk/{name}"] = (SDK / name, "text/javascript", "max-age=3600")
+        for url_path, file in (extra or {}).items():
+            files[url_path] = (Path(file), "text/javascript", "no-store")
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):  # noqa: N802 (the standard library's name)

@@ -11,6 +11,13 @@ enum RealtimeProtocolError: Error, Equatable, CustomStringConvertible {
     /// request is answered with the error and the connection stays.
     case invalidData(HearthError)
 
+    init(_ error: RealtimeFrameError) {
+        switch error {
+        case .malformed(let detail): self = .malformed(detail)
+        case .messageTooLarge: self = .messageTooLarge
+        }
+    }
+
     var description: String {
         switch self {
         case .malformed(let detail): return "Invalid message: \(detail)"

@@ -176,8 +176,15 @@ final class RealtimeSocketHandler: ChannelInboundHandler, RemovableChannelHandle
 
     private func receiveText(_ bytes: ByteBuffer, context: ChannelHandlerContext) {
         let text = String(buffer: bytes)
-        do {
-            guard case .message(let whole) = try assembler.receive(text) else { return }
+        let whole: String
+        do throws(RealtimeFrameError) {
+            guard case .message(let message) = try assembler.receive(text) else { return }
+            whole = message
+        } catch {
+            protocolError(RealtimeProtocolError(error), context: context)
+            return
+        }
+        do throws(RealtimeProtocolError) {
             let message = try RealtimeClientMessage.parse(whole)
             switch mode {
             case .session(let session):

@@ -1,11 +1,11 @@
 /**
- * Hearth's web client: Firebase's Realtime Database, Auth and Storage REST APIs (plus
- * Server-Sent Events for live data, and one realtime-protocol WebSocket for connection state
- * and onDisconnect) in the spirit of Firebase's namespaced web SDK. ES modules, no dependencies.
+ * Hearth's web client, in the spirit of Firebase's namespaced web SDK: the Realtime Database
+ * (an offline-first sync engine over one realtime-protocol connection, in ./database/), and
+ * Auth and Storage over their REST APIs. ES modules, no dependencies.
  *
  *   import { Hearth, ServerValue } from '/lib/hearth.js';
  *   const hearth = await Hearth.connect();            // reads /__/firebase/init.json
- *   // or new Hearth({ url, bucket, projectId, apiKey, adminToken })
+ *   // or new Hearth({ url, bucket, projectId, apiKey, adminToken, database })
  *
  * Auth (on the server's own origin the refresh token is kept in an HttpOnly cookie by the server
  * and the page holds only a short-lived ID token, refreshed before it expires; see PERSISTENCE):
@@ -14,20 +14,26 @@
  *   currentUser → { uid, email, displayName, photoURL, isAnonymous } | null
  *   onAuthStateChanged(cb) → unsubscribe · getIdToken(forceRefresh)
  *
- * Database:
+ * Database (docs/browser-client.md has the design):
  *   const ref = hearth.db.ref('posts/abc');  ref.key · ref.parent · ref.root · ref.child('a/b')
  *   ref.push(value?) (a client-made push ID; thenable) · set(v) · update({'a/b': 1, c: null})
- *   remove() · once('value') / get() → DataSnapshot · transaction(fn) → { committed, snapshot }
- *   queries: orderByChild(path) / orderByKey() / orderByValue(), startAt(v, key?) · endAt ·
- *     equalTo · startAfter · endBefore · limitToFirst(n) · limitToLast(n)
+ *   remove() · setWithPriority(v, p) · setPriority(p) · transaction(fn, onComplete?, applyLocally?)
+ *   → { committed, snapshot }. Writes show at once (their events fire inside the call) and
+ *   their promise settles when the server has them; a refused write is undone. Writes made
+ *   offline are kept (IndexedDB) and sent when the connection is back, even after a reload.
+ *   once('value') / get() → DataSnapshot (the server's value; offline, the cache's)
+ *   queries: orderByChild(path) / orderByKey() / orderByValue() / orderByPriority(),
+ *     startAt(v, key?) · startAfter · endAt · endBefore · equalTo · limitToFirst(n) · limitToLast(n)
  *   on('value' | 'child_added' | 'child_changed' | 'child_removed' | 'child_moved',
- *      cb(snapshot, prevChildKey), cancelCb(error)) → cb · off(event?, cb?)
+ *      cb(snapshot, prevChildKey), cancelCb(error)) → cb · off(event?, cb?) · keepSynced(bool)
  *   DataSnapshot: key · ref · val() · exists() · child(path) · forEach(cb) (query order; return
- *     true to stop) · numChildren() · hasChild(path) · hasChildren() · exportVal()
+ *     true to stop) · numChildren() · hasChild(path) · hasChildren() · exportVal() · getPriority()
  *   ServerValue.TIMESTAMP · ServerValue.increment(n)
- *   ref('.info/connected').on('value', cb) → true while the realtime connection is up
+ *   ref('.info/connected').on('value', cb) → true while the realtime connection is up;
+ *   '.info/serverTimeOffset' → the server's clock minus this one's, in milliseconds
  *   ref.onDisconnect() → set(v) · update(values) · remove() · cancel(): written by the server
  *     when this page's connection ends (register again whenever .info/connected turns true)
+ *   hearth.db.goOffline() · goOnline()
  *
  * Storage:
  *   hearth.storage.ref('uid/full/id/0.jpg').put(blob, { contentType }, onProgress(fraction))
@@ -39,84 +45,24 @@
  *   createUser({ email, password, displayName }) · updateUser(uid, { disabled, … })
  *   deleteUser(uid) · setCustomClaims(uid, claims) · getRules() → text · setRules(text) · stats()
  *
- * hearth.onConnectionChange(cb(online)) → unsubscribe: false when requests or streams fail.
+ * hearth.onConnectionChange(cb(online)) → unsubscribe: false when the server cannot be reached.
  *
  * Failures are thrown as HearthError with .code ('permission-denied', 'not-found', 'invalid',
  * 'too-large', 'conflict', 'network', 'auth/<FIREBASE_CODE>') and .message in plain words.
  */
 
-import { RealtimeLink } from './realtime.js';
+import { HearthError } from './hearth-error.js';
+import { Database } from './database/database.js';
+import { splitPath } from './database/path.js';
 
-// MARK: - Errors
-
-const AUTH_WORDS = {
-  EMAIL_EXISTS: 'That email address already has an account.',
-  INVALID_LOGIN_CREDENTIALS: 'Wrong email address or password.',
-  INVALID_PASSWORD: 'Wrong email address or password.',
-  EMAIL_NOT_FOUND: 'Wrong email address or password.',
-  INVALID_EMAIL: 'That is not an email address.',
-  MISSING_EMAIL: 'Enter an email address.',
-  MISSING_PASSWORD: 'Enter a password.',
-  WEAK_PASSWORD: 'The password must be at least 6 characters.',
-  TOO_MANY_ATTEMPTS_TRY_LATER: 'Too many attempts. Try again later.',
-  USER_DISABLED: 'This account has been disabled.',
-  USER_NOT_FOUND: 'This account no longer exists.',
-  TOKEN_EXPIRED: 'Your session has ended. Sign in again.',
-  INVALID_REFRESH_TOKEN: 'Your session has ended. Sign in again.',
-  INVALID_ID_TOKEN: 'Your session has ended. Sign in again.',
-  NOT_SIGNED_IN: 'Sign in first.',
-  INSUFFICIENT_PERMISSION: 'You are not allowed to do that.',
-};
-
-export class HearthError extends Error {
-  /**
-   * @param {string} code e.g. 'permission-denied', 'network', 'auth/EMAIL_EXISTS'
-   * @param {string} message what went wrong, in words for a person
-   * @param {{status?: number, detail?: string}} [extra] the HTTP status and the server's text
-   */
-  constructor(code, message, { status, detail } = {}) {
-    super(message);
-    this.name = 'HearthError';
-    this.code = code;
-    this.status = status;
-    this.detail = detail;
-  }
-
-  static network() {
-    return new HearthError('network', 'The server could not be reached. Check your connection and try again.');
-  }
-
-  static auth(firebaseCode, status) {
-    // Firebase appends details after a colon: "WEAK_PASSWORD : Password should be…".
-    const code = String(firebaseCode || 'UNKNOWN').split(/[\s:]/)[0];
-    const words = AUTH_WORDS[code] || `Signing in failed (${code.toLowerCase().replaceAll('_', ' ')}).`;
-    return new HearthError(`auth/${code}`, words, { status, detail: firebaseCode });
-  }
-
-  /** The error for a failed database or storage response. */
-  static fromResponse(status, text) {
-    const detail = text || `HTTP ${status}`;
-    if (status === 401 || status === 403) {
-      if (/expired|parse auth token/i.test(detail)) return HearthError.auth('TOKEN_EXPIRED', status);
-      return new HearthError('permission-denied', 'You are not allowed to do that.', { status, detail });
-    }
-    if (status === 404) return new HearthError('not-found', 'It is not there any more.', { status, detail });
-    if (status === 412) return new HearthError('conflict', 'Someone else changed it at the same time. Try again.', { status, detail });
-    if (status === 413 || /exceeds|too large/i.test(detail)) {
-      return new HearthError('too-large', 'That is too large.', { status, detail });
-    }
-    if (status === 400) return new HearthError('invalid', `The server refused that: ${detail}`, { status, detail });
-    return new HearthError('server', `The server had a problem (${detail}). Try again.`, { status, detail });
-  }
-}
-
-function parseJSON(text, fallback) {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return fallback;
-  }
-}
+export { HearthError } from './hearth-error.js';
+export { Database } from './database/database.js';
+export { DataSnapshot } from './database/data-snapshot.js';
+export { Query } from './database/query.js';
+export { Reference } from './database/reference.js';
+export { ServerValue } from './database/server-values.js';
+export { compareKeys } from './database/node.js';
+export { pushId } from './database/push-id.js';
 
 /** The error text inside a response body: `{"error": "…"}` or `{"error": {"message": "…"}}`. */
 function errorText(body) {
@@ -131,219 +77,32 @@ function errorText(body) {
   return body;
 }
 
-// MARK: - Values
-
-export const ServerValue = Object.freeze({
-  TIMESTAMP: Object.freeze({ '.sv': 'timestamp' }),
-  increment: (delta) => ({ '.sv': { increment: delta } }),
-});
-
-function splitPath(path) {
-  return String(path ?? '').split('/').filter((segment) => segment.length > 0);
-}
-
-/**
- * The database's view of a JSON value: arrays become objects keyed "0", "1"…, and null
- * children and empty objects disappear (a node never has zero children).
- */
-function normalize(value) {
-  if (value === undefined || value === null) return null;
-  if (typeof value !== 'object') return value;
-  const out = {};
-  let count = 0;
-  for (const [key, child] of Object.entries(value)) {
-    const node = normalize(child);
-    if (node !== null) {
-      out[key] = node;
-      count += 1;
-    }
-  }
-  return count > 0 ? out : null;
-}
-
-/** An object whose keys are 0…n (mostly filled) is shown as an array, as Firebase does. */
-function exportValue(node) {
-  if (node === null || typeof node !== 'object') return node;
-  const keys = Object.keys(node);
-  let allIntegers = true;
-  let maxIndex = 0;
-  for (const key of keys) {
-    if (!/^(0|[1-9]\d*)$/.test(key)) {
-      allIntegers = false;
-      break;
-    }
-    maxIndex = Math.max(maxIndex, Number(key));
-  }
-  if (allIntegers && keys.length > 0 && maxIndex < 2 * keys.length) {
-    const array = new Array(maxIndex + 1).fill(null);
-    for (const key of keys) array[Number(key)] = exportValue(node[key]);
-    return array;
-  }
-  const out = {};
-  for (const key of keys) out[key] = exportValue(node[key]);
-  return out;
-}
-
-function nodeAt(node, segments) {
-  let current = node;
-  for (const segment of segments) {
-    if (current === null || typeof current !== 'object' || !(segment in current)) return null;
-    current = current[segment];
-  }
-  return current;
-}
-
-/** A copy of `node` with `value` at `segments` (copying only the objects along the path). */
-function withNodeAt(node, segments, value) {
-  if (segments.length === 0) return normalize(value);
-  const [first, ...rest] = segments;
-  const base = node !== null && typeof node === 'object' ? node : {};
-  const child = withNodeAt(base[first] ?? null, rest, value);
-  const copy = { ...base };
-  if (child === null) delete copy[first];
-  else copy[first] = child;
-  return Object.keys(copy).length > 0 ? copy : null;
-}
-
-function sameNode(a, b) {
-  if (a === b) return true;
-  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
-  const keys = Object.keys(a);
-  if (keys.length !== Object.keys(b).length) return false;
-  return keys.every((key) => key in b && sameNode(a[key], b[key]));
-}
-
-// MARK: - Ordering (Firebase's)
-
-const MIN_INT32 = -2147483648;
-const MAX_INT32 = 2147483647;
-
-function int32Key(key) {
-  if (!/^-?0*\d{1,10}$/.test(key)) return null;
-  const number = Number(key);
-  return number >= MIN_INT32 && number <= MAX_INT32 ? number : null;
-}
-
-/** Key order: 32-bit integer keys first, numerically (shorter text first on ties), then strings. */
-export function compareKeys(a, b) {
-  if (a === b) return 0;
-  const intA = int32Key(a);
-  const intB = int32Key(b);
-  if (intA !== null && intB !== null) return intA === intB ? a.length - b.length : intA - intB;
-  if (intA !== null) return -1;
-  if (intB !== null) return 1;
-  return a < b ? -1 : 1;
-}
-
-function typeRank(value) {
-  if (value === null || value === undefined) return 0;
-  if (value === false) return 1;
-  if (value === true) return 2;
-  if (typeof value === 'number') return 3;
-  if (typeof value === 'string') return 4;
-  return 5;
-}
-
-/** Value order: null < false < true < numbers < strings < objects (objects all equal). */
-export function compareValues(a, b) {
-  const rankA = typeRank(a);
-  const rankB = typeRank(b);
-  if (rankA !== rankB) return rankA - rankB;
-  if (rankA === 3) return a - b;
-  if (rankA === 4) return a < b ? -1 : a > b ? 1 : 0;
-  return 0;
-}
-
-/** The comparator of (key, node) entries for an order: { by: 'key'|'value'|'child', path }. */
-function entryComparator(order) {
-  if (!order || order.by === 'key' || order.by === 'priority') return (a, b) => compareKeys(a[0], b[0]);
-  const pick = order.by === 'value' ? (node) => node : (node) => nodeAt(node, order.path);
-  return (a, b) => compareValues(pick(a[1]), pick(b[1])) || compareKeys(a[0], b[0]);
-}
-
-function orderedEntries(node, order) {
-  if (node === null || typeof node !== 'object') return [];
-  return Object.entries(node).sort(entryComparator(order));
-}
-
-// MARK: - Push IDs (Firebase's algorithm)
-
-const PUSH_CHARS = '-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz';
-let lastPushTime = 0;
-const lastRandomDigits = new Array(12).fill(0);
-
-/**
- * A 20-character ID: 8 characters of the time in milliseconds, then 12 random ones. IDs made
- * in the same millisecond increment the random part, so they never sort backwards.
- */
-export function pushId(now = Date.now()) {
-  const duplicateTime = now === lastPushTime;
-  lastPushTime = now;
-  const timeChars = new Array(8);
-  let time = now;
-  for (let index = 7; index >= 0; index -= 1) {
-    timeChars[index] = PUSH_CHARS.charAt(time % 64);
-    time = Math.floor(time / 64);
-  }
-  if (!duplicateTime) {
-    const random = crypto.getRandomValues(new Uint8Array(12));
-    for (let index = 0; index < 12; index += 1) lastRandomDigits[index] = random[index] % 64;
-  } else {
-    let index = 11;
-    for (; index >= 0 && lastRandomDigits[index] === 63; index -= 1) lastRandomDigits[index] = 0;
-    lastRandomDigits[index] += 1;
-  }
-  return timeChars.join('') + lastRandomDigits.map((digit) => PUSH_CHARS.charAt(digit)).join('');
-}
-
-// MARK: - Snapshots
-
-export class DataSnapshot {
-  /** @param {Reference} ref @param node the normalized value @param order how children sort */
-  constructor(ref, node, order = null) {
-    this.ref = ref;
-    this.key = ref.key;
-    this._node = node ?? null;
-    this._order = order;
-  }
-
-  val() { return exportValue(this._node); }
-  exportVal() { return this.val(); }
-  toJSON() { return this.val(); }
-  exists() { return this._node !== null; }
-
-  child(path) {
-    return new DataSnapshot(this.ref.child(path), nodeAt(this._node, splitPath(path)));
-  }
-
-  hasChild(path) { return nodeAt(this._node, splitPath(path)) !== null; }
-  hasChildren() { return this.numChildren() > 0; }
-
-  numChildren() {
-    return this._node !== null && typeof this._node === 'object' ? Object.keys(this._node).length : 0;
-  }
-
-  get size() { return this.numChildren(); }
-
-  /** Calls `action` with each child in the query's order; returning true stops (and returns true). */
-  forEach(action) {
-    for (const [key, node] of orderedEntries(this._node, this._order)) {
-      if (action(new DataSnapshot(this.ref.child(key), node)) === true) return true;
-    }
-    return false;
-  }
-}
-
 // MARK: - Connection state
 
+/**
+ * Whether the server can be reached. Once the database's realtime connection has started, it
+ * is the judge; before that (a page using only Auth or Storage), REST requests are.
+ */
 class ConnectionState {
   constructor() {
     this.online = typeof navigator === 'undefined' ? true : navigator.onLine !== false;
     this.observers = new Set();
-    if (typeof window !== 'undefined') window.addEventListener('offline', () => this.set(false));
+    this._realtime = null;
+    if (typeof window !== 'undefined') window.addEventListener('offline', () => this._update(false));
   }
 
+  /** What a REST request found. */
   set(online) {
+    if (this._realtime === null) this._update(online);
+  }
+
+  /** What the realtime connection found. */
+  setRealtime(online) {
+    this._realtime = online;
+    this._update(online);
+  }
+
+  _update(online) {
     if (online === this.online) return;
     this.online = online;
     for (const observer of [...this.observers]) observer(online);
@@ -363,7 +122,7 @@ export class Hearth {
    * Connects to the server at `url` (default: this page's origin), reading its project's
    * settings from `/__/firebase/init.json`.
    */
-  static async connect({ url = location.origin, adminToken, storageKey, persistence } = {}) {
+  static async connect({ url = location.origin, adminToken, storageKey, persistence, database, databasePersistence, cacheSizeBytes } = {}) {
     const base = url.replace(/\/+$/, '');
     let settings;
     try {
@@ -375,7 +134,7 @@ export class Hearth {
     }
     const hearth = new Hearth({
       url: base, bucket: settings.storageBucket, projectId: settings.projectId, apiKey: settings.apiKey, adminToken, storageKey,
-      filesUrl: settings.storageOrigin, persistence,
+      filesUrl: settings.storageOrigin, persistence, database, databasePersistence, cacheSizeBytes,
     });
     await hearth.auth.ready;
     return hearth;
@@ -387,9 +146,16 @@ export class Hearth {
    * @param {string} [options.filesUrl] where files are served from, when not `url` (init.json's `storageOrigin`)
    * @param {'server'|'local'|'none'} [options.persistence] where the session is kept (see PERSISTENCE);
    *   'server' by default on the server's own origin, 'none' with an admin token, else 'local'
+   * @param {string} [options.database] the database's name (the realtime protocol's `ns`), when
+   *   not the server's default (`namespace` is the same)
+   * @param {boolean} [options.databasePersistence] keep the database's cache and pending writes
+   *   in IndexedDB, per signed-in user (default: true, but false with an admin token, whose
+   *   data should not stay in a browser)
+   * @param {number} [options.cacheSizeBytes] the database cache's bound (about 10 MB by default)
    */
   constructor({
     url = location.origin, filesUrl, bucket, projectId, apiKey = 'hearth', adminToken = null, storageKey, persistence,
+    database = null, namespace = null, databasePersistence, cacheSizeBytes,
   } = {}) {
     this.url = url.replace(/\/+$/, '');
     this.filesUrl = (filesUrl || this.url).replace(/\/+$/, '');
@@ -403,7 +169,19 @@ export class Hearth {
     const kept = persistence ?? (adminToken ? 'none' : sameOrigin ? 'server' : 'local');
     if (!PERSISTENCE.includes(kept)) throw new TypeError(`persistence must be one of ${PERSISTENCE.join(', ')}`);
     this.auth = new Auth(this, storageKey ?? `hearth.session:${this.url}`, kept);
-    this.db = new Database(this);
+    this.db = new Database({
+      url: this.url,
+      namespace: database ?? namespace,
+      credential: (forceRefresh) => this._credential(forceRefresh),
+      credentialNow: () => this._credentialNow(),
+      // The cache belongs to whoever is signed in; an admin's is never kept.
+      userKey: () => (this.adminToken ? 'admin' : this.auth.currentUser?.uid ?? ''),
+      persistence: databasePersistence ?? !adminToken,
+      cacheSizeBytes,
+      onConnectionChange: (online) => this._connection.setRealtime(online),
+    });
+    // A new ID token signs the connection in again; another user gets their own cache.
+    this.auth._onTokenChange(() => this.db._engine.userChanged());
     this.storage = new Storage(this);
     this.admin = adminToken ? new Admin(this) : null;
   }
@@ -411,10 +189,14 @@ export class Hearth {
   get isOnline() { return this._connection.online; }
 
   /**
-   * The server's time in milliseconds, estimated from responses' Date headers, so push IDs
-   * sort in the server's order even when this device's clock is off.
+   * The server's time in milliseconds, estimated from the realtime handshake (or, before it,
+   * responses' Date headers), so push IDs sort in the server's order even when this device's
+   * clock is off.
    */
-  serverNow() { return Date.now() + this._clockOffset; }
+  serverNow() {
+    const engine = this.db._engine;
+    return engine.isConnected || engine.serverTimeOffset !== 0 ? engine.serverNow() : Date.now() + this._clockOffset;
+  }
 
   _learnClock(response) {
     const date = Date.parse(response.headers.get('Date') ?? '');
@@ -426,6 +208,17 @@ export class Hearth {
 
   /** Calls `callback(online)` now and whenever the connection to the server is lost or back. */
   onConnectionChange(callback) { return this._connection.observe(callback); }
+
+  /**
+   * The credential without waiting: the admin token, the user's ID token while it is valid for
+   * a minute more, null when signed out; undefined when it has to be fetched.
+   */
+  _credentialNow() {
+    if (this.adminToken) return this.adminToken;
+    const session = this.auth._session;
+    if (!session) return null;
+    return session.idToken && session.expiresAt - Date.now() > 60_000 ? session.idToken : undefined;
+  }
 
   /** The credential for a request: the admin token, else the user's ID token, else none. */
   async _credential(forceRefresh = false) {
@@ -822,496 +615,6 @@ class Auth {
 
   _notifyToken() {
     for (const observer of [...this._tokenObservers]) observer();
-  }
-}
-
-// MARK: - Database
-
-const EVENT_TYPES = ['value', 'child_added', 'child_changed', 'child_removed', 'child_moved'];
-const TRANSACTION_ATTEMPTS = 25;
-
-class Database {
-  constructor(hearth) {
-    this._hearth = hearth;
-    /** One live stream per distinct query, shared by its callbacks. */
-    this._streams = new Map();
-    const reconnectAll = () => {
-      for (const stream of this._streams.values()) stream.reconnect();
-    };
-    hearth.auth._onTokenChange(() => {
-      reconnectAll();
-      this._link?.reauthenticate().catch(() => {});
-    });
-    /** The realtime connection, opened on first use (`.info/connected`, onDisconnect). */
-    this._link = null;
-    this._infoObservers = new Map();
-    // Back online: reconnect at once rather than when the backoff says.
-    if (typeof window !== 'undefined') window.addEventListener('online', reconnectAll);
-  }
-
-  ref(path = '') { return new Reference(this, splitPath(path)); }
-
-  get _realtime() {
-    this._link ??= new RealtimeLink({
-      url: this._hearth.url,
-      credential: (forceRefresh) => this._hearth._credential(forceRefresh),
-      error: (code, message) => new HearthError(code, message),
-    });
-    return this._link;
-  }
-
-  /** The path part of a REST URL: each segment percent-encoded. */
-  _restPath(segments) {
-    return `/${segments.map(encodeURIComponent).join('/')}.json`;
-  }
-}
-
-class Query {
-  constructor(db, segments, params = {}) {
-    this._db = db;
-    this._segments = segments;
-    this._params = params;
-  }
-
-  get ref() { return new Reference(this._db, this._segments); }
-
-  orderByChild(path) { return this._with({ order: { by: 'child', path: splitPath(path) } }); }
-  orderByKey() { return this._with({ order: { by: 'key' } }); }
-  orderByValue() { return this._with({ order: { by: 'value' } }); }
-  startAt(value = null, key) { return this._with({ start: { value, key, inclusive: true } }); }
-  startAfter(value = null, key) { return this._with({ start: { value, key, inclusive: false } }); }
-  endAt(value = null, key) { return this._with({ end: { value, key, inclusive: true } }); }
-  endBefore(value = null, key) { return this._with({ end: { value, key, inclusive: false } }); }
-  equalTo(value, key) { return this.startAt(value, key).endAt(value, key); }
-  limitToFirst(count) { return this._with({ limit: { count, from: 'first' } }); }
-  limitToLast(count) { return this._with({ limit: { count, from: 'last' } }); }
-
-  _with(change) { return new Query(this._db, this._segments, { ...this._params, ...change }); }
-
-  /**
-   * The REST query parameters. An ordering without a range or limit is not sent: the whole
-   * location is read and sorted here (as Firebase's SDKs do), so it needs no index.
-   */
-  _queryString() {
-    const { order, start, end, limit } = this._params;
-    if (!order || (!start && !end && !limit)) return '';
-    const params = new URLSearchParams();
-    const orderName = order.by === 'key' ? '$key' : order.by === 'value' ? '$value' : order.path.join('/');
-    params.set('orderBy', JSON.stringify(orderName));
-    const bound = ({ value, key }) => JSON.stringify(value) + (key === undefined ? '' : `,${JSON.stringify(key)}`);
-    if (start) params.set(start.inclusive ? 'startAt' : 'startAfter', bound(start));
-    if (end) params.set(end.inclusive ? 'endAt' : 'endBefore', bound(end));
-    if (limit) params.set(limit.from === 'first' ? 'limitToFirst' : 'limitToLast', String(limit.count));
-    return params.toString();
-  }
-
-  /** Identifies the query: callbacks on equal queries share one stream. */
-  _identity() { return `${this._segments.join('/')}?${this._queryString()}|${JSON.stringify(this._params.order ?? null)}`; }
-
-  _snapshot(node) { return new DataSnapshot(this.ref, node, this._params.order); }
-
-  /** Reads the value once. */
-  async get() {
-    const query = this._queryString();
-    const value = await this._db._hearth._json('GET', this._db._restPath(this._segments) + (query ? `?${query}` : ''));
-    return this._snapshot(normalize(value));
-  }
-
-  /** `once('value')` reads the value; other events wait for the first such event. */
-  once(eventType = 'value', callback) {
-    if (eventType === 'value') {
-      const read = this.get();
-      if (callback) read.then(callback, () => {});
-      return read;
-    }
-    return new Promise((resolve, reject) => {
-      const handler = this.on(eventType, (snapshot, previous) => {
-        this.off(eventType, handler);
-        callback?.(snapshot, previous);
-        resolve(snapshot);
-      }, reject);
-    });
-  }
-
-  /**
-   * Calls `callback(snapshot, prevChildKey)` for `eventType` now (with the current data) and on
-   * every change; `cancelCallback(error)` if the server ends the listen (e.g. access revoked).
-   */
-  on(eventType, callback, cancelCallback) {
-    if (!EVENT_TYPES.includes(eventType)) throw new HearthError('invalid', `Unknown event type "${eventType}".`);
-    if (this._isConnectedInfo) {
-      if (eventType === 'value') {
-        const stop = this._db._realtime.observe((connected) => callback(this._snapshot(connected)));
-        this._db._infoObservers.set(callback, stop);
-      }
-      return callback;
-    }
-    const identity = this._identity();
-    let stream = this._db._streams.get(identity);
-    if (!stream) {
-      stream = new Stream(this._db, this);
-      this._db._streams.set(identity, stream);
-    }
-    stream.add({ eventType, callback, cancelCallback });
-    return callback;
-  }
-
-  /** Removes callbacks: all of this query's, those of one event type, or one callback. */
-  off(eventType, callback) {
-    if (this._isConnectedInfo) {
-      for (const [registered, stop] of this._db._infoObservers) {
-        if (callback === undefined || registered === callback) {
-          stop();
-          this._db._infoObservers.delete(registered);
-        }
-      }
-      return;
-    }
-    const identity = this._identity();
-    const stream = this._db._streams.get(identity);
-    if (!stream) return;
-    stream.remove(eventType, callback);
-    if (stream.isEmpty) {
-      stream.close();
-      this._db._streams.delete(identity);
-    }
-  }
-
-  toString() { return this.ref.toString(); }
-
-  /** `.info/connected`: the state of the realtime connection, not data. */
-  get _isConnectedInfo() { return this._segments.length === 2 && this._segments[0] === '.info' && this._segments[1] === 'connected'; }
-}
-
-/**
- * Writes the server makes when this page's realtime connection ends (Firebase's onDisconnect):
- * checked against the rules when registered, kept by the server (even across its restarts).
- */
-class OnDisconnect {
-  constructor(ref) {
-    this._ref = ref;
-  }
-
-  get _path() { return `/${this._ref._segments.join('/')}`; }
-
-  async set(value) {
-    await this._ref._db._realtime.request('o', { p: this._path, d: value === undefined ? null : value });
-  }
-
-  async update(values) {
-    await this._ref._db._realtime.request('om', { p: this._path, d: values });
-  }
-
-  async remove() { await this.set(null); }
-
-  /** Drops what is registered at this location and below. */
-  async cancel() {
-    await this._ref._db._realtime.request('oc', { p: this._path });
-  }
-}
-
-class Reference extends Query {
-  constructor(db, segments) {
-    super(db, segments, {});
-  }
-
-  get key() { return this._segments.length ? this._segments[this._segments.length - 1] : null; }
-  get ref() { return this; }
-  get parent() { return this._segments.length ? new Reference(this._db, this._segments.slice(0, -1)) : null; }
-  get root() { return new Reference(this._db, []); }
-  get path() { return `/${this._segments.join('/')}`; }
-
-  child(path) { return new Reference(this._db, [...this._segments, ...splitPath(path)]); }
-
-  toString() { return `${this._db._hearth.url}/${this._segments.map(encodeURIComponent).join('/')}`; }
-
-  onDisconnect() { return new OnDisconnect(this); }
-
-  async set(value) {
-    await this._write('PUT', value === undefined ? null : value);
-  }
-
-  /** A multi-path update: keys are relative paths; null deletes. Atomic. */
-  async update(values) {
-    if (values === null || typeof values !== 'object' || Array.isArray(values)) {
-      throw new HearthError('invalid', 'update() takes an object of paths and values.');
-    }
-    if (Object.keys(values).length === 0) return;
-    await this._write('PATCH', values);
-  }
-
-  async remove() {
-    await this._db._hearth._request('DELETE', this._db._restPath(this._segments));
-  }
-
-  /**
-   * A new child under a push ID made here (so it is known at once). With a value, it is also
-   * written; the returned reference is then thenable (resolving to a plain reference).
-   */
-  push(value) {
-    const child = this.child(pushId(this._db._hearth.serverNow()));
-    const written = value === undefined ? Promise.resolve(child) : child.set(value).then(() => child);
-    const thenable = new Reference(this._db, child._segments);
-    thenable.then = written.then.bind(written);
-    thenable.catch = written.catch.bind(written);
-    return thenable;
-  }
-
-  /**
-   * Runs `update(current)` and writes what it returns if the value has not changed meanwhile
-   * (ETags); otherwise runs it again on the new value. Returning undefined aborts.
-   */
-  async transaction(update) {
-    const hearth = this._db._hearth;
-    const path = this._db._restPath(this._segments);
-    let response = await hearth._request('GET', path, { headers: { 'X-Firebase-ETag': 'true' } });
-    for (let attempt = 0; attempt < TRANSACTION_ATTEMPTS; attempt += 1) {
-      const etag = response.headers.get('ETag');
-      const current = normalize(await response.json());
-      const next = update(exportValue(current));
-      if (next === undefined) return { committed: false, snapshot: this._snapshot(current) };
-      response = await hearth._request('PUT', path, {
-        body: JSON.stringify(next), headers: { 'Content-Type': 'application/json', 'if-match': etag ?? 'null_etag' }, allow: [412],
-      });
-      if (response.status !== 412) return { committed: true, snapshot: this._snapshot(normalize(await response.json())) };
-      // 412: the body is the current value and the header its ETag. Go again.
-    }
-    throw new HearthError('conflict', 'Too many people changed this at once. Try again.');
-  }
-
-  async _write(method, value) {
-    await this._db._hearth._request(method, this._db._restPath(this._segments), {
-      body: JSON.stringify(value), headers: { 'Content-Type': 'application/json' },
-    });
-  }
-}
-
-// MARK: - Live streams
-
-const RETRY_FIRST_MS = 1000;
-const RETRY_MAX_MS = 30_000;
-/** The server sends keep-alive events every 30 s: silence for longer means a dead connection. */
-const SILENCE_MS = 75_000;
-
-/**
- * One Server-Sent Events stream for a query: keeps the latest value, and tells each
- * registered callback what changed (child events computed from successive values).
- */
-class Stream {
-  constructor(db, query) {
-    this._db = db;
-    this._query = query;
-    this._registrations = [];
-    this._node = undefined; // undefined until the first event
-    this._source = null;
-    this._retryDelay = RETRY_FIRST_MS;
-    this._retryTimer = null;
-    this._silenceTimer = null;
-    this._closed = false;
-    this._generation = 0;
-    this._open();
-  }
-
-  get isEmpty() { return this._registrations.length === 0; }
-
-  add(registration) {
-    this._registrations.push(registration);
-    if (this._node !== undefined) {
-      // Already loaded: this callback gets the current data now, as if it had just arrived.
-      queueMicrotask(() => {
-        if (this._registrations.includes(registration)) this._deliver([registration], undefined, this._node);
-      });
-    }
-  }
-
-  remove(eventType, callback) {
-    this._registrations = this._registrations.filter((registration) =>
-      !((eventType === undefined || registration.eventType === eventType) && (callback === undefined || registration.callback === callback)));
-  }
-
-  close() {
-    this._closed = true;
-    clearTimeout(this._retryTimer);
-    clearTimeout(this._silenceTimer);
-    this._source?.close();
-    this._source = null;
-  }
-
-  /** Reopens now with the current credential (after sign-in or -out, a token refresh, going online). */
-  reconnect() {
-    if (this._closed) return;
-    this._source?.close();
-    this._source = null;
-    clearTimeout(this._retryTimer);
-    this._retryDelay = RETRY_FIRST_MS;
-    this._open();
-  }
-
-  /** Something arrived: the connection is alive. */
-  _heard(source) {
-    this._db._hearth._connection.set(true);
-    clearTimeout(this._silenceTimer);
-    this._silenceTimer = setTimeout(() => {
-      if (this._source === source) this._failed(source);
-    }, SILENCE_MS);
-  }
-
-  async _open() {
-    const generation = ++this._generation;
-    const hearth = this._db._hearth;
-    let credential = null;
-    try {
-      credential = await hearth._credential();
-    } catch (error) {
-      if (error.code === 'network') return this._retryLater();
-      // The session ended; listen signed out (the rules decide what is still readable).
-    }
-    if (this._closed || generation !== this._generation) return;
-    // Each open EventSource holds one of the browser's few connections: never keep two.
-    this._source?.close();
-    const params = new URLSearchParams(this._query._queryString());
-    if (credential) params.set('auth', credential);
-    const query = params.toString();
-    const source = new EventSource(`${hearth.url}${this._db._restPath(this._query._segments)}${query ? `?${query}` : ''}`);
-    this._source = source;
-    const handle = (type) => (event) => {
-      if (this._source !== source) return;
-      this._heard(source);
-      this._handle(type, event.data);
-    };
-    source.addEventListener('open', () => {
-      if (this._source !== source) return;
-      this._retryDelay = RETRY_FIRST_MS;
-      this._heard(source);
-    });
-    source.addEventListener('keep-alive', () => {
-      if (this._source === source) this._heard(source);
-    });
-    source.addEventListener('put', handle('put'));
-    source.addEventListener('patch', handle('patch'));
-    source.addEventListener('cancel', handle('cancel'));
-    source.addEventListener('auth_revoked', handle('auth_revoked'));
-    source.addEventListener('error', () => {
-      if (this._source === source) this._failed(source);
-    });
-  }
-
-  _handle(type, data) {
-    if (type === 'auth_revoked') {
-      // The token expired under us: fetch a fresh one (which reopens every stream).
-      this._db._hearth.auth.getIdToken(true).catch(() => this.reconnect());
-      return;
-    }
-    if (type === 'cancel') {
-      const reason = String(parseJSON(data, data) || 'Permission denied');
-      this._cancel(HearthError.fromResponse(/denied/i.test(reason) ? 401 : 400, reason));
-      return;
-    }
-    const event = parseJSON(data, null);
-    if (!event || typeof event.path !== 'string') return;
-    const { path, data: value } = event;
-    const segments = splitPath(path);
-    let node = this._node ?? null;
-    if (type === 'put') {
-      node = withNodeAt(node, segments, value);
-    } else {
-      for (const [relative, child] of Object.entries(value ?? {})) node = withNodeAt(node, [...segments, ...splitPath(relative)], child);
-    }
-    const previous = this._node;
-    this._node = node;
-    this._deliver(this._registrations, previous, node);
-  }
-
-  /**
-   * The stream broke. EventSource does not say why, so a plain read of the same query tells a
-   * refusal (given to the cancel callbacks) from a lost connection (retried with backoff).
-   */
-  async _failed(source) {
-    source.close();
-    this._source = null;
-    clearTimeout(this._silenceTimer);
-    // A reconnect (new token, back online) while the probe runs has opened a new source already.
-    const generation = this._generation;
-    const superseded = () => this._closed || generation !== this._generation;
-    const hearth = this._db._hearth;
-    // Shallow keeps the probe cheap; it cannot be combined with query parameters.
-    const query = this._query._queryString() || 'shallow=true';
-    try {
-      await hearth._request('GET', `${this._db._restPath(this._query._segments)}?${query}`);
-    } catch (error) {
-      if (superseded()) return;
-      if (error.code === 'network' || error.code === 'server') return this._retryLater();
-      return this._cancel(error);
-    }
-    if (!superseded()) this._retryLater();
-  }
-
-  _retryLater() {
-    if (this._closed) return;
-    this._db._hearth._connection.set(false);
-    const delay = this._retryDelay * (0.8 + Math.random() * 0.4);
-    this._retryDelay = Math.min(this._retryDelay * 2, RETRY_MAX_MS);
-    clearTimeout(this._retryTimer);
-    this._retryTimer = setTimeout(() => this._open(), delay);
-  }
-
-  _cancel(error) {
-    const registrations = this._registrations;
-    this._registrations = [];
-    this.close();
-    this._db._streams.delete(this._query._identity());
-    for (const registration of registrations) registration.cancelCallback?.(error);
-  }
-
-  /** Tells `registrations` how the value went from `previous` (undefined: never seen) to `node`. */
-  _deliver(registrations, previous, node) {
-    const first = previous === undefined;
-    if (!first && sameNode(previous, node)) return;
-    const order = this._query._params.order;
-    const snapshot = (key, child) => new DataSnapshot(this._query.ref.child(key), child);
-    const oldEntries = first ? [] : orderedEntries(previous, order);
-    const newEntries = orderedEntries(node, order);
-    const oldByKey = new Map(oldEntries);
-    const newByKey = new Map(newEntries);
-    const previousKey = (entries) => {
-      const map = new Map();
-      entries.forEach(([key], index) => map.set(key, index > 0 ? entries[index - 1][0] : null));
-      return map;
-    };
-    const newPrevious = previousKey(newEntries);
-    // Children kept on both sides: whether their place among each other changed is a move.
-    const keptOld = previousKey(oldEntries.filter(([key]) => newByKey.has(key)));
-    const keptNew = previousKey(newEntries.filter(([key]) => oldByKey.has(key)));
-
-    const events = [];
-    for (const [key, child] of oldEntries) {
-      if (!newByKey.has(key)) events.push(['child_removed', snapshot(key, child), null]);
-    }
-    for (const [key, child] of newEntries) {
-      if (!oldByKey.has(key)) events.push(['child_added', snapshot(key, child), newPrevious.get(key)]);
-    }
-    for (const [key, child] of newEntries) {
-      if (oldByKey.has(key) && !sameNode(oldByKey.get(key), child) && keptOld.get(key) !== keptNew.get(key)) {
-        events.push(['child_moved', snapshot(key, child), newPrevious.get(key)]);
-      }
-    }
-    for (const [key, child] of newEntries) {
-      if (oldByKey.has(key) && !sameNode(oldByKey.get(key), child)) events.push(['child_changed', snapshot(key, child), newPrevious.get(key)]);
-    }
-    events.push(['value', this._query._snapshot(node), undefined]);
-
-    for (const [type, eventSnapshot, prevKey] of events) {
-      for (const registration of registrations) {
-        if (registration.eventType !== type || !this._registrations.includes(registration)) continue;
-        try {
-          if (type === 'value') registration.callback(eventSnapshot);
-          else registration.callback(eventSnapshot, prevKey);
-        } catch (error) {
-          // One failing callback must not stop the others.
-          queueMicrotask(() => { throw error; });
-        }
-      }
-    }
   }
 }
 

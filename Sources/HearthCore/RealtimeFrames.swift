@@ -1,13 +1,13 @@
 /// The realtime protocol's framing (reference §7.2), free of I/O: every message is one JSON
 /// object in a text frame; a message longer than 16,384 characters goes as a frame holding the
 /// number of chunks, then the chunks. A bare `0` is a client's keep-alive.
-enum RealtimeFrames {
+public enum RealtimeFrames {
     /// The longest frame, in UTF-16 code units (JavaScript's string length, which the SDKs count).
-    static let maxFrameLength = 16_384
+    public static let maxFrameLength = 16_384
 
     /// The frames that carry `message`: the message itself, or a count and its chunks. Chunks
     /// never split a character.
-    static func frames(for message: String) -> [String] {
+    public static func frames(for message: String) -> [String] {
         guard message.utf16.count > maxFrameLength else { return [message] }
         var chunks: [String] = []
         var current = String.UnicodeScalarView()
@@ -28,9 +28,9 @@ enum RealtimeFrames {
 }
 
 /// Rebuilds one connection's messages from the text frames it receives.
-struct RealtimeFrameAssembler {
+public struct RealtimeFrameAssembler: Sendable {
     /// What a frame amounts to.
-    enum Received: Equatable {
+    public enum Received: Equatable, Sendable {
         /// A whole message.
         case message(String)
         /// The client's keep-alive (`0`): nothing to do.
@@ -40,18 +40,18 @@ struct RealtimeFrameAssembler {
     }
 
     /// The longest message accepted, in UTF-8 bytes.
-    let maxMessageBytes: Int
+    public let maxMessageBytes: Int
     private var remainingChunks = 0
     private var pending = ""
 
-    init(maxMessageBytes: Int) {
+    public init(maxMessageBytes: Int) {
         self.maxMessageBytes = maxMessageBytes
     }
 
     /// Takes the next frame.
-    /// - Throws: ``RealtimeProtocolError`` for a chunk count that is out of range or a message
+    /// - Throws: ``RealtimeFrameError`` for a chunk count that is out of range or a message
     ///   past ``maxMessageBytes``.
-    mutating func receive(_ frame: String) throws(RealtimeProtocolError) -> Received {
+    public mutating func receive(_ frame: String) throws(RealtimeFrameError) -> Received {
         if remainingChunks > 0 {
             guard pending.utf8.count + frame.utf8.count <= maxMessageBytes else { throw .messageTooLarge }
             pending += frame
@@ -73,4 +73,10 @@ struct RealtimeFrameAssembler {
         guard frame.utf8.count <= maxMessageBytes else { throw .messageTooLarge }
         return .message(frame)
     }
+}
+
+/// Frames that do not make a message: a chunk count out of range, or a message too long.
+public enum RealtimeFrameError: Error, Equatable, Sendable {
+    case malformed(String)
+    case messageTooLarge
 }
