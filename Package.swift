@@ -157,6 +157,7 @@ let package = Package(
             dependencies: [
                 "HearthCore",
                 "HearthStore",
+                "HearthClient",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -55,6 +55,19 @@ public struct DataSnapshot: Sendable, Equatable {
     /// The value as JSON text.
     public var json: String { JSONWriter.string(node) }
 
+    /// The value with its priorities, as Firebase's `valueInExportFormat`: `.priority` inside
+    /// objects, `{".value": v, ".priority": p}` for a leaf that has one.
+    public var exportValue: DatabaseValue { DatabaseValue(node: node) }
+
+    /// The priority here, or nil.
+    public var priority: DatabaseValue? {
+        switch node.priority {
+        case .number(let number)?: return DatabaseValue(number)
+        case .string(let text)?: return DatabaseValue(text)
+        case nil: return nil
+        }
+    }
+
     /// A number stored here, if it is one.
     public var number: Double? { node.numberValue }
 

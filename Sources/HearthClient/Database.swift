@@ -152,6 +152,18 @@ public final class Database: Sendable {
         engine.pendingWrites(touching: ref.path)
     }
 
+    /// The connection's state and the writes waiting for the server, now.
+    public var syncStatus: SyncStatus { engine.syncStatus }
+
+    /// The sync status now and after every change (connecting, disconnecting, a write made
+    /// or acknowledged), until the stream is dropped.
+    public func observeSyncStatus() -> AsyncStream<SyncStatus> {
+        let (stream, continuation) = AsyncStream<SyncStatus>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let id = engine.addStatusObserver { continuation.yield($0) }
+        continuation.onTermination = { [engine] _ in engine.removeStatusObserver(id) }
+        return stream
+    }
+
     /// Waits until every event caused so far has been handed to its listener.
     public func waitForPendingEvents() async {
         await withCheckedContinuation { continuation in engine.afterDelivery { continuation.resume() } }

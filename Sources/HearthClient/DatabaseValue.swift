@@ -35,6 +35,19 @@ public struct DatabaseValue: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// A value from JSON text, in Firebase's export format (`.priority`, `.value` and `.sv` kept).
+    /// - Throws: ``HearthClientError`` (badRequest) with Firebase's words for text that is not such a value.
+    public init(json: String) throws {
+        do {
+            node = try JSONParser.parse(Array(json.utf8)).node
+        } catch {
+            throw HearthClientError(.badRequest, error.message)
+        }
+    }
+
+    /// The value as JSON text in export format (priorities kept).
+    public var json: String { JSONWriter.string(node, format: .init(export: true)) }
+
     public init(_ value: Int) { node = .int(Int64(value)) }
     public init(_ value: Double) { node = .double(value) }
     public init(_ value: String) { node = .string(value) }

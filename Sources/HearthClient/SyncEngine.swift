@@ -96,6 +96,18 @@ final class SyncEngine: Sendable {
         /// Writes sent on the current connection (the rest go when it is ready).
         var sentWrites: Set<Int64> = []
         var stopped = false
+        var statusObservers: [Int: @Sendable (SyncStatus) -> Void] = [:]
+        var lastStatus = SyncStatus(isConnected: false, pendingWriteCount: 0, pendingWritePaths: [])
+
+        var status: SyncStatus {
+            let paths = tree.writes.flatMap { write -> [String] in
+                switch write.change {
+                case .set: return [write.path.description]
+                case .merge(let children): return children.map { write.path.appending($0.path).description }
+                }
+            }
+            return SyncStatus(isConnected: isReady, pendingWriteCount: tree.writes.count, pendingWritePaths: paths)
+        }
 
         var isReady: Bool {
             if case .open(_, true) = link { return true }
@@ -212,6 +224,7 @@ final class SyncEngine: Sendable {
             if let completion { state.writeCompletions[id] = completion }
             emit(state.tree.addWrite(write), state)
             if state.isReady { send(write, state: &state) }
+            publishStatus(&state)
             return .success(id)
         }
         return result
@@ -252,6 +265,7 @@ final class SyncEngine: Sendable {
         }
         if let hash = write.hash { fields.append(("h", RealtimeMessage.json(.string(hash)))) }
         state.link.outbound?.yield(RealtimeMessage.request(id: id, action: action, body: RealtimeMessage.object(fields)))
+        if ProcessInfo.processInfo.environment["HEARTH_TRACE"] != nil { print("TRACE \(ObjectIdentifier(self)) -> \(action) \(write.path)") }
     }
 
     /// Sends an onDisconnect request (`o`, `om`, `oc`) now, or when the connection is ready.
@@ -280,10 +294,15 @@ final class SyncEngine: Sendable {
         let answer = state.withLock { state -> Answer in
             if let view = state.tree.views[key], view.result.complete { return .local(view.result.node) }
             if key.isDefault, case let known = state.tree.visible(at: path), known.complete { return .local(known.node) }
-            guard state.online else { return .offline }
+            // Not connected: the device's copy answers at once when it has one.
+            guard state.online, state.isReady || (try? cache?.completeData(for: key)) == nil else { return .offline }
             let id = state.nextRequest
             state.nextRequest += 1
-            state.requests[id] = .get(completion)
+            state.requests[id] = .get { [weak self] result in
+                // An unfiltered answer is kept, so the next launch can show it offline.
+                if key.isDefault, case .success(let node) = result { self?.cacheAnswer(node, at: path) }
+                completion(result)
+            }
             let fields = [
                 ("p", RealtimeMessage.json(.string(RealtimeMessage.wirePath(path)))), ("q", key.isDefault ? "{}" : key.identifier),
             ]
@@ -317,6 +336,13 @@ final class SyncEngine: Sendable {
     }
 
     static let getConnectTimeout: Duration = .seconds(3)
+
+    private func cacheAnswer(_ node: Node, at path: Path) {
+        state.withLock { state in
+            queueCache(.value(path, node), state: &state)
+            queueCache(.complete(ViewKey(path: path, query: nil)), state: &state)
+        }
+    }
 
     private func getFromCache(_ key: ViewKey, completion: @Sendable (Result<Node, HearthClientError>) -> Void) {
         if let cached = try? cache?.completeData(for: key) { return completion(.success(cached)) }
@@ -456,6 +482,7 @@ final class SyncEngine: Sendable {
         let wasReady = state.withLock { state -> Bool in
             guard case .open(let outbound, true) = state.link else { return false }
             state.link = .open(outbound, ready: false)
+            publishStatus(&state)
             return true
         }
         guard wasReady else { return }
@@ -506,6 +533,7 @@ final class SyncEngine: Sendable {
         var failed: [WriteCompletion] = []
         let opened = state.withLock { state -> Bool in
             state.link = .offline
+            defer { publishStatus(&state) }
             state.listens = [:]
             state.sentWrites = []
             state.tags = [:]
@@ -527,6 +555,7 @@ final class SyncEngine: Sendable {
 
     /// Handles one message from the server.
     private func receive(_ text: String) {
+        if ProcessInfo.processInfo.environment["HEARTH_TRACE"] != nil { print("TRACE \(ObjectIdentifier(self)) <- \(text.prefix(300))") }
         guard let message = try? RealtimeMessage.parse(text) else { return }
         var afterwards: [@Sendable () -> Void] = []
         var handshake = false
@@ -555,6 +584,7 @@ final class SyncEngine: Sendable {
                 case .write(let writeID):
                     emit(state.tree.removeWrite(writeID), state)
                     try? cache?.removeWrite(writeID)
+                    publishStatus(&state)
                     let completion = state.writeCompletions.removeValue(forKey: writeID)
                     if let transaction = state.transactions.removeValue(forKey: writeID) {
                         let message = Self.text(data)
@@ -577,27 +607,21 @@ final class SyncEngine: Sendable {
                         afterwards.append { completion(result) }
                     }
                 }
-            case .data(let path, let value, let merge, let tag):
-                var key: ViewKey?
-                if let tag {
-                    guard let tagged = state.tags[tag] else { return }
-                    key = tagged
+            case .data(let path, let value, let tag):
+                guard let key = taggedView(tag, state) else { return }
+                emit(state.tree.applyServerOverwrite(value, at: path, tag: key), state)
+                if let key {
+                    queueCache(.window(key, state.tree.views[key]?.window.node ?? .null), state: &state)
+                } else {
+                    queueCache(.value(path, value), state: &state)
                 }
-                if merge, case .object(let children) = value {
-                    let entries = children.map { (path: RealtimeMessage.path($0.key.string), value: $0.value) }
-                    emit(state.tree.applyServerMerge(entries, at: path, tag: key), state)
-                    if let key {
-                        queueCache(.window(key, state.tree.views[key]?.window.node ?? .null), state: &state)
-                    } else {
-                        for entry in entries { queueCache(.value(path.appending(entry.path), entry.value), state: &state) }
-                    }
-                } else if !merge {
-                    emit(state.tree.applyServerOverwrite(value, at: path, tag: key), state)
-                    if let key {
-                        queueCache(.window(key, state.tree.views[key]?.window.node ?? .null), state: &state)
-                    } else {
-                        queueCache(.value(path, value), state: &state)
-                    }
+            case .merge(let path, let children, let tag):
+                guard let key = taggedView(tag, state) else { return }
+                emit(state.tree.applyServerMerge(children, at: path, tag: key), state)
+                if let key {
+                    queueCache(.window(key, state.tree.views[key]?.window.node ?? .null), state: &state)
+                } else {
+                    for child in children { queueCache(.value(path.appending(child.path), child.value), state: &state) }
                 }
             case .listenRevoked(let path, let query):
                 let key = state.listens.keys.first { $0.path == path && ($0.isDefault ? query == nil : $0.identifier == query) }
@@ -613,8 +637,17 @@ final class SyncEngine: Sendable {
                 break
             }
         }
-        for action in afterwards { action() }
+        // Answers go after the events the same message caused (a refused write's undoing
+        // first), as Firebase's SDKs call completions after raising events.
+        if !afterwards.isEmpty { callbacks.async { [afterwards] in for action in afterwards { action() } } }
         if handshake { Task { await authenticate(restoring: true) } }
+    }
+
+    /// The view a tagged push is for: `.some(nil)` for an untagged push, nil for a tag no
+    /// longer listened (the push is dropped).
+    private func taggedView(_ tag: Int64?, _ state: State) -> ViewKey?? {
+        guard let tag else { return .some(nil) }
+        return state.tags[tag].map { .some($0) }
     }
 
     /// Sends the credential (or signs the connection out), then, on a new connection, every
@@ -637,6 +670,7 @@ final class SyncEngine: Sendable {
             }
             guard restoring, case .open(let outbound, false) = state.link else { return }
             state.link = .open(outbound, ready: true)
+            defer { publishStatus(&state) }
             syncListens(&state)
             for write in state.tree.writes where !state.sentWrites.contains(write.id) { send(write, state: &state) }
             let queued = state.queuedRequests
@@ -728,6 +762,33 @@ final class SyncEngine: Sendable {
 
     // MARK: - Delivery
 
+    /// Calls `observer` with the connection and pending writes now and at every change.
+    func addStatusObserver(_ observer: @escaping @Sendable (SyncStatus) -> Void) -> Int {
+        state.withLock { state in
+            let id = state.nextRegistration
+            state.nextRegistration += 1
+            state.statusObservers[id] = observer
+            let status = state.status
+            callbacks.async { observer(status) }
+            return id
+        }
+    }
+
+    func removeStatusObserver(_ id: Int) {
+        state.withLock { _ = $0.statusObservers.removeValue(forKey: id) }
+    }
+
+    /// Tells the status observers when the connection or the pending writes changed, in
+    /// order with the events.
+    private func publishStatus(_ state: inout State) {
+        let status = state.status
+        guard status != state.lastStatus else { return }
+        state.lastStatus = status
+        let observers = Array(state.statusObservers.values)
+        guard !observers.isEmpty else { return }
+        callbacks.async { for observer in observers { observer(status) } }
+    }
+
     /// Hands events to the callback queue. Called under the lock, so the queue gets them in
     /// the order they were made.
     private func emit(_ events: [ViewEvent], _ state: State) {
@@ -750,6 +811,8 @@ final class SyncEngine: Sendable {
 
     /// True while the connection is open and ready.
     var isConnected: Bool { state.withLock { $0.isReady } }
+
+    var syncStatus: SyncStatus { state.withLock { $0.status } }
 
     /// The IDs of writes not yet acknowledged touching `path` (at, above or below).
     func pendingWrites(touching path: Path) -> Int {

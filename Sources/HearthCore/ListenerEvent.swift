@@ -35,7 +35,10 @@ extension ResolvedWrite {
             var inside: [UpdateEntry] = []
             for entry in entries {
                 let absolute = base.appending(entry.path)
-                if location.contains(absolute) {
+                if absolute == location {
+                    // Replaced whole: a put, never a patch with an empty key.
+                    return .put(path: .root, data: entry.value)
+                } else if location.contains(absolute) {
                     inside.append(UpdateEntry(path: absolute.dropFirst(location.count), value: entry.value))
                 } else if absolute.contains(location), !absolute.isPriorityPath {
                     // Paths in one update never overlap, so this is the only entry that matters.

@@ -104,7 +104,7 @@ public final class ConversationViewModel {
             let root = client.database.root
             let messageID = root.child("messages/\(conversation)").childByAutoId().key!
             let preview = String(text.prefix(200))
-            try await root.updateChildValues([
+            let write = root.updateChildValues([
                 "messages/\(conversation)/\(messageID)": try DatabaseValue.encoding(Message(from: me, text: text)),
                 "user-chats/\(me)/\(conversation)": [
                     "with": DatabaseValue(otherUID), "lastMessage": DatabaseValue(preview), "updated": .serverTimestamp, "unread": 0,
@@ -114,6 +114,7 @@ public final class ConversationViewModel {
                 ],
             ])
             draft = ""
+            try await client.settle(write)
         } catch {
             errorMessage = SocialError.words(for: error)
         }
@@ -124,7 +125,7 @@ public final class ConversationViewModel {
         guard let me = client.uid, let conversationID else { return }
         let unread = client.database.root.child("user-chats/\(me)/\(conversationID)/unread")
         if let count = try? await unread.getData().number, count > 0 {
-            try? await unread.setValue(0)
+            unread.setValue(DatabaseValue(0))
         }
     }
 }

@@ -75,7 +75,7 @@ public final class FeedViewModel {
                 updates["feed/\(uid)/\(postID)"] = true
             }
         }
-        try await root.updateChildValues(updates)
+        try await client.settle(root.updateChildValues(updates))
     }
 
     private func listenToFeed(_ uid: String) {
@@ -115,7 +115,7 @@ public final class FeedViewModel {
                             do {
                                 for try await added in root.child("people/\(followed)/posts").observe(.childAdded) {
                                     guard let postID = added.snapshot.key else { continue }
-                                    try? await root.child("feed/\(uid)/\(postID)").setValue(true)
+                                    root.child("feed/\(uid)/\(postID)").setValue(DatabaseValue(true))
                                 }
                             } catch {}
                         }
@@ -131,6 +131,6 @@ public final class FeedViewModel {
     private func removeStale(_ ids: [String], present: Set<String>, uid: String) async {
         var updates: [String: DatabaseValue] = [:]
         for id in ids where !present.contains(id) { updates["feed/\(uid)/\(id)"] = .null }
-        try? await client.database.root.updateChildValues(updates)
+        client.database.root.updateChildValues(updates)
     }
 }

@@ -19,7 +19,7 @@ struct PostActions: Sendable {
             "feed/\(post.author.uid)/\(post.id)": true,
         ]
         for tag in post.hashtags { updates["hashtags/\(tag)/\(post.id)"] = true }
-        try await root.updateChildValues(updates)
+        try await client.settle(root.updateChildValues(updates))
     }
 
     /// Stars or unstars a post for the signed-in user, in `posts/` and `user-posts/` at once.
@@ -44,7 +44,7 @@ struct PostActions: Sendable {
                 "user-posts/\(post.author.uid)/\(postID)/stars/\(user.uid)": star,
             ]
             do {
-                try await root.updateChildValues(updates)
+                try await client.settle(root.updateChildValues(updates))
                 return (!starred, count)
             } catch let error as HearthClientError where error.kind == .permissionDenied && attempt < attempts {
                 // Someone else starred in between: the count moved; read it again.
@@ -58,18 +58,18 @@ struct PostActions: Sendable {
     func setLiked(_ liked: Bool, postID: String) async throws {
         let user = try client.requireUser()
         let like = root.child("likes/\(postID)/\(user.uid)")
-        if liked { try await like.setValue(.serverTimestamp) } else { try await like.removeValue() }
+        try await client.settle(liked ? like.setValue(.serverTimestamp) : like.removeValue())
     }
 
     func setSaved(_ saved: Bool, postID: String) async throws {
         let user = try client.requireUser()
         let entry = root.child("saved/\(user.uid)/\(postID)")
-        if saved { try await entry.setValue(.serverTimestamp) } else { try await entry.removeValue() }
+        try await client.settle(saved ? entry.setValue(.serverTimestamp) : entry.removeValue())
     }
 
     func report(_ postID: String) async throws {
         let user = try client.requireUser()
-        try await root.child("postFlags/\(postID)/\(user.uid)").setValue(true)
+        try await client.settle(root.child("postFlags/\(postID)/\(user.uid)").setValue(true))
     }
 
     /// Deletes one's own post with everything that hangs off it: the post, its copy, comments,
@@ -82,7 +82,7 @@ struct PostActions: Sendable {
             "likes/\(post.id)": nil, "people/\(post.author.uid)/posts/\(post.id)": nil, "feed/\(post.author.uid)/\(post.id)": nil,
         ]
         for tag in post.hashtags { updates["hashtags/\(tag)/\(post.id)"] = .null }
-        try await root.updateChildValues(updates)
+        try await client.settle(root.updateChildValues(updates))
         for photo in post.photos {
             // Files go after the data, so a failure here leaves no post pointing at nothing.
             try? await client.storage.reference(photo.full).delete()

@@ -86,9 +86,10 @@ public final class PostDetailViewModel {
         guard text.count <= Comment.maxLength else { return errorMessage = "The comment is too long." }
         await perform {
             guard let author = self.client.author else { throw SocialError.notSignedIn }
-            try await self.client.database.root.child("comments/\(self.postID)").childByAutoId()
+            let write = try self.client.database.root.child("comments/\(self.postID)").childByAutoId()
                 .setValue(Comment(author: author, text: text))
             self.newComment = ""
+            try await self.client.settle(write)
         }
     }
 
@@ -97,15 +98,15 @@ public final class PostDetailViewModel {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty, trimmed.count <= Comment.maxLength else { return errorMessage = "Write 1 to 2000 characters." }
         await perform {
-            try await self.client.database.root.child("comments/\(self.postID)/\(comment.id)").updateChildValues([
+            try await self.client.settle(self.client.database.root.child("comments/\(self.postID)/\(comment.id)").updateChildValues([
                 "text": DatabaseValue(trimmed), "timestamp": .serverTimestamp,
-            ])
+            ]))
         }
     }
 
     public func deleteComment(_ comment: Comment) async {
         await perform {
-            try await self.client.database.root.child("comments/\(self.postID)/\(comment.id)").removeValue()
+            try await self.client.settle(self.client.database.root.child("comments/\(self.postID)/\(comment.id)").removeValue())
         }
     }
 

@@ -85,8 +85,9 @@ public final class ProfileViewModel {
             for postID in try await root.child("people/\(self.uid)/posts").getData().childKeys {
                 updates["feed/\(me)/\(postID)"] = follow ? true : .null
             }
-            try await root.updateChildValues(updates)
+            let write = root.updateChildValues(updates)
             self.isFollowing = follow
+            try await self.client.settle(write)
         }
     }
 
@@ -104,8 +105,9 @@ public final class ProfileViewModel {
                 updates["followers/\(self.uid)/\(me)"] = .null
                 updates["people/\(me)/following/\(self.uid)"] = .null
             }
-            try await self.client.database.root.updateChildValues(updates)
+            let write = self.client.database.root.updateChildValues(updates)
             self.isBlocked = block
+            try await self.client.settle(write)
         }
     }
 

@@ -82,7 +82,7 @@ public final class SessionViewModel {
             updates["_search_index/full_name"] = nil
             updates["_search_index/reversed_full_name"] = nil
         }
-        try await client.database.root.child("people/\(user.uid)").updateChildValues(updates)
+        try await client.settle(client.database.root.child("people/\(user.uid)").updateChildValues(updates))
     }
 
     private func perform(_ work: @escaping () async throws -> Void) async {

@@ -9,12 +9,34 @@ public final class SocialClient: Sendable {
     public let storage: Storage
     /// The server, for share links.
     public let url: URL
+    /// Writes the server refused after the app had moved on (they were made offline), in
+    /// words; ``SyncStatusViewModel`` shows them.
+    let lateRefusals: AsyncStream<String>
+    let lateRefusalSink: AsyncStream<String>.Continuation
 
-    public init(url: URL, bucket: String = "hearth.appspot.com") {
+    /// - Parameters:
+    ///   - cacheURL: the SQLite file keeping what the app has seen and the writes not yet sent,
+    ///     so screens show at once and work offline, across launches (nil: memory only).
+    public init(url: URL, bucket: String = "hearth.appspot.com", cacheURL: URL? = nil) {
         self.url = url
         auth = Auth(url: url)
-        database = Database(url: url, auth: auth)
+        database = Database(url: url, auth: auth, cacheURL: cacheURL)
         storage = Storage(url: url, bucket: bucket, auth: auth)
+        (lateRefusals, lateRefusalSink) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(10))
+    }
+
+    /// Waits for the server's answer to `write` while connected (a refusal throws). Offline,
+    /// returns at once: the write is shown and queued, and a later refusal goes to
+    /// ``lateRefusals``.
+    func settle(_ write: DatabaseWrite) async throws {
+        guard database.isConnected else {
+            let sink = lateRefusalSink
+            Task {
+                do { try await write.acknowledged() } catch { sink.yield(SocialError.words(for: error)) }
+            }
+            return
+        }
+        try await write.acknowledged()
     }
 
     /// The signed-in user's uid.

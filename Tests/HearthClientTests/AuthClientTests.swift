@@ -64,7 +64,7 @@ struct AuthClientTests {
             let database = Database(url: server.baseURL, auth: auth)
             // Signed out: FriendlyPix lets anyone read posts but nobody write as nobody.
             #expect(try await database.root.child("posts").getData().exists == false)
-            await #expect(throws: HearthClientError.self) { try await database.root.child("people/x/full_name").setValue("X") }
+            await #expect(throws: HearthClientError.self) { try await database.root.child("people/x/full_name").setValue("X").acknowledged() }
 
             let user = try await auth.createUser(email: "ann@example.com", password: "secret-pw")
             try await auth.updateProfile(displayName: "Ann")
@@ -73,13 +73,13 @@ struct AuthClientTests {
             let post = database.root.child("posts").childByAutoId()
             // The token now carries the name, which FriendlyPix's rules compare with full_name;
             // the timestamp must be the server's.
-            try await post.setValue(Post(author: Author(uid: user.uid, full_name: "Ann"), text: "hi", timestamp: .server, client: "ios"))
+            try await post.setValue(Post(author: Author(uid: user.uid, full_name: "Ann"), text: "hi", timestamp: .server, client: "ios")).acknowledged()
             let stored = try await post.getData().value(as: Post.self)
             #expect(stored.timestamp.milliseconds != nil)
             // Someone else's name is refused, in the server's words.
             let forged = await #expect(throws: HearthClientError.self) {
                 try await database.root.child("posts").childByAutoId().setValue(
-                    Post(author: Author(uid: user.uid, full_name: "Bob"), text: "hi", timestamp: .server, client: "ios"))
+                    Post(author: Author(uid: user.uid, full_name: "Bob"), text: "hi", timestamp: .server, client: "ios")).acknowledged()
             }
             #expect(forged?.kind == .permissionDenied)
             #expect(forged?.message == "Permission denied")

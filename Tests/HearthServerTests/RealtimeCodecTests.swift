@@ -119,6 +119,11 @@ struct RealtimeCodecTests {
             #"{"t":"d","d":{"r":8,"a":"p","b":{"p":"/a/b","d":{"x":1,".priority":2},"h":"hash1"}}}"#),
             data.node.priority == .number(2)
         else { Issue.record("put"); return }
+        // setPriority writes to `<path>/.priority`.
+        guard case (8, .put(let priorityPath, let priority, nil)) = try Self.request(
+            #"{"t":"d","d":{"r":8,"a":"p","b":{"p":"/a/.priority","d":5}}}"#),
+            priorityPath == (try Path(parsing: "a/.priority", allowPriority: true)), priority.node == .int(5)
+        else { Issue.record("priority put"); return }
         guard case (9, .merge(_, let entries)) = try Self.request(
             #"{"t":"d","d":{"r":9,"a":"m","b":{"p":"/","d":{"posts/p1/title":"Hi","people/u1":null}}}}"#),
             entries.count == 2, entries[0].path == (try Path(parsing: "posts/p1/title"))

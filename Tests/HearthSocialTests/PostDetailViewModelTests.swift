@@ -48,20 +48,20 @@ struct PostDetailViewModelTests {
             await #expect(throws: HearthClientError.self) {
                 try await bob.database.root.updateChildValues([
                     "posts/\(post.id)/starCount": 2, "posts/\(post.id)/stars/\(bobUID)": true,
-                ])
+                ]).acknowledged()
             }
             // So is starring in Ann's name, or moving the count without a star.
             await #expect(throws: HearthClientError.self) {
                 try await bob.database.root.updateChildValues([
                     "posts/\(post.id)/starCount": 2, "posts/\(post.id)/stars/\(annUID)": true,
-                ])
+                ]).acknowledged()
             }
             await #expect(throws: HearthClientError.self) {
-                try await bob.database.root.child("posts/\(post.id)/starCount").setValue(5)
+                try await bob.database.root.child("posts/\(post.id)/starCount").setValue(5).acknowledged()
             }
             // Nor can he unstar without the count going down.
             await #expect(throws: HearthClientError.self) {
-                try await bob.database.root.child("posts/\(post.id)/stars/\(bobUID)").removeValue()
+                try await bob.database.root.child("posts/\(post.id)/stars/\(bobUID)").removeValue().acknowledged()
             }
             let stored = try await harness.admin.root.child("posts/\(post.id)").getData().value(as: Post.self)
             #expect(stored.starCount == 1)
@@ -168,7 +168,7 @@ struct PostDetailViewModelTests {
             // Bob cannot delete Ann's post, through the app or around it
             await bobView.deletePost()
             #expect(bobView.errorMessage == "Only its author can delete a post.")
-            await #expect(throws: HearthClientError.self) { try await bob.database.root.child("posts/\(post.id)").removeValue() }
+            await #expect(throws: HearthClientError.self) { try await bob.database.root.child("posts/\(post.id)").removeValue().acknowledged() }
             // Ann can, and everything that hangs off it goes, files included
             let annView = PostDetailViewModel(client: ann, postID: post.id)
             annView.start()

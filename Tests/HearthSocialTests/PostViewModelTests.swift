@@ -93,7 +93,7 @@ struct PostViewModelTests {
             let ann = try await harness.user("Ann")
             let forged = Post(id: "forged", author: Author(uid: ann.auth.currentUser!.uid, fullName: "Ann"), title: "Hi", body: "From Ann?")
             await #expect(throws: HearthClientError.self) {
-                try await bob.database.root.updateChildValues(["posts/forged": try DatabaseValue.encoding(forged)])
+                try await bob.database.root.updateChildValues(["posts/forged": try DatabaseValue.encoding(forged)]).acknowledged()
             }
             #expect(try await harness.admin.root.child("posts/forged").getData().exists == false)
         }

@@ -80,7 +80,7 @@ struct SessionViewModelTests {
             #expect(profile.profilePicture == "https://example.com/ann.png")
             // The rules accept only the token's own name: another one is refused.
             let forged = await #expect(throws: HearthClientError.self) {
-                try await client.database.root.child("people/\(uid)/full_name").setValue("Queen Ann")
+                try await client.database.root.child("people/\(uid)/full_name").setValue("Queen Ann").acknowledged()
             }
             #expect(forged?.kind == .permissionDenied)
         }

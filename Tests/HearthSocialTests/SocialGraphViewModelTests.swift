@@ -49,9 +49,9 @@ struct SocialGraphViewModelTests {
             let bobUID = bob.auth.currentUser!.uid
             let carolUID = carol.auth.currentUser!.uid
             // One side alone is refused; so is following on someone else's behalf.
-            await #expect(throws: HearthClientError.self) { try await bob.database.root.child("followers/\(annUID)/\(bobUID)").setValue(true) }
+            await #expect(throws: HearthClientError.self) { try await bob.database.root.child("followers/\(annUID)/\(bobUID)").setValue(true).acknowledged() }
             await #expect(throws: HearthClientError.self) {
-                try await bob.database.root.updateChildValues(["followers/\(annUID)/\(carolUID)": true, "people/\(carolUID)/following/\(annUID)": true])
+                try await bob.database.root.updateChildValues(["followers/\(annUID)/\(carolUID)": true, "people/\(carolUID)/following/\(annUID)": true]).acknowledged()
             }
             let own = ProfileViewModel(client: ann, uid: annUID)
             #expect(own.isOwn)
@@ -155,7 +155,7 @@ struct SocialGraphViewModelTests {
             await #expect(throws: HearthClientError.self) { try await carol.database.root.child("messages/\(conversation)").getData() }
             await #expect(throws: HearthClientError.self) {
                 try await carol.database.root.child("messages/\(conversation)/x").setValue(
-                    try DatabaseValue.encoding(Message(from: carol.auth.currentUser!.uid, text: "Intruder")))
+                    try DatabaseValue.encoding(Message(from: carol.auth.currentUser!.uid, text: "Intruder"))).acknowledged()
             }
         }
     }

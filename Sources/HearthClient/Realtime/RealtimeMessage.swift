@@ -7,8 +7,10 @@ enum RealtimeMessage: Sendable {
     case handshake(timestamp: Int64, sessionID: String?)
     /// The answer to request `id`: a status (`ok`, `permission_denied`, `datastale`, …) and data.
     case response(id: Int64, status: String, data: Node)
-    /// Data for a listen: a whole value at `path`, or (merge) new values for children of it.
-    case data(path: Path, value: Node, merge: Bool, tag: Int64?)
+    /// Data for a listen: a whole value at `path`.
+    case data(path: Path, value: Node, tag: Int64?)
+    /// Data for a listen: new values at paths below `path` (keys may hold `/`).
+    case merge(path: Path, children: [(path: Path, value: Node)], tag: Int64?)
     /// The server ended a listen (the rules no longer allow it).
     case listenRevoked(path: Path, query: String?)
     /// The connection's credential stopped being valid.
@@ -21,6 +23,8 @@ enum RealtimeMessage: Sendable {
     /// Reads one whole message (after the frames are reassembled).
     /// - Throws: ``HearthClientError`` (unexpectedResponse) for text that is not the protocol.
     static func parse(_ text: String) throws -> RealtimeMessage {
+        let bytes = Array(text.utf8)
+        if let merge = try parseMerge(bytes) { return merge }
         guard let envelope = try? JSONParser.parse(Array(text.utf8)).node, case .string(let kind)? = envelope.field("t") else {
             throw HearthClientError(.unexpectedResponse, "The server sent an unreadable message.")
         }
@@ -50,11 +54,11 @@ enum RealtimeMessage: Sendable {
         }
         let body = payload.child(ChildKey("b"))
         switch payload.field("a")?.stringValue {
-        case "d"?, "m"?:
+        case "d"?:
             let path = Self.path(body.field("p")?.stringValue ?? "")
             var tag: Int64?
             if case .int(let value)? = body.field("t") { tag = value }
-            return .data(path: path, value: body.child(ChildKey("d")), merge: payload.field("a")?.stringValue == "m", tag: tag)
+            return .data(path: path, value: body.child(ChildKey("d")), tag: tag)
         case "c"?:
             var query: String?
             if case .object(let list)? = body.field("q"), let first = list.first?.value { query = JSONWriter.string(first) }
@@ -64,6 +68,32 @@ enum RealtimeMessage: Sendable {
         default:
             return .ignored
         }
+    }
+
+    /// A merge push, `{"t":"d","d":{"a":"m","b":{"p":…,"d":{"a/b":…},"t":…}}}`, read member by
+    /// member because its data's keys are paths, which are not valid keys of a value; nil for
+    /// any other message.
+    private static func parseMerge(_ bytes: [UInt8]) throws -> RealtimeMessage? {
+        func members(_ range: Range<Int>) -> [String: Range<Int>] {
+            guard let list = try? JSONParser.members(ofObject: bytes[range]) else { return [:] }
+            var members: [String: Range<Int>] = [:]
+            for member in list {
+                members[member.key] = (member.value.lowerBound + range.lowerBound)..<(member.value.upperBound + range.lowerBound)
+            }
+            return members
+        }
+        let envelope = members(0..<bytes.count)
+        guard let payloadRange = envelope["d"] else { return nil }
+        let payload = members(payloadRange)
+        guard let action = payload["a"], bytes[action].elementsEqual(#""m""#.utf8), let bodyRange = payload["b"] else { return nil }
+        let body = members(bodyRange)
+        guard let dataRange = body["d"], let pathRange = body["p"],
+            case .string(let pathText)? = try? JSONParser.parse(bytes[pathRange]).node,
+            let children = try? JSONParser.parseUpdate(bytes[dataRange])
+        else { throw HearthClientError(.unexpectedResponse, "The server sent an unreadable merge.") }
+        var tag: Int64?
+        if let tagRange = body["t"], case .int(let value)? = try? JSONParser.parse(bytes[tagRange]).node { tag = value }
+        return .merge(path: path(pathText), children: children.map { ($0.path, $0.value.node) }, tag: tag)
     }
 
     /// A path as the protocol writes it: keys joined by `/`.

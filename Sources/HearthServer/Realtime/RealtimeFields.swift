@@ -67,10 +67,11 @@ struct RealtimeFields: Sendable {
         members[key] == nil ? nil : try object(key)
     }
 
-    /// `p`, the location a request is about (`/a/b` or `a/b`).
-    func path() throws(RealtimeProtocolError) -> Path {
+    /// `p`, the location a request is about (`/a/b` or `a/b`); a write may name a priority
+    /// (`/a/.priority`, the SDKs' `setPriority`).
+    func path(allowPriority: Bool = false) throws(RealtimeProtocolError) -> Path {
         let text = try string("p")
-        guard let path = try? Path(parsing: text) else { throw .malformed("Invalid path \(text).") }
+        guard let path = try? Path(parsing: text, allowPriority: allowPriority) else { throw .malformed("Invalid path \(text).") }
         return path
     }
 
