@@ -94,8 +94,8 @@ struct ClientEvents: AsyncParsableCommand {
                     local.goOnline()
                     online = true
                 default:
-                    let sent = JSONObject(step)
-                    let written = Task { try await Self.write(sent.value, on: local, root: root) }
+                    let answer = try await Self.start(step, on: local, root: root)
+                    let written = Task { try await answer() }
                     if online {
                         try await Self.within("the answer to the \(action)") { try await written.value }
                     } else {
@@ -135,32 +135,44 @@ struct ClientEvents: AsyncParsableCommand {
     // MARK: - Steps
 
     static func write(_ step: [String: Any], on database: Database, root: String) async throws {
+        try await start(step, on: database, root: root)()
+    }
+
+    /// Makes the write now (its local events are raised before this returns, as in the SDKs)
+    /// and returns how to wait for the server's answer.
+    static func start(_ step: [String: Any], on database: Database, root: String) async throws -> @Sendable () async throws -> Void {
         let ref = database.reference(withPath: join(root, step["path"]))
+        let write: DatabaseWrite
         switch step["do"] as? String ?? "" {
         case "set":
             let value = try databaseValue(step["value"])
-            if step.keys.contains("priority") {
-                try await ref.setValue(value, andPriority: try optionalValue(step["priority"])).acknowledged()
-            } else {
-                try await ref.setValue(value).acknowledged()
-            }
+            write = step.keys.contains("priority")
+                ? ref.setValue(value, andPriority: try optionalValue(step["priority"])) : ref.setValue(value)
         case "update":
             guard let values = step["value"] as? [String: Any] else { throw ValidationError("an update needs an object") }
             var children: [String: DatabaseValue] = [:]
             for (path, value) in values { children[path] = try databaseValue(value) }
-            try await ref.updateChildValues(children).acknowledged()
+            write = ref.updateChildValues(children)
         case "remove":
-            try await ref.removeValue().acknowledged()
+            write = ref.removeValue()
         case "setPriority":
-            try await ref.setPriority(try optionalValue(step["priority"])).acknowledged()
+            write = ref.setPriority(try optionalValue(step["priority"]))
         case "transaction":
             let increment = (step["increment"] as? NSNumber)?.doubleValue ?? 1
-            try await ref.runTransaction { snapshot in
-                .success(DatabaseValue((snapshot.number ?? 0) + increment))
+            // The first run of the update is this step's; the answer may come much later.
+            let (firstRun, ran) = AsyncStream<Void>.makeStream()
+            let transaction = Task {
+                try await ref.runTransaction { snapshot in
+                    ran.yield()
+                    return .success(DatabaseValue((snapshot.number ?? 0) + increment))
+                }
             }
+            for await _ in firstRun { break }
+            return { _ = try await transaction.value }
         case let other:
             throw ValidationError("unknown step \(other)")
         }
+        return { try await write.acknowledged() }
     }
 
     static func query(_ ref: DatabaseReference, _ spec: [String: Any]) throws -> DatabaseQuery {

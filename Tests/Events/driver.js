@@ -119,7 +119,10 @@ export async function hearthClient(ns, { origin, port }) {
   const { Hearth } = await hearthModules.get(url);
   // The namespace is the first label of the host (`<ns>.localhost` is the loopback address in
   // chromium), and is also given as `namespace` for a client that takes it.
-  const hearth = new Hearth({ url: `http://${ns}.localhost:${port}`, namespace: ns, persistence: 'none' });
+  const hearth = new Hearth({ url: `http://${ns}.localhost:${port}`, namespace: ns, persistence: 'none',
+    // The SDK keeps nothing across listens; with the IndexedDB cache a re-listen would show
+    // the cached value first (by design), which the SDK cannot record.
+    databasePersistence: false });
   const db = hearth.db;
   const ref = (path) => db.ref(path);
   const need = (target, method, what) => {

@@ -234,8 +234,21 @@ struct SyncTree: Sendable {
     // MARK: - Internals
 
     private func visible(at path: Path, for view: SyncView) -> KnownNode {
-        let base = view.isFiltered && !isCovered(path) ? view.window : serverKnown(at: path)
-        return writes.overlay(base, at: path)
+        guard view.isFiltered, !isCovered(path) else { return writes.overlay(serverKnown(at: path), at: path) }
+        // A filtered view knows only the children in its window: a write inside another child
+        // waits for the server to say what that child now is (as Firebase's SDKs).
+        var result = view.window
+        for write in writes where write.visible {
+            for entry in write.entries {
+                if entry.path.count > path.count + 1, path.contains(entry.path),
+                    result.node.child(at: Path(keys: [entry.path.keys[path.count]])).isNull
+                {
+                    continue
+                }
+                result.apply(entry.value, writtenAt: entry.path, to: path)
+            }
+        }
+        return result
     }
 
     private mutating func markComplete(_ path: Path) {
@@ -291,7 +304,11 @@ struct SyncTree: Sendable {
             view.window = .complete(view.clipped(server.child(at: key.path)))
             views[key] = view
         }
-        completePaths = completePaths.filter(kept)
+        // A listen that was covered keeps its data complete: the server answers its own
+        // listen with the changes since (Firebase's SDKs do the same).
+        let stillComplete = plainRoots.filter { isCovered($0) }
+        let keptComplete = completePaths.filter(kept)
+        completePaths = keptComplete.union(stillComplete.filter { root in !keptComplete.contains { $0.contains(root) } })
         var pruned = Node.null
         for root in plainRoots.union([Self.infoPath]) {
             pruned = pruned.setting(server.child(at: root), at: root)
