@@ -8,7 +8,7 @@ struct HearthBench: AsyncParsableCommand {
         abstract: "Hearth's benchmarks: in-process engine figures, SSE and WebSocket load, and the bare HTTP ceiling server.",
         subcommands: [
             InProcess.self, Restart.self, FanOut.self, IdleStreams.self, Ceiling.self,
-            RealtimeFanOut.self, RealtimeIdle.self, RealtimeWrites.self, RealtimeWorker.self, ClientEvents.self, ClientSync.self,
+            RealtimeFanOut.self, RealtimeIdle.self, RealtimeWrites.self, RealtimeWorker.self, ClientEvents.self, ClientSync.self, ClientBench.self,
         ]
     )
 }
