@@ -769,6 +769,7 @@ final class SyncEngine: Sendable {
             state.nextRegistration += 1
             state.statusObservers[id] = observer
             let status = state.status
+            state.lastStatus = status
             callbacks.async { observer(status) }
             return id
         }
@@ -781,6 +782,8 @@ final class SyncEngine: Sendable {
     /// Tells the status observers when the connection or the pending writes changed, in
     /// order with the events.
     private func publishStatus(_ state: inout State) {
+        // Computing the status lists every pending write: only when someone follows it.
+        guard !state.statusObservers.isEmpty else { return }
         let status = state.status
         guard status != state.lastStatus else { return }
         state.lastStatus = status

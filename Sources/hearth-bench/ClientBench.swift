@@ -44,24 +44,27 @@ struct ClientBench: AsyncParsableCommand {
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: cacheFile.path + suffix) } }
         let before = RealtimeIdle.residentKilobytes(getpid())
         var start = ContinuousClock.now
-        var database: Database? = Database(url: server, namespace: ns, token: token, cacheURL: cacheFile)
-        var handle: DatabaseHandle?
-        let ref = database!.reference(withPath: "bench/items")
-        let first = try await firstValue(ref) { handle = $0 }
-        let coldLoad = ContinuousClock.now - start
-        guard first == nodes else { throw ValidationError("the listener got \(first) children, not \(nodes)") }
-        await database!.waitForPendingEvents()
-        let after = RealtimeIdle.residentKilobytes(getpid())
-        if let handle { ref.query.removeObserver(withHandle: handle) }
-        database = nil  // closes the connection and writes the cache out
-        let disk = ["", "-wal"].reduce(0) { total, suffix in
-            total + ((try? FileManager.default.attributesOfItem(atPath: cacheFile.path + suffix)[.size] as? Int) ?? 0)
-        }
+        let (coldLoad, after) = try await { () async throws -> (Duration, Int) in
+            let database = Database(url: server, namespace: ns, token: token, cacheURL: cacheFile)
+            let ref = database.reference(withPath: "bench/items")
+            var handle: DatabaseHandle?
+            let first = try await firstValue(ref) { handle = $0 }
+            let coldLoad = ContinuousClock.now - start
+            guard first == nodes else { throw ValidationError("the listener got \(first) children, not \(nodes)") }
+            await database.waitForPendingEvents()
+            let after = RealtimeIdle.residentKilobytes(getpid())
+            if let handle { ref.query.removeObserver(withHandle: handle) }
+            return (coldLoad, after)
+        }()  // the database goes here: it closes its connection and writes its cache out
         // Launched again with the server unreachable: the data comes from the cache.
         start = ContinuousClock.now
         let offline = Database(url: URL(string: "http://127.0.0.1:9")!, namespace: ns, token: token, cacheURL: cacheFile)
         let cached = try await firstValue(offline.reference(withPath: "bench/items")) { _ in }
         let warmOffline = ContinuousClock.now - start
+        offline.goOffline()
+        let disk = ["", "-wal"].reduce(0) { total, suffix in
+            total + ((try? FileManager.default.attributesOfItem(atPath: cacheFile.path + suffix)[.size] as? Int) ?? 0)
+        }
         print("""
             cache, \(nodes) children listened: first value from the server in \(Self.ms(coldLoad)) ms; \
             memory +\((after - before) / 1024) MB resident (\(String(format: "%.0f", Double((after - before) * 1024) / Double(nodes))) B per node); \
@@ -84,7 +87,8 @@ struct ClientBench: AsyncParsableCommand {
     private func listenerRate(_ server: URL) async throws {
         let reader = Database(url: server, namespace: ns, token: token)
         let writer = Database(url: server, namespace: ns, token: token)
-        let feed = reader.reference(withPath: "bench/feed")
+        let feedPath = "bench/feed-\(UUID().uuidString.prefix(8))"
+        let feed = reader.reference(withPath: feedPath)
         let target = events
         let clock = ContinuousClock()
         let progress = EventCounter()
@@ -97,7 +101,7 @@ struct ClientBench: AsyncParsableCommand {
         let writesStart = clock.now
         var last: DatabaseWrite?
         for index in 0..<events {
-            last = writer.reference(withPath: "bench/feed").childByAutoId().setValue(DatabaseValue(index))
+            last = writer.reference(withPath: feedPath).childByAutoId().setValue(DatabaseValue(index))
         }
         try await last?.acknowledged()
         let written = clock.now - writesStart

@@ -27,6 +27,8 @@ final class LocalCache: Sendable {
     init(url: URL, sizeLimit: Int = 10 << 20) throws {
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         var configuration = Configuration()
+        // Another process (or a second Database on the same file) may hold a lock briefly.
+        configuration.busyMode = .timeout(5)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
