@@ -68,13 +68,15 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 /**
  * Stars or unstars a post in `posts/` and `user-posts/` at once. The rules accept the count
  * only if it moves by one from the current value, so a denial means someone else starred in
- * between: read again and retry.
+ * between: read again and retry. `known` is the post as this reader sees it (with their own
+ * pending writes), to start from without a round trip: offline, the star is shown at once and
+ * sent when the connection is back. The promise settles when the server has it.
  * @returns {Promise<{starred: boolean, count: number}>}
  */
-export async function toggleStar(hearth, postId, attempts = 10) {
+export async function toggleStar(hearth, postId, { known = null, attempts = 10 } = {}) {
   const user = requireUser(hearth);
   for (let attempt = 1; attempt <= attempts; attempt += 1) {
-    const post = (await hearth.db.ref(`posts/${postId}`).get()).val();
+    const post = attempt === 1 && known?.author ? known : (await hearth.db.ref(`posts/${postId}`).get()).val();
     if (!post?.author) throw new HearthError('not-found', 'That post is not there any more.');
     const starred = post.stars?.[user.uid] === true;
     const count = (post.starCount ?? 0) + (starred ? -1 : 1);
@@ -149,6 +151,9 @@ export function shareLink(postId) {
 
 // MARK: - Comments
 
+/**
+ * Adds a comment. It shows at once (offline too); the promise settles when the server has it.
+ */
 export async function addComment(hearth, postId, text) {
   const user = requireUser(hearth);
   await hearth.db.ref(`comments/${postId}`).push({ author: authorOf(user), text, timestamp: ServerValue.TIMESTAMP });

@@ -2,6 +2,7 @@
 // grid of post tiles, and an author line.
 import { h, avatar, agoTime, toast, errorWords, counted } from '/app/ui.js';
 import { toggleStar, photosOf } from '/app/actions.js';
+import { markPending } from '/app/pending.js';
 
 /** The URL of a photo stored at `path` (the app's photos are public to read). */
 export function photoURL(ctx, path) {
@@ -19,33 +20,47 @@ export function authorLine(author, timestamp, size = 32) {
 
 /**
  * A star toggle for a post. `update(post)` shows a newer version of the post (live counts);
- * a click stars or unstars it (a retried transaction, as PostActions does).
+ * a click stars or unstars it at once (shown while it waits to be sent, offline too; retried
+ * if someone else starred in between, as PostActions does).
  */
 export function starButton(ctx, postId, post) {
   const count = h('span', { class: 'count', 'data-testid': 'star-count' });
   const button = h('button', { type: 'button', class: 'chip star', 'data-testid': 'star-button' },
     h('span', { class: 'icon', 'aria-hidden': 'true' }, '★'), count);
-  const show = (starred, stars) => {
+  let current = post;
+  let waiting = false;
+  const show = () => {
+    const starred = current?.stars?.[ctx.user?.uid] === true;
+    const stars = current?.starCount ?? 0;
     button.setAttribute('aria-pressed', String(starred));
-    button.setAttribute('aria-label', `${starred ? 'Unstar' : 'Star'} this post (${counted(stars, 'star')})`);
+    button.setAttribute('aria-label', `${starred ? 'Unstar' : 'Star'} this post (${counted(stars, 'star')})${waiting ? ', waiting to be sent' : ''}`);
     count.textContent = String(stars);
   };
-  const update = (next) => show(next?.stars?.[ctx.user?.uid] === true, next?.starCount ?? 0);
+  const update = (next) => {
+    current = next;
+    show();
+  };
   button.addEventListener('click', async () => {
     if (!ctx.user) {
       ctx.requireSignIn('star posts');
       return;
     }
-    button.disabled = true;
     try {
-      const result = await toggleStar(ctx.hearth, postId);
-      show(result.starred, result.count);
+      // The post as shown (with this reader's own pending stars) is where the toggle starts.
+      await toggleStar(ctx.hearth, postId, { known: current });
     } catch (error) {
       toast(errorWords(error), 'error');
-    } finally {
-      button.disabled = false;
     }
   });
+  if (ctx.user) {
+    markPending(ctx.hearth, button, `posts/${postId}/stars/${ctx.user.uid}`, {
+      label: 'not sent',
+      onChange: (pending) => {
+        waiting = pending;
+        show();
+      },
+    });
+  }
   update(post);
   button.update = update;
   return button;
@@ -68,6 +83,8 @@ export function postCard(ctx, postId, post) {
       h('h2', { class: 'card-heading' }, title),
       excerpt,
       h('div', { class: 'card-footer' }, author, star)));
+  // A post written here and not yet on the server (its creation, not its stars).
+  markPending(ctx.hearth, card, `posts/${postId}/author`, { slot: card.querySelector('.card-body') });
 
   card.update = (next) => {
     const thumb = photosOf(next)[0]?.thumb;

@@ -88,11 +88,45 @@ class App {
       // Views show who is signed in: draw the current one again for the new user.
       if (changed) this.render({ focus: false });
     });
-    this.hearth.onConnectionChange((online) => {
-      this.offline.hidden = online;
-    });
+    this.watchConnection();
     this.drawChrome();
     this.render({ focus: false });
+  }
+
+  /**
+   * The "Offline — changes will sync" banner, from `.info/connected`. Not connected yet at
+   * start is not offline: the banner waits for a failed attempt, a lost connection, or two
+   * seconds without one. It counts the writes waiting to be sent.
+   */
+  watchConnection() {
+    const db = this.hearth.db;
+    let connected = false;
+    let patient = true;
+    const show = () => {
+      const offline = !connected && (!patient || !this.hearth.isOnline);
+      this.offline.hidden = !offline;
+      if (!offline) return;
+      const waiting = db.pendingWriteCount();
+      const words = waiting ? ` ${waiting === 1 ? '1 change is' : `${waiting} changes are`} waiting to be sent.` : '';
+      const text = `Offline — changes will sync when the connection is back.${words}`;
+      if (this.offline.textContent !== text) this.offline.textContent = text;
+    };
+    let lost = false;
+    db.ref('.info/connected').on('value', (snapshot) => {
+      const now = snapshot.val() === true;
+      // Back after being cut off: the server may have been updated meanwhile.
+      if (now && lost) navigator.serviceWorker?.controller?.postMessage({ type: 'hearth-shell-check' });
+      lost ||= connected && !now;
+      if (now) lost = false;
+      connected = now;
+      show();
+    });
+    this.hearth.onConnectionChange(show);
+    db.onPendingWritesChange(show);
+    setTimeout(() => {
+      patient = false;
+      show();
+    }, 2000);
   }
 
   get context() {
@@ -174,19 +208,38 @@ class App {
 
 async function start() {
   const main = document.getElementById('main');
+  // The first screen's module loads while the client starts (the router's import finds it ready).
+  const first = matchRoute(location.hash || '#/');
+  if (first) import(`/app/views/${first.route.module}.js`).catch(() => {});
   try {
-    const hearth = await Hearth.connect();
+    const hearth = await Hearth.connect({ startDatabase: true });
     new App(hearth).start();
     // "just now" becomes "1 minute ago" without a reload.
     setInterval(() => refreshTimes(), 30_000);
     // Tests and the console reach the client from the page.
     window.hearth = hearth;
+    keepShellOffline();
   } catch (error) {
     main.replaceChildren(h('section', { class: 'page empty' },
       h('h1', {}, 'Hearth is not reachable'),
       h('p', { class: 'error', role: 'alert', 'data-testid': 'error' }, errorWords(error)),
       h('p', {}, h('button', { type: 'button', class: 'button', 'on:click': () => location.reload() }, 'Try again'))));
   }
+}
+
+/**
+ * Registers the service worker that keeps the app's files for offline use (/sw.js, whose
+ * scope is the whole origin: the app is at /). It says when a new version is ready.
+ */
+function keepShellOffline() {
+  if (!('serviceWorker' in navigator)) return;
+  navigator.serviceWorker.addEventListener('message', (event) => {
+    if (event.data?.type === 'hearth-shell-updated') toast('A new version of Hearth is ready: reload the page to use it.');
+  });
+  navigator.serviceWorker.register('/sw.js').catch((error) => {
+    // Without it the app still works online; only opening it offline needs it.
+    console.warn(`Hearth: the offline app shell is not available (${error.message}).`);
+  });
 }
 
 start();

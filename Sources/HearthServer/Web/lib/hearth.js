@@ -4,7 +4,8 @@
  * Auth and Storage over their REST APIs. ES modules, no dependencies.
  *
  *   import { Hearth, ServerValue } from '/lib/hearth.js';
- *   const hearth = await Hearth.connect();            // reads /__/firebase/init.json
+ *   const hearth = await Hearth.connect();            // reads /__/firebase/init.json (the last good one offline)
+ *   // Hearth.connect({ startDatabase: true }): the database's offline cache opens while the session is checked
  *   // or new Hearth({ url, bucket, projectId, apiKey, adminToken, database })
  *
  * Auth (on the server's own origin the refresh token is kept in an HttpOnly cookie by the server
@@ -34,6 +35,9 @@
  *   ref.onDisconnect() → set(v) · update(values) · remove() · cancel(): written by the server
  *     when this page's connection ends (register again whenever .info/connected turns true)
  *   hearth.db.goOffline() · goOnline()
+ *   hearth.db.pendingWriteCount(path) → writes not yet acknowledged at, above or below path
+ *   hearth.db.onPendingWritesChange(cb) → unsubscribe: cb() after writes are made, acknowledged,
+ *     refused or restored (show "waiting to send" with pendingWriteCount)
  *
  * Storage:
  *   hearth.storage.ref('uid/full/id/0.jpg').put(blob, { contentType }, onProgress(fraction))
@@ -117,27 +121,66 @@ class ConnectionState {
 
 // MARK: - Hearth
 
+/** How long `Hearth.connect` waits for the server to confirm a remembered session. */
+const SESSION_WAIT_MS = 3000;
+
 export class Hearth {
   /**
    * Connects to the server at `url` (default: this page's origin), reading its project's
    * settings from `/__/firebase/init.json`.
    */
-  static async connect({ url = location.origin, adminToken, storageKey, persistence, database, databasePersistence, cacheSizeBytes } = {}) {
+  static async connect({
+    url = location.origin, adminToken, storageKey, persistence, database, databasePersistence, cacheSizeBytes, startDatabase = false,
+  } = {}) {
     const base = url.replace(/\/+$/, '');
-    let settings;
-    try {
-      const response = await fetch(`${base}/__/firebase/init.json`);
-      if (!response.ok) throw HearthError.fromResponse(response.status, errorText(await response.text()));
-      settings = await response.json();
-    } catch (error) {
-      throw error instanceof HearthError ? error : HearthError.network();
-    }
+    const settings = await Hearth._settings(base);
     const hearth = new Hearth({
       url: base, bucket: settings.storageBucket, projectId: settings.projectId, apiKey: settings.apiKey, adminToken, storageKey,
       filesUrl: settings.storageOrigin, persistence, database, databasePersistence, cacheSizeBytes,
     });
-    await hearth.auth.ready;
+    // The offline cache opens (and the connection starts) while the session is checked.
+    if (startDatabase) hearth.db.ready();
+    // A server that does not answer (rather than refusing) must not hold the page: after a
+    // while it starts with the user it remembers, and the check ends behind (signing out then
+    // if the session is over).
+    await Promise.race([hearth.auth.ready, new Promise((resolve) => { setTimeout(resolve, SESSION_WAIT_MS); })]);
     return hearth;
+  }
+
+  /**
+   * The project's settings (`/__/firebase/init.json`). The last good ones are kept, and used
+   * at once when there are some (then refreshed for the next start): an app opened with the
+   * server unreachable, or slow to answer, still starts from its offline cache.
+   */
+  static async _settings(base) {
+    const keptKey = `hearth.init:${base}`;
+    let kept = null;
+    try {
+      kept = JSON.parse(localStorage.getItem(keptKey) ?? 'null');
+    } catch {
+      kept = null;
+    }
+    const fetching = (async () => {
+      let response;
+      try {
+        response = await fetch(`${base}/__/firebase/init.json`);
+      } catch {
+        throw HearthError.network();
+      }
+      if (!response.ok) throw HearthError.fromResponse(response.status, errorText(await response.text()));
+      const settings = await response.json();
+      try {
+        localStorage.setItem(keptKey, JSON.stringify(settings));
+      } catch {
+        // No storage: the next start waits for the server again.
+      }
+      return settings;
+    })();
+    if (kept && typeof kept === 'object') {
+      fetching.catch(() => {});
+      return kept;
+    }
+    return fetching;
   }
 
   /**

@@ -6,9 +6,11 @@ import { h, errorNote, avatar, agoTime, signInPrompt } from '/app/ui.js';
 import { ServerValue } from '/lib/hearth.js';
 import { Subscriptions, conversationId, otherMember, profileReader } from '/app/social.js';
 import { presenceText } from '/app/presence.js';
+import { PagedList, loadOlderButton, syncChildren } from '/app/paging.js';
+import { markPending } from '/app/pending.js';
 
-/** How many of the latest messages are shown. */
-const WINDOW = 100;
+/** How many messages are shown at first, and added by each "Load older messages". */
+const PAGE_SIZE = 30;
 const MAX_LENGTH = 2000;
 const PREVIEW_LENGTH = 200;
 
@@ -116,6 +118,7 @@ function mountConversation(container, ctx, me, other) {
       }
     },
   });
+  const older = loadOlderButton('Load older messages', () => pages.loadOlder(), 'load-older-messages');
   const sendButton = h('button', { type: 'submit', class: 'button primary', 'data-testid': 'chat-send' }, 'Send');
   const form = h('form', { class: 'chat-form', 'on:submit': (event) => { event.preventDefault(); send(); } },
     h('label', { for: 'chat-input', class: 'visually-hidden' }, 'Message'), input, sendButton);
@@ -124,7 +127,7 @@ function mountConversation(container, ctx, me, other) {
       h('a', { href: '#/chats', class: 'chat-back', 'aria-label': 'All conversations' }, '‹'),
       h('a', { href: `#/profile/${encodeURIComponent(other)}`, class: 'chat-person' }, titleAvatar,
         h('span', { class: 'chat-person-text' }, title, presence))),
-    error.element, messages, form));
+    error.element, h('div', { class: 'list-footer' }, older), messages, form));
 
   // Whether they are here now (status/{uid}, kept by their app's connection; see presence.js).
   subscriptions.on(hearth.db.ref(`status/${other}`), 'value', (snapshot) => {
@@ -140,31 +143,41 @@ function mountConversation(container, ctx, me, other) {
     titleAvatar.replaceChildren(avatar(person, 36));
   });
 
+  // The latest messages, live, and older ones a page at a time (each ends before the oldest
+  // shown). Cached messages show at once, offline too.
   const shown = new Map();
-  subscriptions.on(hearth.db.ref(`messages/${conversation}`).orderByKey().limitToLast(WINDOW), 'value', (snapshot) => {
-    const nearBottom = messages.scrollHeight - messages.scrollTop - messages.clientHeight < 80;
-    const keys = new Set();
-    snapshot.forEach((child) => {
-      keys.add(child.key);
-      if (!shown.has(child.key)) {
-        const message = child.val();
+  const byKeyDescending = (a, b) => (a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : 0);
+  const pages = new PagedList({
+    pageSize: PAGE_SIZE,
+    query: (cursor) => {
+      const ordered = hearth.db.ref(`messages/${conversation}`).orderByKey();
+      return (cursor ? ordered.endBefore(...cursor) : ordered).limitToLast(PAGE_SIZE + 1);
+    },
+    compare: byKeyDescending,
+    cursorOf: ([id]) => [id],
+    onChange: ({ entries, hasMore }) => {
+      const nearBottom = messages.scrollHeight - messages.scrollTop - messages.clientHeight < 80;
+      const firstBefore = messages.firstElementChild;
+      const heightBefore = messages.scrollHeight;
+      syncChildren(messages, shown, [...entries].reverse(), (id, message) => {
         const mine = message?.from === me;
-        const element = messageItem(message, mine, mine ? 'You' : otherName);
-        shown.set(child.key, element);
-        messages.append(element);
+        // Written here and not on the server yet.
+        return markPending(hearth, messageItem(message, mine, mine ? 'You' : otherName), `messages/${conversation}/${id}`);
+      }, () => {});
+      older.hidden = !hasMore;
+      if (nearBottom || !messages.dataset.loaded) {
+        messages.scrollTop = messages.scrollHeight;
+      } else if (firstBefore && messages.firstElementChild !== firstBefore) {
+        // Older messages came in above: what was on screen stays in place.
+        messages.scrollTop += messages.scrollHeight - heightBefore;
       }
-    });
-    for (const [key, element] of shown) {
-      if (!keys.has(key)) {
-        element.remove();
-        shown.delete(key);
-      }
-    }
-    if (nearBottom || !messages.dataset.loaded) messages.scrollTop = messages.scrollHeight;
-    if (!messages.dataset.loaded) messages.setAttribute('aria-live', 'polite');
-    messages.dataset.loaded = 'true';
-    markRead();
-  }, (caught) => error.show(caught));
+      if (!messages.dataset.loaded) messages.setAttribute('aria-live', 'polite');
+      messages.dataset.loaded = 'true';
+      markRead();
+    },
+    onError: (caught) => error.show(caught),
+  });
+  subscriptions.add(() => pages.stop());
 
   /** Sets my unread count for this conversation to zero (when it is not already). */
   async function markRead() {
@@ -177,7 +190,10 @@ function mountConversation(container, ctx, me, other) {
     }
   }
 
-  /** The message and both members' summaries in one write; their unread count goes up by one. */
+  /**
+   * The message and both members' summaries in one write; their unread count goes up by one.
+   * It shows at once, marked until the server has it (offline: when the connection is back).
+   */
   async function send() {
     const text = input.value.trim();
     error.clear();
@@ -185,7 +201,8 @@ function mountConversation(container, ctx, me, other) {
     if (text.length > MAX_LENGTH) return error.show('The message is too long.');
     const messageId = hearth.db.ref(`messages/${conversation}`).push().key;
     const preview = text.slice(0, PREVIEW_LENGTH);
-    sendButton.disabled = true;
+    input.value = '';
+    input.focus();
     try {
       await hearth.db.ref().update({
         [`messages/${conversation}/${messageId}`]: { from: me, text, timestamp: ServerValue.TIMESTAMP },
@@ -194,12 +211,9 @@ function mountConversation(container, ctx, me, other) {
           with: me, lastMessage: preview, updated: ServerValue.TIMESTAMP, unread: ServerValue.increment(1),
         },
       });
-      input.value = '';
     } catch (caught) {
       error.show(caught);
-    } finally {
-      sendButton.disabled = false;
-      input.focus();
+      if (!input.value) input.value = text;
     }
     return undefined;
   }

@@ -144,7 +144,8 @@ export function mount(container, ctx) {
     submit.setAttribute('aria-busy', 'true');
     try {
       const id = await post(trimmedTitle, trimmedBody);
-      ctx.toast('Posted.', 'success');
+      // Offline the post is kept and shown as waiting; it is sent when the connection is back.
+      ctx.toast(hearth.isOnline ? 'Posted.' : 'Saved. It will be posted when the connection is back.', 'success');
       // Someone who went elsewhere while it uploaded stays where they are.
       if (mounted) ctx.navigate(`#/post/${id}`);
     } catch (failure) {
@@ -154,7 +155,11 @@ export function mount(container, ctx) {
     }
   });
 
-  /** Uploads the photos and publishes the post; on failure removes what it uploaded. */
+  /**
+   * Uploads the photos and publishes the post, answering its ID once the post is written here
+   * (shown at once; the server gets it now, or when the connection is back). If the server
+   * refuses it, that is said and the uploaded photos are removed.
+   */
   async function post(postTitle, postBody) {
     const author = authorOf(user);
     const id = hearth.db.ref('posts').push().key;
@@ -181,7 +186,10 @@ export function mount(container, ctx) {
       }
       const value = { author, title: postTitle, body: postBody, timestamp: ServerValue.TIMESTAMP, starCount: 0 };
       if (stored.length) value.photos = stored;
-      await publishPost(hearth, id, value);
+      publishPost(hearth, id, value).catch(async (failure) => {
+        ctx.toast(errorWords(failure), 'error');
+        await Promise.allSettled(uploaded.map((path) => hearth.storage.ref(path).delete()));
+      });
       return id;
     } catch (failure) {
       // Nothing points at the uploaded files: remove them.

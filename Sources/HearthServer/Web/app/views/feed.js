@@ -2,9 +2,11 @@
 // of posts by the people one follows (and one's own). On opening, the reader's own client adds
 // what the followed people posted meanwhile; while open, it adds their new posts as they
 // appear. New posts wait behind a "N new posts" banner instead of pushing the list down.
+// What the local cache holds shows at once (offline too); older posts come a page at a time.
 import { h, errorNote, counted, signInPrompt } from '/app/ui.js';
 import { postCard } from '/app/components.js';
-import { Subscriptions, childKeys, loadPosts } from '/app/social.js';
+import { Subscriptions, childKeys, firstValue } from '/app/social.js';
+import { PagedList, syncChildren } from '/app/paging.js';
 
 const PAGE_SIZE = 10;
 /** How many of everyone's newest posts are watched for new posts by the people followed. */
@@ -28,7 +30,7 @@ export function mount(container, ctx) {
   const announcer = h('p', { class: 'visually-hidden', 'aria-live': 'polite' });
   const list = h('div', { class: 'post-list', 'data-testid': 'feed-list' });
   const more = h('div', { class: 'list-footer', hidden: true },
-    h('button', { type: 'button', class: 'button', 'on:click': loadMore }, 'Show older posts'));
+    h('button', { type: 'button', class: 'button', 'data-testid': 'load-more', 'on:click': loadMore }, 'Show older posts'));
   container.replaceChildren(h('section', { class: 'page social', 'aria-labelledby': 'feed-title' },
     h('h1', { id: 'feed-title' }, 'Home feed'),
     error.element,
@@ -38,67 +40,107 @@ export function mount(container, ctx) {
     list,
     more));
 
-  let limit = PAGE_SIZE;
-  let stopFeed = null;
-  /** The newest-first IDs of the latest value of the feed page, and whether more exist. */
-  let latest = { ids: [], hasMore: false };
-  /** The IDs on screen, newest first (null before the first render). */
-  let shown = null;
-  let renderRun = 0;
-  let stopped = false;
+  /** postId → the post (null: gone), read live for every feed entry shown. */
+  const posts = new Map();
+  const postListeners = new Map();
+  const cards = new Map();
   /** Feed entries known to exist, so the live fan-out writes only what is new. */
   const inFeed = new Set();
-  const cards = new Map();
+  let state = { entries: [], hasMore: false, waiting: 0, loaded: false };
+  let stopped = false;
 
-  start();
+  // The feed's entries, newest first, a page at a time: each older page ends before the
+  // oldest entry shown. Shown from the local cache at once; the catch-up runs behind.
+  const feed = new PagedList({
+    pageSize: PAGE_SIZE,
+    query: (cursor) => {
+      const ordered = hearth.db.ref(`feed/${me}`).orderByKey();
+      return (cursor ? ordered.endBefore(...cursor) : ordered).limitToLast(PAGE_SIZE + 1);
+    },
+    compare: (a, b) => (a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : 0),
+    cursorOf: ([id]) => [id],
+    holdNewer: true,
+    // One's own new post, not on the server yet, shows at once (offline too).
+    showAtOnce: ([id]) => hearth.db.pendingWriteCount(`posts/${id}/author`) > 0,
+    onChange: (next) => {
+      state = next;
+      for (const [id] of next.entries) {
+        inFeed.add(id);
+        readPost(id);
+      }
+      draw();
+    },
+    onError: (caught) => error.show(caught),
+  });
+  subscriptions.add(() => feed.stop());
+  catchUp().catch((caught) => {
+    if (!stopped) error.show(caught);
+  });
+  listenToFollowedPeople();
 
-  async function start() {
-    try {
-      await catchUp();
-    } catch (caught) {
-      error.show(caught);
-    }
-    if (stopped) return;
-    listenToFeed();
-    listenToFollowedPeople();
+  /** Each shown entry's post, live (cached ones at once). */
+  function readPost(id) {
+    if (postListeners.has(id)) return;
+    postListeners.set(id, subscriptions.on(hearth.db.ref(`posts/${id}`), 'value', (snapshot) => {
+      const post = snapshot.val();
+      posts.set(id, post?.author ? post : null);
+      // Entries whose post was deleted are removed (the next value draws the page again).
+      if (!post?.author) hearth.db.ref(`feed/${me}/${id}`).remove().catch((caught) => error.show(caught));
+      draw();
+    }, (caught) => error.show(caught)));
   }
 
-  /** Adds to `feed/{me}` every post of the followed people that is not there yet (one write). */
+  /** Shows the posts read so far, in the feed's order; posts not read yet come as they arrive. */
+  function draw() {
+    if (stopped) return;
+    const shownIds = new Set(state.entries.map(([id]) => id));
+    for (const [id, off] of postListeners) {
+      if (!shownIds.has(id)) {
+        off();
+        postListeners.delete(id);
+        posts.delete(id);
+      }
+    }
+    const ready = state.entries.filter(([id]) => posts.get(id)).map(([id]) => [id, posts.get(id)]);
+    syncChildren(list, cards, ready, (id, post) => postCard(ctx, id, post), (card, post) => card.update(post));
+    showBanner(state.waiting);
+    more.hidden = !state.hasMore;
+    const reading = state.entries.some(([id]) => !posts.has(id));
+    status.textContent = ready.length || state.waiting ? '' : !state.loaded || reading ? 'Loading your feed…'
+      : 'Your feed is empty. Follow people to see their posts here.';
+    status.hidden = !status.textContent;
+    if (!status.hidden && state.loaded && !reading) {
+      status.append(' ', h('a', { href: '#/search' }, 'Find people'), ' or browse ', h('a', { href: '#/' }, 'recent posts'), '.');
+    }
+  }
+
+  /**
+   * Adds to `feed/{me}` every post of the followed people that is not there yet (one write).
+   * Reads what is cached, or waits for the server: the feed on screen does not wait for it.
+   */
   async function catchUp() {
     const [following, present] = await Promise.all([
-      hearth.db.ref(`people/${me}/following`).once('value'),
-      hearth.db.ref(`feed/${me}`).once('value'),
+      firstValue(subscriptions, hearth.db.ref(`people/${me}/following`)),
+      firstValue(subscriptions, hearth.db.ref(`feed/${me}`).orderByKey()),
     ]);
     for (const id of childKeys(present)) inFeed.add(id);
-    const theirPosts = await Promise.all(childKeys(following).map((uid) => hearth.db.ref(`people/${uid}/posts`).once('value')));
+    const theirPosts = await Promise.all(childKeys(following).map((uid) => firstValue(subscriptions, hearth.db.ref(`people/${uid}/posts`))));
     const updates = {};
-    for (const posts of theirPosts) {
-      for (const id of childKeys(posts)) {
+    for (const theirs of theirPosts) {
+      for (const id of childKeys(theirs)) {
         if (!inFeed.has(id)) updates[`feed/${me}/${id}`] = true;
       }
     }
-    await hearth.db.ref().update(updates);
+    if (stopped || Object.keys(updates).length === 0) return;
     for (const path of Object.keys(updates)) inFeed.add(path.split('/').pop());
-  }
-
-  /** The newest `limit` entries, live; one more is asked for to tell whether a next page exists. */
-  function listenToFeed() {
-    stopFeed?.();
-    const query = hearth.db.ref(`feed/${me}`).orderByKey().limitToLast(limit + 1);
-    stopFeed = subscriptions.on(query, 'value', (snapshot) => {
-      const ids = childKeys(snapshot);
-      for (const id of ids) inFeed.add(id);
-      const hasMore = ids.length > limit;
-      latest = { ids: ids.slice(hasMore ? ids.length - limit : 0).reverse(), hasMore };
-      render();
-    }, (caught) => error.show(caught));
+    await hearth.db.ref().update(updates);
   }
 
   /**
    * New posts of the followed people go into the feed as they are published. FeedViewModel
-   * listens to each followed person's `people/{uid}/posts`; a browser has only six connections
-   * per server (HTTP/1.1), so this watches the newest few posts of everyone in one stream and
-   * keeps those by the people followed (the same writes, one stream however many one follows).
+   * listens to each followed person's `people/{uid}/posts`; this watches the newest few posts
+   * of everyone and keeps those by the people followed (the same writes, with one listener
+   * however many one follows).
    */
   function listenToFollowedPeople() {
     let following = new Set();
@@ -116,41 +158,6 @@ export function mount(container, ctx) {
     }, (caught) => error.show(caught));
   }
 
-  /**
-   * Shows the latest page. Posts newer than the newest on screen are held back behind the
-   * banner (unless nothing is on screen yet), so what the reader is looking at stays put.
-   */
-  async function render() {
-    const run = ++renderRun;
-    const newest = shown?.[0];
-    const waiting = shown && newest ? latest.ids.filter((id) => id > newest && !shown.includes(id)) : [];
-    const ids = latest.ids.filter((id) => !waiting.includes(id));
-    let loaded;
-    try {
-      loaded = await loadPosts(hearth, ids);
-    } catch (caught) {
-      if (run === renderRun) error.show(caught);
-      return;
-    }
-    if (run !== renderRun || stopped) return;
-    showBanner(waiting.length);
-    shown = loaded.entries.map(([id]) => id);
-    list.replaceChildren(...loaded.entries.map(([id, post]) => card(id, post)));
-    for (const id of cards.keys()) if (!shown.includes(id)) cards.delete(id);
-    more.hidden = !latest.hasMore;
-    status.textContent = shown.length || waiting.length ? '' : 'Your feed is empty. Follow people to see their posts here.';
-    status.hidden = !status.textContent;
-    if (!status.hidden) status.append(' ', h('a', { href: '#/search' }, 'Find people'), ' or browse ', h('a', { href: '#/' }, 'recent posts'), '.');
-    removeStale(loaded.missing);
-  }
-
-  /** A card per post, made once and then brought up to date, so re-renders do not flicker. */
-  function card(id, post) {
-    if (cards.has(id)) cards.get(id).update(post);
-    else cards.set(id, postCard(ctx, id, post));
-    return cards.get(id);
-  }
-
   function showBanner(count) {
     const words = count ? counted(count, 'new post') : '';
     if (words && banner.textContent !== words) announcer.textContent = words;
@@ -159,20 +166,12 @@ export function mount(container, ctx) {
   }
 
   function showNewPosts() {
-    shown = null;
-    render().then(() => list.querySelector('a, button')?.focus());
+    feed.showWaiting();
+    list.querySelector('a, button')?.focus();
   }
 
   function loadMore() {
-    limit += PAGE_SIZE;
-    listenToFeed();
-  }
-
-  /** Feed entries whose post was deleted are removed (the next value re-renders the page). */
-  function removeStale(ids) {
-    if (!ids.length) return;
-    const updates = Object.fromEntries(ids.map((id) => [`feed/${me}/${id}`, null]));
-    hearth.db.ref().update(updates).catch((caught) => error.show(caught));
+    feed.loadOlder();
   }
 
   return () => {

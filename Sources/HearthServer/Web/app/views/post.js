@@ -7,6 +7,11 @@ import {
   MAX_COMMENT, addComment, deleteComment, deletePost, editComment, photosOf, reportPost, setLiked, setSaved, shareLink,
 } from '/app/actions.js';
 import { Subscriptions } from '/app/social.js';
+import { PagedList, loadOlderButton, syncChildren } from '/app/paging.js';
+import { markPending } from '/app/pending.js';
+
+/** Comments shown at first, and added by each "Show earlier comments". */
+const COMMENT_PAGE = 20;
 
 export function mount(container, ctx, params) {
   const postId = params.id;
@@ -130,9 +135,12 @@ export function mount(container, ctx, params) {
       db.ref(`saved/${user.uid}/${postId}`).get().then((snapshot) => showSaved(snapshot.exists()), (failure) => error.show(failure));
     }
 
+    // A post written here and not on the server yet says so under its title.
+    const pendingSlot = h('div', { class: 'post-pending' });
+    markPending(hearth, title, `posts/${postId}/author`, { slot: pendingSlot });
     page.replaceChildren(
       h('a', { href: '#/', class: 'small' }, '← All posts'),
-      authorBox, title, photos, body, error.element, actions, shareBox, comments.element);
+      authorBox, title, pendingSlot, photos, body, error.element, actions, shareBox, comments.element);
 
     return {
       update(next) {
@@ -172,41 +180,52 @@ export function mount(container, ctx, params) {
     toast('Copy the link shown.');
   }
 
-  /** The comments, oldest first, kept live with child events. */
+  /**
+   * The comments, oldest first, live: the latest page, and earlier ones a page at a time
+   * ("Show earlier comments" asks for the page before the oldest shown).
+   */
   function commentsSection() {
     const count = h('span', { 'data-testid': 'comment-count' }, '0');
     const list = h('ol', { class: 'comment-list', 'data-testid': 'comment-list' });
     const items = new Map();
-    const recount = () => { count.textContent = String(items.size); };
     // Comments arriving after the first load are read out; the ones already there are not.
     const announcer = h('p', { class: 'visually-hidden', 'aria-live': 'polite', 'data-testid': 'comment-announcer' });
+    const earlier = loadOlderButton('Show earlier comments', () => comments.loadOlder(), 'load-older-comments');
     let loaded = false;
 
-    const query = db.ref(`comments/${postId}`).orderByKey();
-    listen(query, 'child_added', (snapshot, previousKey) => {
-      const comment = snapshot.val();
-      const item = commentItem(snapshot.key, comment);
-      items.set(snapshot.key, item);
-      const before = previousKey === null ? null : items.get(previousKey);
-      if (before) before.after(item);
-      else list.prepend(item);
-      recount();
-      if (loaded && comment?.author?.uid !== user?.uid) {
-        announcer.textContent = `New comment from ${comment?.author?.full_name || 'Anonymous'}: ${comment?.text ?? ''}`;
-      }
+    const byKeyDescending = (a, b) => (a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : 0);
+    const comments = new PagedList({
+      pageSize: COMMENT_PAGE,
+      query: (cursor) => {
+        const ordered = db.ref(`comments/${postId}`).orderByKey();
+        return (cursor ? ordered.endBefore(...cursor) : ordered).limitToLast(COMMENT_PAGE + 1);
+      },
+      compare: byKeyDescending,
+      cursorOf: ([id]) => [id],
+      onChange: ({ entries, hasMore }) => {
+        const oldestFirst = [...entries].reverse();
+        const newestBefore = [...items.keys()].sort().pop() ?? '';
+        const fresh = oldestFirst.filter(([id]) => !items.has(id));
+        syncChildren(list, items, oldestFirst, (id, comment) => commentItem(id, comment), (item, comment) => item.update(comment));
+        count.textContent = `${entries.length}${hasMore ? '+' : ''}`;
+        earlier.hidden = !hasMore;
+        const newest = fresh[fresh.length - 1];
+        if (loaded && newest && newest[0] > newestBefore && newest[1]?.author?.uid !== user?.uid) {
+          announcer.textContent = `New comment from ${newest[1]?.author?.full_name || 'Anonymous'}: ${newest[1]?.text ?? ''}`;
+        }
+        loaded = true;
+      },
+      onError: (failure) => {
+        status.hidden = true;
+        error.show(failure);
+      },
     });
-    // Child events of one update come before its value event, so this marks the first load done.
-    listen(query, 'value', () => { loaded = true; });
-    listen(query, 'child_changed', (snapshot) => items.get(snapshot.key)?.update(snapshot.val()));
-    listen(query, 'child_removed', (snapshot) => {
-      items.get(snapshot.key)?.remove();
-      items.delete(snapshot.key);
-      recount();
-    });
+    subscriptions.add(() => comments.stop());
 
     const element = h('section', { class: 'comments', 'aria-labelledby': 'comments-title' },
       h('h2', { id: 'comments-title' }, 'Comments (', count, ')'),
       announcer,
+      h('div', { class: 'list-footer' }, earlier),
       list,
       commentError.element,
       user ? commentForm() : h('p', { class: 'muted' }, h('a', { href: `#/signin?next=${encodeURIComponent(`#/post/${postId}`)}` }, 'Sign in'), ' to comment.'));
@@ -223,7 +242,13 @@ export function mount(container, ctx, params) {
       const text = input.value.trim();
       if (!text) return commentError.show('Write something first.');
       if ([...text].length > MAX_COMMENT) return commentError.show('The comment is too long.');
-      if (await runComment(submit, () => addComment(hearth, postId, text))) input.value = '';
+      // Shown at once (marked until the server has it, offline too); a refusal puts the text back.
+      commentError.clear();
+      input.value = '';
+      addComment(hearth, postId, text).catch((failure) => {
+        commentError.show(failure);
+        if (!input.value) input.value = text;
+      });
     });
     return form;
   }
@@ -267,7 +292,8 @@ export function mount(container, ctx, params) {
       tools.replaceChildren(...(user?.uid === next.author?.uid ? [edit, remove] : []));
     };
     item.update(comment);
-    return item;
+    // Written here and not on the server yet.
+    return markPending(hearth, item, `comments/${postId}/${commentId}`);
   }
 
   return () => subscriptions.offAll();

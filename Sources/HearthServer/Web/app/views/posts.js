@@ -1,8 +1,10 @@
 // #/ (recent), #/top and #/mine — a live list of posts, as PostListViewModel: newest (or most
-// starred) first, a page at a time. Changes to shown posts appear in place; posts that would
-// appear above the ones shown wait behind a "N new posts" banner, so the list never jumps.
+// starred) first, a page at a time ("Load older" asks for the page before the oldest shown).
+// Changes to shown posts appear in place; posts that would appear above the ones shown wait
+// behind a "N new posts" banner, so the list never jumps. Cached posts show at once.
 import { h, errorNote, counted, signInPrompt } from '/app/ui.js';
 import { postCard } from '/app/components.js';
+import { PagedList, loadOlderButton, syncChildren } from '/app/paging.js';
 
 const PAGE_SIZE = 10;
 
@@ -35,103 +37,48 @@ export function mount(container, ctx, params) {
   const status = h('p', { class: 'muted', role: 'status' }, 'Loading…');
   const banner = h('button', { type: 'button', class: 'new-posts-banner', 'data-testid': 'new-posts-banner', hidden: true });
   const list = h('div', { class: 'post-list', role: 'feed', 'data-testid': 'post-list', 'aria-labelledby': 'list-title' });
-  const more = h('button', { type: 'button', class: 'button', 'data-testid': 'load-more', hidden: true }, 'Load more');
+  const more = loadOlderButton('Load older posts', () => posts.loadOlder());
   container.replaceChildren(h('section', { class: 'page' },
     header, error.element, h('div', { 'aria-live': 'polite' }, banner), status, list, h('div', { class: 'list-footer' }, more)));
 
-  const compare = displayComparator(kind);
-  /** What is shown: postId → card, in display order in `list`. */
-  const shown = new Map();
-  let latest = []; // the newest result, [postId, post] in display order
-  let pending = 0;
-  let limit = PAGE_SIZE;
-  let query = null;
-
-  function listen() {
-    query?.off('value', onValue);
-    // One more than shown: whether it comes tells whether there is another page.
-    const ordered = kind === 'top' ? root.orderByChild('starCount') : root.orderByKey();
-    query = ordered.limitToLast(limit + 1);
-    query.on('value', onValue, (failure) => {
+  /** postId → card, in display order in `list`. */
+  const cards = new Map();
+  const byStars = kind === 'top';
+  // Each page ends before the oldest post shown: by key, or for top posts by stars then key.
+  const posts = new PagedList({
+    pageSize: PAGE_SIZE,
+    query: (cursor) => {
+      const ordered = byStars ? root.orderByChild('starCount') : root.orderByKey();
+      return (cursor ? ordered.endBefore(...cursor) : ordered).limitToLast(PAGE_SIZE + 1);
+    },
+    compare: displayComparator(kind),
+    cursorOf: ([id, post]) => (byStars ? [post.starCount ?? 0, id] : [id]),
+    keep: ([, post]) => Boolean(post?.author),
+    holdNewer: true,
+    // One's own new post, not on the server yet, shows at once (offline too).
+    showAtOnce: ([id]) => ctx.hearth.db.pendingWriteCount(`posts/${id}/author`) > 0,
+    onChange: show,
+    onError: (failure) => {
       status.hidden = true;
       error.show(failure);
-    });
-  }
+    },
+  });
 
-  function onValue(snapshot) {
-    const entries = [];
-    snapshot.forEach((child) => {
-      const post = child.val();
-      if (post?.author) entries.push([child.key, post]);
-    });
-    entries.sort(compare);
-    const hasMore = entries.length > limit;
-    latest = entries.slice(0, limit);
+  function show({ entries, hasMore, waiting }) {
     error.clear();
-    status.hidden = true;
+    syncChildren(list, cards, entries, (id, post) => postCard(ctx, id, post), (card, post) => card.update(post));
     more.hidden = !hasMore;
-    if (shown.size === 0) showAll();
-    else reconcile(entries, hasMore);
-  }
-
-  function showAll() {
-    shown.clear();
-    list.replaceChildren(...latest.map(([id, post]) => {
-      const card = postCard(ctx, id, post);
-      shown.set(id, card);
-      return card;
-    }));
-    pending = 0;
-    banner.hidden = true;
-    status.hidden = latest.length > 0;
-    status.textContent = latest.length ? '' : empty;
-  }
-
-  /** Applies a new result to what is shown without moving it. */
-  function reconcile(entries, windowIsFull) {
-    const byId = new Map(entries);
-    const oldest = entries[entries.length - 1];
-    for (const [id, card] of shown) {
-      if (byId.has(id)) {
-        card.update(byId.get(id));
-      } else if (!windowIsFull || kind === 'top' || id > oldest[0]) {
-        // Gone from inside the window: deleted. (Below it, it only scrolled out of the query.)
-        card.remove();
-        shown.delete(id);
-      }
-    }
-    const lastShown = [...shown.keys()].pop();
-    const bottom = lastShown ? [lastShown, latest.find(([id]) => id === lastShown)?.[1] ?? {}] : null;
-    pending = 0;
-    for (const entry of latest) {
-      if (shown.has(entry[0])) continue;
-      if (!bottom || compare(entry, bottom) > 0) {
-        // Belongs below everything shown (an older page): add it at the end.
-        const card = postCard(ctx, entry[0], entry[1]);
-        shown.set(entry[0], card);
-        list.append(card);
-      } else {
-        pending += 1;
-      }
-    }
-    banner.hidden = pending === 0;
-    banner.textContent = kind === 'top'
-      ? `Top posts changed (${pending} new) — show`
-      : `${counted(pending, 'new post')} — show`;
-    status.hidden = shown.size > 0;
-    status.textContent = shown.size ? '' : empty;
+    banner.hidden = waiting === 0;
+    banner.textContent = byStars ? `Top posts changed (${waiting} new) — show` : `${counted(waiting, 'new post')} — show`;
+    status.hidden = entries.length > 0;
+    status.textContent = entries.length ? '' : empty;
   }
 
   banner.addEventListener('click', () => {
-    showAll();
+    posts.showWaiting();
     window.scrollTo({ top: 0 });
     heading.focus();
   });
-  more.addEventListener('click', () => {
-    limit += PAGE_SIZE;
-    listen();
-  });
 
-  listen();
-  return () => query?.off('value', onValue);
+  return () => posts.stop();
 }

@@ -1,9 +1,11 @@
 // #/profile/<uid> — a person's profile, live (as ProfileViewModel.swift): name and picture,
 // counts of posts, followers and following, a grid of their posts, and for someone else's
 // profile follow/unfollow (one multi-path write), block/unblock and a way to message them.
+// Cached data shows at once; older posts come a page at a time.
 import { h, errorNote, avatar, confirmDialog, counted } from '/app/ui.js';
 import { postGrid } from '/app/components.js';
 import { Subscriptions, childKeys, personOf } from '/app/social.js';
+import { PagedList } from '/app/paging.js';
 
 const PAGE_SIZE = 12;
 
@@ -24,7 +26,7 @@ export function mount(container, ctx, params) {
   const actions = h('div', { class: 'profile-actions' });
   const grid = h('div', { class: 'profile-posts' });
   const more = h('div', { class: 'list-footer', hidden: true },
-    h('button', { type: 'button', class: 'button', 'on:click': loadMore }, 'Show older posts'));
+    h('button', { type: 'button', class: 'button', 'data-testid': 'load-more', 'on:click': loadMore }, 'Show older posts'));
 
   const followButton = h('button', { type: 'button', class: 'button primary', 'data-testid': 'follow-button', 'on:click': toggleFollow });
   const blockButton = h('button', { type: 'button', class: 'button', 'data-testid': 'block-button', 'on:click': toggleBlock });
@@ -78,28 +80,26 @@ export function mount(container, ctx, params) {
     }, (caught) => error.show(caught));
   }
 
-  // Their posts, newest first, a page at a time (one more asked for: is there a next page?).
-  let limit = PAGE_SIZE;
-  let stopPosts = null;
-  function listenToPosts() {
-    stopPosts?.();
-    const query = hearth.db.ref(`user-posts/${uid}`).orderByKey().limitToLast(limit + 1);
-    stopPosts = subscriptions.on(query, 'value', (snapshot) => {
-      const entries = [];
-      snapshot.forEach((child) => {
-        entries.push([child.key, child.val()]);
-      });
-      const hasMore = entries.length > limit;
-      const page = entries.slice(hasMore ? entries.length - limit : 0).reverse();
-      grid.replaceChildren(page.length ? postGrid(ctx, page) : h('p', { class: 'muted' }, 'No posts yet.'));
+  // Their posts, newest first, a page at a time: each older page ends before the oldest shown.
+  const posts = new PagedList({
+    pageSize: PAGE_SIZE,
+    query: (cursor) => {
+      const ordered = hearth.db.ref(`user-posts/${uid}`).orderByKey();
+      return (cursor ? ordered.endBefore(...cursor) : ordered).limitToLast(PAGE_SIZE + 1);
+    },
+    compare: (a, b) => (a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : 0),
+    cursorOf: ([id]) => [id],
+    keep: ([, post]) => Boolean(post && typeof post === 'object'),
+    onChange: ({ entries, hasMore }) => {
+      grid.replaceChildren(entries.length ? postGrid(ctx, entries) : h('p', { class: 'muted' }, 'No posts yet.'));
       more.hidden = !hasMore;
-    }, (caught) => error.show(caught));
-  }
-  listenToPosts();
+    },
+    onError: (caught) => error.show(caught),
+  });
+  subscriptions.add(() => posts.stop());
 
   function loadMore() {
-    limit += PAGE_SIZE;
-    listenToPosts();
+    posts.loadOlder();
   }
 
   function showButtons() {

@@ -44,6 +44,18 @@ export class Database {
   /// their cached events then).
   ready() { return this._engine.start(); }
 
+  /// How many writes made by this client (this page's, or an earlier page's restored from the
+  /// offline cache) the server has not acknowledged yet at, above or below `path`: while it is
+  /// above 0, what is shown there is waiting to be sent.
+  pendingWriteCount(path = '') {
+    return this._engine.pendingWriteCount(String(path ?? '').split('/').filter((key) => key.length > 0));
+  }
+
+  /// Calls `callback()` whenever pending writes change (one is made, acknowledged, refused, or
+  /// restored from the cache at load), after that change's events; answers a function that
+  /// stops it. Read `pendingWriteCount` in it.
+  onPendingWritesChange(callback) { return this._engine.onPendingWritesChange(callback); }
+
   _reference(path) { return new Reference(this, path); }
 
   /// `json` to write at `path` with its server values estimated locally.

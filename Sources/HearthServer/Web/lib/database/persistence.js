@@ -98,9 +98,25 @@ export class Persistence {
         write.owner = this.owner;
         this.putWrite(write);
         mine.push(write);
+      } else {
+        this._awaitOwner(write.owner);
       }
     }
     return mine.sort((a, b) => a.id - b.id);
+  }
+
+  /// Calls `onOwnerGone` as soon as the tab `owner` lets its lock go (it closed, or it is the
+  /// page this one replaced, whose lock is released just after this one loads): its writes
+  /// are then taken over at once, not at the next check.
+  _awaitOwner(owner) {
+    if (typeof navigator === 'undefined' || !navigator.locks) return;
+    this._awaited ??= new Set();
+    if (this._awaited.has(owner)) return;
+    this._awaited.add(owner);
+    navigator.locks.request(`hearth-writes:${this.name}:${owner}`, () => {
+      this._awaited.delete(owner);
+      if (!this._closed) queueMicrotask(() => this.onOwnerGone?.());
+    }).catch(() => this._awaited.delete(owner));
   }
 
   putWrite(record) { this._put(WRITES, { ...record, owner: this.owner }); }

@@ -85,6 +85,8 @@ export class SyncEngine {
     this._connectionEpoch = 0;
     this._warnedIndexes = new Set();
     this._ready = Promise.resolve();
+    this._pendingObservers = new Set();
+    this._pendingNoticeQueued = false;
 
     this.connection = new Connection({
       url: this.url,
@@ -340,6 +342,7 @@ export class SyncEngine {
       write.reject = reject;
     });
     this.writes.add(write);
+    this._pendingWritesChanged();
     if (!transaction) this._saveWrite(write);
     if (!quiet) this._raise(this._recompute(path));
     if (!transaction && this.isConnected) this._sendWrite(write);
@@ -356,6 +359,7 @@ export class SyncEngine {
   removeWrite(id, { quiet = false } = {}) {
     const write = this.writes.remove(id);
     if (!write) return null;
+    this._pendingWritesChanged();
     if (!write.transaction) write.store?.deleteWrite(write.key);
     if (!quiet) this._raise(this._recompute(write.path));
     return write;
@@ -389,6 +393,35 @@ export class SyncEngine {
         write.sent = false;
       },
     );
+  }
+
+  /// How many writes the server has not acknowledged yet touch `path`: set at, above or below
+  /// it (restored ones from an earlier page load included).
+  pendingWriteCount(path) {
+    return this.writes.list.filter((write) => write.entries.some(([target]) => contains(target, path) || contains(path, target))).length;
+  }
+
+  /// Calls `callback()` once after any change to the pending writes (made, acknowledged,
+  /// refused, restored), after that change's events; answers a function that stops it.
+  onPendingWritesChange(callback) {
+    this._pendingObservers.add(callback);
+    return () => this._pendingObservers.delete(callback);
+  }
+
+  // Batched: one acknowledgement can end many writes, and callers only re-read the counts.
+  _pendingWritesChanged() {
+    if (this._pendingNoticeQueued || this._pendingObservers.size === 0) return;
+    this._pendingNoticeQueued = true;
+    queueMicrotask(() => {
+      this._pendingNoticeQueued = false;
+      for (const observer of [...this._pendingObservers]) {
+        try {
+          observer();
+        } catch (error) {
+          setTimeout(() => { throw error; });
+        }
+      }
+    });
   }
 
   /// Sends `request` with `body` (the transaction queue's puts).
@@ -653,6 +686,7 @@ export class SyncEngine {
     for (const write of [...this.writes.list]) {
       if (write.sent || write.transaction) continue;
       this.writes.remove(write.id);
+      this._pendingWritesChanged();
       write.reject(new HearthError('cancelled', 'The user changed before this was saved; it is saved when they sign in again.'));
     }
     this.cache.clear();
@@ -762,12 +796,17 @@ export class SyncEngine {
       return;
     }
     this._store = store;
+    store.onOwnerGone = () => this._adoptOrphanWrites();
     this._applyLoaded(loaded);
     // A tab that was closing as this one loaded may have held writes: look again soon.
     setTimeout(() => this._adoptOrphanWrites(), 1500);
   }
 
   _applyLoaded({ writes, nodes, queries }) {
+    // What the server sent while the cache was opening (after a change of user the connection
+    // is already up) is still to be saved; what is loaded here is not saved again.
+    const unsaved = [...this.cache.dirty];
+    const unsavedQueries = [...this.cache.dirtyQueries];
     // Deeper first: a location saved later above one wins over it.
     nodes.sort((a, b) => splitPath(b.key).length - splitPath(a.key).length);
     for (const record of nodes) {
@@ -785,6 +824,9 @@ export class SyncEngine {
     }
     this.cache.dirty.clear();
     this.cache.dirtyQueries.clear();
+    for (const key of unsaved) this.cache.dirty.add(key);
+    for (const key of unsavedQueries) this.cache.dirtyQueries.add(key);
+    if (unsaved.length > 0 || unsavedQueries.length > 0) this._scheduleSave();
     this._restoreWrites(writes);
     // Writes made before the cache opened are saved now.
     for (const write of this.writes.list) {
@@ -811,6 +853,7 @@ export class SyncEngine {
     }
     if (restored.length === 0) return [];
     this.writes.prepend(restored);
+    this._pendingWritesChanged();
     this.writes.list.sort((a, b) => a.id - b.id);
     if (this.isConnected) for (const write of restored) this._sendWrite(write);
     return restored;
