@@ -50,6 +50,55 @@ enum EventGenerator {
         for entry in old.entries where !newKeys.contains(entry.key) {
             removed.append(Change(key: entry.key, node: entry.value, position: position(entry.key, entry.value)))
         }
+        let valueChanged = new.complete && (!old.complete || old.node != new.node)
+        return emitAll(
+            removed: removed, added: added, moved: moved, changed: changed, previousKeys: previousKeys, value: valueChanged,
+            new: new, at: path, query: query, for: registrations)
+    }
+
+    /// The same events when only the children `keys` can differ between `old` and `new` (a
+    /// change below the view's location): O(changed children), not O(children), so a busy
+    /// listener on a long list stays fast.
+    static func events(
+        from old: ViewResult, to new: ViewResult, changing keys: Set<ChildKey>, at path: Path, query: Query,
+        for registrations: [Registration]
+    ) -> [ViewEvent] {
+        guard !registrations.isEmpty else { return [] }
+        var removed: [Change] = []
+        var added: [Change] = []
+        var moved: [Change] = []
+        var changed: [Change] = []
+        var previousKeys: [ChildKey: String?] = [:]
+        func position(_ key: ChildKey, _ node: Node) -> IndexEntry { IndexEntry(value: query.sortValue(of: node), key: key) }
+        for key in keys {
+            let oldValue = old.node.child(at: Path(keys: [key])), newValue = new.node.child(at: Path(keys: [key]))
+            guard oldValue != newValue else { continue }
+            if newValue.isNull {
+                removed.append(Change(key: key, node: oldValue, position: position(key, oldValue)))
+                continue
+            }
+            let change = Change(key: key, node: newValue, position: position(key, newValue))
+            let index = new.index(of: change.position, query: query)
+            previousKeys[key] = index > 0 ? new.entries[index - 1].key.string : nil
+            if oldValue.isNull {
+                added.append(change)
+                continue
+            }
+            changed.append(change)
+            if case .key = query.order {} else if query.sortValue(of: oldValue) != change.position.value {
+                moved.append(change)
+            }
+        }
+        let anyChange = !removed.isEmpty || !added.isEmpty || !changed.isEmpty
+        return emitAll(
+            removed: removed, added: added, moved: moved, changed: changed, previousKeys: previousKeys,
+            value: new.complete && (!old.complete || anyChange), new: new, at: path, query: query, for: registrations)
+    }
+
+    private static func emitAll(
+        removed: [Change], added: [Change], moved: [Change], changed: [Change], previousKeys: [ChildKey: String?], value: Bool,
+        new: ViewResult, at path: Path, query: Query, for registrations: [Registration]
+    ) -> [ViewEvent] {
         var events: [ViewEvent] = []
         func emit(_ type: DataEventType, _ changes: [Change]) {
             guard registrations.contains(where: { $0.types.contains(type) }) else { return }
@@ -67,7 +116,7 @@ enum EventGenerator {
         emit(.childAdded, added)
         emit(.childMoved, moved)
         emit(.childChanged, changed)
-        if new.complete, !old.complete || old.node != new.node {
+        if value {
             for registration in registrations where registration.types.contains(.value) {
                 events.append(ViewEvent(
                     registration: registration.id, type: .value, path: path, node: new.node, previousKey: nil, order: query))

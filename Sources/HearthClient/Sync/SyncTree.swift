@@ -268,11 +268,26 @@ struct SyncTree: Sendable {
         touched.sort(by: Self.raisesFirst)
         var events: [ViewEvent] = []
         for var view in touched {
-            let next = view.result(for: visible(at: view.key.path, for: view))
-            events += view.update(to: next)
+            let known = visible(at: view.key.path, for: view)
+            if let keys = Self.changedChildren(of: view.key.path, paths) {
+                events += view.update(to: known, changing: keys)
+            } else {
+                events += view.update(to: view.result(for: known))
+            }
             views[view.key] = view
         }
         return events
+    }
+
+    /// The children of `location` that changes at `paths` can touch, or nil when one of them
+    /// is at or above `location` (the whole view must be recomputed).
+    static func changedChildren(of location: Path, _ paths: [Path]) -> Set<ChildKey>? {
+        var keys: Set<ChildKey> = []
+        for path in paths where path.contains(location) || location.contains(path) {
+            guard path.count > location.count else { return nil }
+            keys.insert(path.keys[location.count])
+        }
+        return keys
     }
 
     /// Post-order over the tree of views: a descendant before its ancestor, siblings by key

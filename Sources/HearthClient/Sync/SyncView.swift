@@ -29,6 +29,21 @@ struct ViewResult: Sendable {
     var complete: Bool
 
     static let empty = ViewResult(entries: [], node: .null, complete: false)
+
+    /// Where the child at `position` is (or would go) in ``entries``: binary search.
+    func index(of position: IndexEntry, query: Query) -> Int {
+        var low = 0, high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            let entry = entries[middle]
+            if IndexEntry.compare(IndexEntry(value: query.sortValue(of: entry.value), key: entry.key), position) < 0 {
+                low = middle + 1
+            } else {
+                high = middle
+            }
+        }
+        return low
+    }
 }
 
 /// One query's local view: its listeners, its own server data when it is a filtered query
@@ -75,6 +90,31 @@ struct SyncView: Sendable {
         let previous = result
         result = next
         return EventGenerator.events(from: previous, to: next, at: key.path, query: query, for: registrations)
+    }
+
+    /// The same for a change to the children `keys` only (below the view's location) of an
+    /// unfiltered view: the ordered children are updated in place and only those children
+    /// compared, instead of the whole list.
+    mutating func update(to known: KnownNode, changing keys: Set<ChildKey>) -> [ViewEvent] {
+        guard !isFiltered, known.complete == result.complete else { return update(to: result(for: known)) }
+        let previous = result
+        var entries = previous.entries
+        for key in keys {
+            let oldChild = previous.node.child(at: Path(keys: [key]))
+            let newChild = known.node.child(at: Path(keys: [key]))
+            guard oldChild != newChild else { continue }
+            var next = ViewResult(entries: entries, node: .null, complete: false)
+            if !oldChild.isNull {
+                let index = next.index(of: IndexEntry(value: query.sortValue(of: oldChild), key: key), query: query)
+                if index < entries.count, entries[index].key == key { entries.remove(at: index) }
+                next.entries = entries
+            }
+            if !newChild.isNull {
+                entries.insert((key, newChild), at: next.index(of: IndexEntry(value: query.sortValue(of: newChild), key: key), query: query))
+            }
+        }
+        result = ViewResult(entries: entries, node: known.node, complete: known.complete)
+        return EventGenerator.events(from: previous, to: result, changing: keys, at: key.path, query: query, for: registrations)
     }
 
     /// The events a newly added registration gets at once from what the view holds.
