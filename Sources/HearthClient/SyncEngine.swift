@@ -265,7 +265,6 @@ final class SyncEngine: Sendable {
         }
         if let hash = write.hash { fields.append(("h", RealtimeMessage.json(.string(hash)))) }
         state.link.outbound?.yield(RealtimeMessage.request(id: id, action: action, body: RealtimeMessage.object(fields)))
-        if ProcessInfo.processInfo.environment["HEARTH_TRACE"] != nil { print("TRACE \(ObjectIdentifier(self)) -> \(action) \(write.path)") }
     }
 
     /// Sends an onDisconnect request (`o`, `om`, `oc`) now, or when the connection is ready.
@@ -555,7 +554,6 @@ final class SyncEngine: Sendable {
 
     /// Handles one message from the server.
     private func receive(_ text: String) {
-        if ProcessInfo.processInfo.environment["HEARTH_TRACE"] != nil { print("TRACE \(ObjectIdentifier(self)) <- \(text.prefix(300))") }
         guard let message = try? RealtimeMessage.parse(text) else { return }
         var afterwards: [@Sendable () -> Void] = []
         var handshake = false

@@ -98,56 +98,44 @@ struct ClientSync: AsyncParsableCommand {
 
     /// The first value at `ref` as JSON, or nil if none came in time.
     static func firstValue(_ ref: DatabaseReference, timeout: Double) async -> Any? {
-        await withTaskGroup(of: String?.self) { group in
-            group.addTask {
-                do {
-                    for try await event in ref.observe(.value) { return event.snapshot.exportValue.json }
-                } catch {}
-                return nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(timeout))
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8), options: [.fragmentsAllowed]) }
+        let json = await first(within: timeout) { () async -> String? in
+            do {
+                for try await event in ref.observe(.value) { return event.snapshot.exportValue.json }
+            } catch {}
+            return nil
         }
+        return json.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8), options: [.fragmentsAllowed]) }
     }
 
     /// Waits for the connection; false on timeout.
     static func waitConnected(_ database: Database, timeout: Double) async -> Bool {
-        await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                for await status in database.observeSyncStatus() where status.isConnected { return true }
-                return false
-            }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(timeout))
-                return false
-            }
-            let connected = await group.next() ?? false
-            group.cancelAll()
-            return connected
-        }
+        await first(within: timeout) { () async -> Bool? in
+            for await status in database.observeSyncStatus() where status.isConnected { return true }
+            return nil
+        } ?? false
     }
 
     /// Waits until the server has acknowledged every write; false on timeout.
     static func waitSynced(_ database: Database, timeout: Double) async -> Bool {
-        await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                for await status in database.observeSyncStatus() where status.pendingWriteCount == 0 && status.isConnected {
-                    return true
-                }
-                return false
+        await first(within: timeout) { () async -> Bool? in
+            for await status in database.observeSyncStatus() where status.pendingWriteCount == 0 && status.isConnected {
+                return true
             }
+            return nil
+        } ?? false
+    }
+
+    /// What `work` answers, or nil when it answers nil or takes longer than `timeout` seconds.
+    static func first<T: Sendable>(within timeout: Double, _ work: @escaping @Sendable () async -> T?) async -> T? {
+        await withTaskGroup(of: T?.self) { group in
+            group.addTask { await work() }
             group.addTask {
                 try? await Task.sleep(for: .seconds(timeout))
-                return false
+                return nil
             }
-            let synced = await group.next() ?? false
+            let answer = await group.next() ?? nil
             group.cancelAll()
-            return synced
+            return answer
         }
     }
 }
