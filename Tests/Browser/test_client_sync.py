@@ -271,6 +271,41 @@ def test_offline_writes_survive_a_reload_and_a_server_restart(pages, browser, tm
         stop_server(hearth)
 
 
+def test_a_write_acknowledged_while_taking_over_writes_is_not_sent_again(server, pages, browser):
+    """Taking over another tab's writes reads IndexedDB; a write the server acknowledges while
+    that read is under way comes back in its result, and must not be restored and sent again
+    (an increment would count twice)."""
+    open_page(browser, pages)
+    test_id = new_id()
+    result = run_js(browser, server, test_id, """
+        const db = admin('adopting', { databasePersistence: true }).db;
+        await db.ready();
+        const engine = db._engine;
+        await until(() => engine._store, 'the offline cache');
+        const counter = db.ref(`sync/${ID}/counter`);
+        await counter.set(1);
+        db.goOffline();
+        const write = counter.set(ServerValue.increment(1));
+        // The read of the stored writes begins now and ends only after the acknowledgement.
+        const store = engine._store, read = store.adoptOrphans.bind(store);
+        store.adoptOrphans = async () => {
+          const records = await read();
+          await until(() => engine.writes.size === 0, 'the acknowledgement');
+          return records;
+        };
+        const adoption = engine._adoptOrphanWrites();
+        db.goOnline();
+        await write;
+        await adoption;
+        store.adoptOrphans = read;
+        const pendingAfter = engine.writes.size;
+        await counter.set(ServerValue.increment(0));  // one more round trip after any resend
+        return { pendingAfter, value: (await counter.get()).val() };""")
+    assert result["pendingAfter"] == 0, "the acknowledged write was restored again"
+    assert result["value"] == 2
+    assert rest(server, "GET", f"sync/{test_id}/counter") == 2
+
+
 def test_a_refused_write_is_undone(server, pages, browser):
     """A write the rules refuse shows at once, then is taken back (with the events that undo
     it) and its promise rejects with the error REST would give."""

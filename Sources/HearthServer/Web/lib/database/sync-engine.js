@@ -72,6 +72,10 @@ export class SyncEngine {
     // stores a write also names this engine, so two tabs never share one.
     this._nextWriteId = Date.now() * 1000;
     this._keySuffix = Math.random().toString(36).slice(2, 10);
+    // Taking over another tab's writes reads the store; writes acknowledged while such a read
+    // is under way are remembered until it ends, so they are not restored and sent twice.
+    this._adoptionReads = 0;
+    this._settledDuringAdoption = new Set();
     this._onDisconnectQueue = [];
     this._connectedWaiters = new Set();
     this._saveTimer = null;
@@ -360,7 +364,11 @@ export class SyncEngine {
     const write = this.writes.remove(id);
     if (!write) return null;
     this._pendingWritesChanged();
-    if (!write.transaction) write.store?.deleteWrite(write.key);
+    if (!write.transaction && write.store) {
+      write.store.deleteWrite(write.key);
+      // A read of the stored writes begun before this deletion still returns it: not again.
+      if (this._adoptionReads > 0) this._settledDuringAdoption.add(write.key);
+    }
     if (!quiet) this._raise(this._recompute(write.path));
     return write;
   }
@@ -838,6 +846,7 @@ export class SyncEngine {
   /// Stored writes become pending again (in their order, before newer ones), shown and sent.
   _restoreWrites(records) {
     const known = new Set(this.writes.list.map((write) => write.key));
+    for (const key of this._settledDuringAdoption) known.add(key);
     const restored = [];
     for (const record of records) {
       if (known.has(record.key)) continue;
@@ -863,13 +872,15 @@ export class SyncEngine {
     const store = this._store;
     if (!store) return;
     let records;
+    this._adoptionReads += 1;
     try {
       records = await store.adoptOrphans();
     } catch {
-      return;
+      records = null;
     }
-    if (store !== this._store) return;
-    const restored = this._restoreWrites(records);
+    const restored = records && store === this._store ? this._restoreWrites(records) : [];
+    this._adoptionReads -= 1;
+    if (this._adoptionReads === 0) this._settledDuringAdoption.clear();
     if (restored.length > 0) this._raise(this._recompute(null));
   }
 
