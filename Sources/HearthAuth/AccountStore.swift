@@ -7,7 +7,7 @@ import HearthCore
 /// Nothing is cached in memory, so `hearth users` can change accounts while a server runs.
 /// Refresh tokens are stored as SHA-256 digests only: a copy of the file gives nobody a token.
 public final class AccountStore: Sendable {
-    private let pool: DatabasePool
+    let pool: DatabasePool
 
     /// Opens (creating if needed) the account database at `path`.
     public init(path: String) throws {
@@ -53,6 +53,58 @@ public final class AccountStore: Sendable {
                 ALTER TABLE refresh_token ADD COLUMN claims TEXT;
                 """)
         }
+        migrator.registerMigration("identities") { db in
+            // Phone numbers and linked provider accounts are unique across accounts; action codes
+            // (emailed links) and provider configurations live beside the accounts they serve.
+            try db.execute(sql: """
+                ALTER TABLE user ADD COLUMN phone_number TEXT;
+                ALTER TABLE user ADD COLUMN password_updated_at INTEGER;
+                CREATE UNIQUE INDEX user_phone_number ON user(phone_number);
+                CREATE TABLE identity (
+                    provider_id TEXT NOT NULL,
+                    raw_id TEXT NOT NULL,
+                    uid TEXT NOT NULL REFERENCES user(uid) ON DELETE CASCADE ON UPDATE CASCADE,
+                    email TEXT,
+                    display_name TEXT,
+                    photo_url TEXT,
+                    position INTEGER NOT NULL,
+                    PRIMARY KEY (provider_id, raw_id)
+                );
+                CREATE INDEX identity_uid ON identity(uid);
+                CREATE TABLE action_code (
+                    digest BLOB PRIMARY KEY NOT NULL,
+                    kind TEXT NOT NULL,
+                    uid TEXT REFERENCES user(uid) ON DELETE CASCADE ON UPDATE CASCADE,
+                    email TEXT NOT NULL,
+                    new_email TEXT,
+                    created_at INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL,
+                    continue_url TEXT,
+                    code TEXT,
+                    link TEXT
+                );
+                CREATE INDEX action_code_expiry ON action_code(expires_at);
+                CREATE TABLE provider_config (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    resource TEXT NOT NULL,
+                    created_at INTEGER NOT NULL
+                );
+                """)
+        }
+        migrator.registerMigration("federated-sign-in") { db in
+            // A sign-in begun with a provider (createAuthUri), until it comes back (signInWithIdp).
+            try db.execute(sql: """
+                CREATE TABLE pending_sign_in (
+                    digest BLOB PRIMARY KEY NOT NULL,
+                    provider_id TEXT NOT NULL,
+                    state TEXT NOT NULL,
+                    nonce TEXT NOT NULL,
+                    code_verifier TEXT NOT NULL,
+                    redirect_uri TEXT NOT NULL,
+                    expires_at INTEGER NOT NULL
+                );
+                """)
+        }
         return migrator
     }
 
@@ -65,53 +117,124 @@ public final class AccountStore: Sendable {
             if try Row.fetchOne(db, sql: "SELECT 1 FROM user WHERE uid = ?", arguments: [user.uid]) != nil {
                 throw AuthError.duplicateLocalID
             }
-            if let email = user.email, try Row.fetchOne(db, sql: "SELECT 1 FROM user WHERE email = ?", arguments: [email]) != nil {
-                throw AuthError.emailExists
+            try Self.checkUnique(user, in: db)
+            try Self.insertRow(user, in: db)
+        }
+    }
+
+    /// Adds an account, replacing one with the same uid (a user import does this, as Firebase's).
+    /// - Throws: `EMAIL_EXISTS`, `PHONE_NUMBER_EXISTS` or `FEDERATED_USER_ID_ALREADY_LINKED` when
+    ///   another account has one of its identifiers.
+    public func replace(_ user: UserRecord) throws {
+        try pool.write { db in
+            try Self.checkUnique(user, in: db)
+            try db.execute(sql: "DELETE FROM user WHERE uid = ?", arguments: [user.uid])
+            try Self.insertRow(user, in: db)
+        }
+    }
+
+    static func insertRow(_ user: UserRecord, in db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO user (uid, email, email_verified, display_name, photo_url, password_hash, disabled,
+                                  custom_claims, provider, created_at, last_login_at, valid_since, phone_number,
+                                  password_updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: arguments(user))
+        try writeIdentities(user, in: db)
+    }
+
+    /// Throws when another account (not `user.uid`) has `user`'s email, phone number or a linked identity.
+    static func checkUnique(_ user: UserRecord, in db: Database) throws {
+        if let email = user.email,
+            try Row.fetchOne(db, sql: "SELECT 1 FROM user WHERE email = ? AND uid != ?", arguments: [email, user.uid]) != nil
+        {
+            throw AuthError.emailExists
+        }
+        if let phone = user.phoneNumber,
+            try Row.fetchOne(db, sql: "SELECT 1 FROM user WHERE phone_number = ? AND uid != ?", arguments: [phone, user.uid]) != nil
+        {
+            throw AuthError.phoneNumberExists
+        }
+        for identity in user.identities {
+            if try Row.fetchOne(
+                db, sql: "SELECT 1 FROM identity WHERE provider_id = ? AND raw_id = ? AND uid != ?",
+                arguments: [identity.providerID, identity.rawID, user.uid]) != nil
+            {
+                throw AuthError.federatedUserIDAlreadyLinked
             }
+        }
+    }
+
+    static func writeIdentities(_ user: UserRecord, in db: Database) throws {
+        try db.execute(sql: "DELETE FROM identity WHERE uid = ?", arguments: [user.uid])
+        for (position, identity) in user.identities.enumerated() {
             try db.execute(
                 sql: """
-                    INSERT INTO user (uid, email, email_verified, display_name, photo_url, password_hash, disabled,
-                                      custom_claims, provider, created_at, last_login_at, valid_since)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO identity (provider_id, raw_id, uid, email, display_name, photo_url, position)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
                     """,
-                arguments: Self.arguments(user))
+                arguments: [
+                    identity.providerID, identity.rawID, user.uid, identity.email, identity.displayName, identity.photoURL,
+                    position,
+                ])
         }
     }
 
     /// Replaces an existing account's fields.
     /// - Throws: `USER_NOT_FOUND` when it does not exist, `EMAIL_EXISTS` when its new email is taken.
     public func update(_ user: UserRecord) throws {
-        try pool.write { db in
-            if let email = user.email,
-                try Row.fetchOne(db, sql: "SELECT 1 FROM user WHERE email = ? AND uid != ?", arguments: [email, user.uid]) != nil
-            {
-                throw AuthError.emailExists
-            }
-            var arguments = Self.arguments(user)
-            _ = arguments.append(contentsOf: [user.uid])
-            try db.execute(
-                sql: """
-                    UPDATE user SET uid = ?, email = ?, email_verified = ?, display_name = ?, photo_url = ?,
-                        password_hash = ?, disabled = ?, custom_claims = ?, provider = ?, created_at = ?,
-                        last_login_at = ?, valid_since = ?
-                    WHERE uid = ?
-                    """,
-                arguments: arguments)
-            guard db.changesCount > 0 else { throw AuthError.userNotFound }
-        }
+        try pool.write { db in try Self.updateRow(user, in: db) }
+    }
+
+    /// Replaces an existing account's fields inside a write transaction.
+    static func updateRow(_ user: UserRecord, in db: Database) throws {
+        try checkUnique(user, in: db)
+        var arguments = arguments(user)
+        _ = arguments.append(contentsOf: [user.uid])
+        try db.execute(
+            sql: """
+                UPDATE user SET uid = ?, email = ?, email_verified = ?, display_name = ?, photo_url = ?,
+                    password_hash = ?, disabled = ?, custom_claims = ?, provider = ?, created_at = ?,
+                    last_login_at = ?, valid_since = ?, phone_number = ?, password_updated_at = ?
+                WHERE uid = ?
+                """,
+            arguments: arguments)
+        guard db.changesCount > 0 else { throw AuthError.userNotFound }
+        try writeIdentities(user, in: db)
     }
 
     /// The account `uid`, if it exists.
     public func user(uid: String) throws -> UserRecord? {
         try pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM user WHERE uid = ?", arguments: [uid]).map(Self.record)
+            try Row.fetchOne(db, sql: "SELECT * FROM user WHERE uid = ?", arguments: [uid]).map { try Self.record($0, db) }
         }
     }
 
     /// The account with `email` (compared lower-cased), if it exists.
     public func user(email: String) throws -> UserRecord? {
         try pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM user WHERE email = ?", arguments: [email.lowercased()]).map(Self.record)
+            try Row.fetchOne(db, sql: "SELECT * FROM user WHERE email = ?", arguments: [email.lowercased()])
+                .map { try Self.record($0, db) }
+        }
+    }
+
+    /// The account with the phone number `phoneNumber` (E.164), if it exists.
+    public func user(phoneNumber: String) throws -> UserRecord? {
+        try pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM user WHERE phone_number = ?", arguments: [phoneNumber])
+                .map { try Self.record($0, db) }
+        }
+    }
+
+    /// The account the provider's user `rawID` is linked to, if any.
+    public func user(providerID: String, rawID: String) throws -> UserRecord? {
+        try pool.read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT user.* FROM identity JOIN user USING (uid) WHERE provider_id = ? AND raw_id = ?",
+                arguments: [providerID, rawID]
+            ).map { try Self.record($0, db) }
         }
     }
 
@@ -120,7 +243,28 @@ public final class AccountStore: Sendable {
         try pool.read { db in
             try Row.fetchAll(
                 db, sql: "SELECT * FROM user WHERE uid > ? ORDER BY uid LIMIT ?", arguments: [after ?? "", limit]
-            ).map(Self.record)
+            ).map { try Self.record($0, db) }
+        }
+    }
+
+    /// Up to `limit` accounts in uid order after `after` whose uid, email, display name or phone
+    /// number contains `text` (case-insensitive), and that are disabled, enabled or either.
+    public func search(_ text: String, disabled: Bool? = nil, after: String? = nil, limit: Int) throws -> [UserRecord] {
+        let pattern = "%" + text.lowercased().replacingOccurrences(of: "\\", with: "\\\\")
+            .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
+        return try pool.read { db in
+            var sql = """
+                SELECT * FROM user WHERE uid > ? AND (lower(uid) LIKE ? ESCAPE '\\' OR email LIKE ? ESCAPE '\\'
+                    OR lower(display_name) LIKE ? ESCAPE '\\' OR phone_number LIKE ? ESCAPE '\\')
+                """
+            var arguments: StatementArguments = [after ?? "", pattern, pattern, pattern, pattern]
+            if let disabled {
+                sql += " AND disabled = ?"
+                _ = arguments.append(contentsOf: [disabled])
+            }
+            sql += " ORDER BY uid LIMIT ?"
+            _ = arguments.append(contentsOf: [limit])
+            return try Row.fetchAll(db, sql: sql, arguments: arguments).map { try Self.record($0, db) }
         }
     }
 
@@ -198,24 +342,34 @@ public final class AccountStore: Sendable {
 
     // MARK: - Rows
 
-    private static func arguments(_ user: UserRecord) -> StatementArguments {
+    static func arguments(_ user: UserRecord) -> StatementArguments {
         let claims: String? = user.customClaims.isNull ? nil : JSONWriter.string(user.customClaims)
         return [
             user.uid, user.email, user.emailVerified, user.displayName, user.photoURL, user.passwordHash, user.disabled,
-            claims, user.provider, user.createdAt, user.lastLoginAt, user.validSince,
+            claims, user.provider, user.createdAt, user.lastLoginAt, user.validSince, user.phoneNumber, user.passwordUpdatedAt,
         ]
     }
 
-    private static func record(_ row: Row) -> UserRecord {
+    static func record(_ row: Row, _ db: Database) throws -> UserRecord {
         let claims = json(row["custom_claims"])
-        return UserRecord(
+        var user = UserRecord(
             uid: row["uid"], email: row["email"], emailVerified: row["email_verified"], displayName: row["display_name"],
             photoURL: row["photo_url"], passwordHash: row["password_hash"], disabled: row["disabled"], customClaims: claims,
             provider: row["provider"], createdAt: row["created_at"], lastLoginAt: row["last_login_at"],
             validSince: row["valid_since"])
+        user.phoneNumber = row["phone_number"]
+        user.passwordUpdatedAt = row["password_updated_at"]
+        user.identities = try Row.fetchAll(
+            db, sql: "SELECT * FROM identity WHERE uid = ? ORDER BY position", arguments: [user.uid]
+        ).map {
+            LinkedIdentity(
+                providerID: $0["provider_id"], rawID: $0["raw_id"], email: $0["email"], displayName: $0["display_name"],
+                photoURL: $0["photo_url"])
+        }
+        return user
     }
 
-    private static func json(_ text: String?) -> Node {
+    static func json(_ text: String?) -> Node {
         guard let text, let parsed = try? JSONParser.parse(Array(text.utf8)) else { return .null }
         return parsed.node
     }

@@ -39,6 +39,14 @@ public struct AuthError: Error, Sendable, Equatable, CustomStringConvertible {
         detail: "Access to this account has been temporarily disabled due to many failed login attempts. Try again later.")
     public static let insufficientPermission = AuthError("INSUFFICIENT_PERMISSION", status: 403)
     public static let credentialTooOld = AuthError("CREDENTIAL_TOO_OLD_LOGIN_AGAIN")
+    public static let phoneNumberExists = AuthError("PHONE_NUMBER_EXISTS")
+    public static let invalidPhoneNumber = AuthError("INVALID_PHONE_NUMBER")
+    public static let federatedUserIDAlreadyLinked = AuthError("FEDERATED_USER_ID_ALREADY_LINKED")
+    public static let invalidOOBCode = AuthError("INVALID_OOB_CODE")
+    public static let expiredOOBCode = AuthError("EXPIRED_OOB_CODE")
+    public static let emailNotFound = AuthError("EMAIL_NOT_FOUND")
+    public static let configurationNotFound = AuthError("CONFIGURATION_NOT_FOUND", status: 404)
+    public static let invalidSessionCookieDuration = AuthError("INVALID_SESSION_COOKIE_DURATION")
 
     /// A request that is malformed in some other way.
     public static func invalidArgument(_ detail: String) -> AuthError {

@@ -44,20 +44,27 @@ public final class AuthService: Sendable {
     public let store: AccountStore
     public let issuer: TokenIssuer
     public let policy: Policy
-    private let hasher: PasswordHasher
-    private let clock: @Sendable () -> Int64
+    /// How emails are sent and what action links point to.
+    public let email: EmailDelivery
+    /// Talks to identity providers; nil when the server makes no outbound requests.
+    public let federation: IdentityProviderClient?
+    let hasher: PasswordHasher
+    let clock: @Sendable () -> Int64
     private let accountFailures: RateLimiter
     private let addressFailures: RateLimiter
-    private let logger: Logger
+    let logger: Logger
     /// A hash of a random password at this service's cost, checked when an email is unknown.
     private let decoyHash: String
 
     /// - Parameter clock: milliseconds since the epoch.
     public init(
         store: AccountStore, issuer: TokenIssuer, policy: Policy = Policy(), hasher: PasswordHasher = PasswordHasher(),
-        clock: @escaping @Sendable () -> Int64, logger: Logger
+        email: EmailDelivery? = nil, http: (any HTTPFetching)? = nil, clock: @escaping @Sendable () -> Int64, logger: Logger
     ) {
         self.store = store
+        federation = http.map { IdentityProviderClient(http: $0, clock: clock) }
+        self.email = email ?? EmailDelivery(
+            mailer: nil, sender: "noreply@localhost", appName: issuer.projectID, actionURL: "http://localhost/__/auth/action")
         self.issuer = issuer
         self.policy = policy
         self.hasher = hasher
@@ -68,7 +75,7 @@ public final class AuthService: Sendable {
         decoyHash = (try? hasher.hash(UUID().uuidString)) ?? ""
     }
 
-    private var nowSeconds: Int64 { clock() / 1000 }
+    var nowSeconds: Int64 { clock() / 1000 }
 
     // MARK: - Signing up and in
 
@@ -120,6 +127,10 @@ public final class AuthService: Sendable {
         accountFailures.reset(accountKey)
         guard !user.disabled else { throw .userDisabled }
         user.lastLoginAt = clock()
+        // An imported or older hash becomes Hearth's own now that the password is known.
+        if hasher.needsRehash(stored) {
+            user.passwordHash = try await offload { [hasher] in try hasher.hash(password) }
+        }
         let signedIn = user
         try await offload { [store] in try store.update(signedIn) }
         return try await session(for: user, provider: "password", isNewUser: false)
@@ -187,7 +198,7 @@ public final class AuthService: Sendable {
     }
 
     /// The account an ID token speaks for, and the token's claims.
-    private func verifiedUser(idToken: String?) async throws(AuthError) -> (user: UserRecord, claims: Node) {
+    func verifiedUser(idToken: String?) async throws(AuthError) -> (user: UserRecord, claims: Node) {
         guard let idToken, !idToken.isEmpty else { throw .invalidIDToken }
         let claims = try await issuer.verifyIDToken(idToken, now: nowSeconds)
         guard case .string(let uid) = claims.child(ChildKey("sub")),
@@ -200,7 +211,7 @@ public final class AuthService: Sendable {
 
     /// Throws `CREDENTIAL_TOO_OLD_LOGIN_AGAIN` unless the token's sign-in (`auth_time`) is recent
     /// enough for a sensitive change (see ``Policy/recentSignInSeconds``).
-    private func checkRecentSignIn(_ claims: Node) throws(AuthError) {
+    func checkRecentSignIn(_ claims: Node) throws(AuthError) {
         guard let signedIn = claims.child(ChildKey("auth_time")).numberValue,
             Int64(signedIn) >= nowSeconds - policy.recentSignInSeconds
         else { throw .credentialTooOld }
@@ -214,11 +225,14 @@ public final class AuthService: Sendable {
         public var password: String?
         /// `DISPLAY_NAME` and/or `PHOTO_URL`.
         public var deleteAttributes: [String] = []
+        /// Sign-in methods to unlink: `password`, `phone`, or a provider ID.
+        public var deleteProviders: [String] = []
 
         public init(
             displayName: String? = nil, photoURL: String? = nil, email: String? = nil, password: String? = nil,
-            deleteAttributes: [String] = []
+            deleteAttributes: [String] = [], deleteProviders: [String] = []
         ) {
+            self.deleteProviders = deleteProviders
             self.displayName = displayName
             self.photoURL = photoURL
             self.email = email
@@ -240,7 +254,19 @@ public final class AuthService: Sendable {
         if let photo = change.photoURL { user.photoURL = photo }
         if change.deleteAttributes.contains("DISPLAY_NAME") { user.displayName = nil }
         if change.deleteAttributes.contains("PHOTO_URL") { user.photoURL = nil }
-        if change.email != nil { user.email = try checkedEmail(change.email) }
+        for provider in change.deleteProviders {
+            switch provider {
+            case "password": user.passwordHash = nil
+            case "phone": user.phoneNumber = nil
+            default: user.identities.removeAll { $0.providerID == provider }
+            }
+        }
+        if change.email != nil {
+            let address = try checkedEmail(change.email)
+            // A new address is not verified until its owner says so.
+            if address != user.email { user.emailVerified = false }
+            user.email = address
+        }
         var newSession = false
         if change.password != nil {
             let password = try checkedPassword(change.password)
@@ -319,6 +345,10 @@ public final class AuthService: Sendable {
         public var deleteAttributes: [String] = []
         /// Seconds: refresh tokens made before it stop working.
         public var validSince: Int64?
+        /// E.164 (`+15555550100`).
+        public var phoneNumber: String?
+        /// Sign-in methods to remove: `phone`, or a linked provider's ID (`github.com`, `oidc.x`).
+        public var deleteProviders: [String] = []
 
         public init() {}
     }
@@ -330,7 +360,7 @@ public final class AuthService: Sendable {
         guard !uid.isEmpty, uid.utf8.count <= 128 else { throw .invalidArgument("uid must be 1 to 128 characters") }
         var user = UserRecord(uid: uid, provider: "password", createdAt: now, validSince: now / 1000)
         try await apply(fields, to: &user)
-        if user.email == nil && user.passwordHash == nil { user.provider = "custom" }
+        if user.email == nil && user.passwordHash == nil { user.provider = user.phoneNumber == nil ? "custom" : "phone" }
         let created = user
         try await offload { [store] in try store.insert(created) }
         logger.info("account created by an admin", metadata: ["uid": "\(uid)"])
@@ -358,16 +388,6 @@ public final class AuthService: Sendable {
         logger.info("account deleted by an admin", metadata: ["uid": "\(uid)"])
     }
 
-    /// The accounts with any of the given uids or emails.
-    public func users(uids: [String], emails: [String]) async throws(AuthError) -> [UserRecord] {
-        try await offload { [store] in
-            var found: [UserRecord] = []
-            for uid in uids { if let user = try store.user(uid: uid) { found.append(user) } }
-            for email in emails { if let user = try store.user(email: email), !found.contains(user) { found.append(user) } }
-            return found
-        }
-    }
-
     /// One page of accounts in uid order; the page token is the last uid of the previous page.
     public func listUsers(pageToken: String?, maxResults: Int) async throws(AuthError) -> (users: [UserRecord], next: String?) {
         guard (1...1000).contains(maxResults) else { throw .invalidArgument("maxResults must be between 1 and 1000") }
@@ -381,6 +401,7 @@ public final class AuthService: Sendable {
         if fields.password != nil {
             let password = try checkedPassword(fields.password)
             user.passwordHash = try await offload { [hasher] in try hasher.hash(password) }
+            user.passwordUpdatedAt = clock()
         }
         if let name = fields.displayName { user.displayName = name }
         if let photo = fields.photoURL { user.photoURL = photo }
@@ -389,6 +410,11 @@ public final class AuthService: Sendable {
         if let verified = fields.emailVerified { user.emailVerified = verified }
         if let disabled = fields.disabled { user.disabled = disabled }
         if let validSince = fields.validSince { user.validSince = validSince }
+        if let phone = fields.phoneNumber { user.phoneNumber = try Self.checkedPhoneNumber(phone) }
+        for provider in fields.deleteProviders {
+            if provider == "phone" { user.phoneNumber = nil }
+            user.identities.removeAll { $0.providerID == provider }
+        }
         if let claims = fields.customClaims {
             guard claims.isNull || claims.children != nil else { throw .invalidArgument("custom claims must be a JSON object") }
             if let reserved = claims.children?.first(where: { TokenIssuer.reservedClaims.contains($0.key.string) }) {
@@ -401,7 +427,7 @@ public final class AuthService: Sendable {
 
     // MARK: - Helpers
 
-    private func session(
+    func session(
         for user: UserRecord, provider: String, isNewUser: Bool, sessionClaims: Node = .null
     ) async throws(AuthError) -> Session {
         let refreshToken = Self.newRefreshToken()
@@ -426,7 +452,7 @@ public final class AuthService: Sendable {
         }
     }
 
-    private func checkedEmail(_ email: String?) throws(AuthError) -> String {
+    func checkedEmail(_ email: String?) throws(AuthError) -> String {
         guard let email, !email.isEmpty else { throw .missingEmail }
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty, email.utf8.count <= 254,
@@ -435,7 +461,16 @@ public final class AuthService: Sendable {
         return email.lowercased()
     }
 
-    private func checkedPassword(_ password: String?) throws(AuthError) -> String {
+    /// A phone number in E.164 form: `+`, then 7 to 15 digits not starting with 0.
+    static func checkedPhoneNumber(_ phone: String) throws(AuthError) -> String {
+        let digits = phone.dropFirst()
+        guard phone.first == "+", (7...15).contains(digits.count), digits.first != "0",
+            digits.allSatisfy({ $0.isASCII && $0.isNumber })
+        else { throw AuthError("INVALID_PHONE_NUMBER", detail: "Invalid format.") }
+        return phone
+    }
+
+    func checkedPassword(_ password: String?) throws(AuthError) -> String {
         guard let password, !password.isEmpty else { throw .missingPassword }
         guard password.count >= policy.minimumPasswordLength else {
             throw AuthError("WEAK_PASSWORD", detail: "Password should be at least \(policy.minimumPasswordLength) characters")
@@ -446,7 +481,7 @@ public final class AuthService: Sendable {
 
     /// Runs blocking work (scrypt, SQLite) on NIO's thread pool; errors other than
     /// ``AuthError`` become an internal error, logged without details that could hold secrets.
-    private func offload<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws(AuthError) -> T {
+    func offload<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws(AuthError) -> T {
         do {
             return try await NIOThreadPool.singleton.runIfActive(work)
         } catch let error as AuthError {
@@ -481,7 +516,7 @@ extension AuthService {
     /// database `accounts.sqlite` and the signing key `signing-key.pem`, made on first use.
     public static func open(
         in directory: URL, projectID: String, policy: Policy = Policy(), hasher: PasswordHasher = PasswordHasher(),
-        clock: @escaping @Sendable () -> Int64, logger: Logger
+        email: EmailDelivery? = nil, http: (any HTTPFetching)? = nil, clock: @escaping @Sendable () -> Int64, logger: Logger
     ) async throws -> AuthService {
         // Only the owner may read password hashes and the signing key.
         try FileManager.default.createDirectory(
@@ -489,6 +524,6 @@ extension AuthService {
         let key = try TokenIssuer.loadOrCreateKey(at: directory.appendingPathComponent("signing-key.pem"))
         let issuer = await TokenIssuer(privateKey: key, projectID: projectID)
         let store = try AccountStore(path: directory.appendingPathComponent("accounts.sqlite").path)
-        return AuthService(store: store, issuer: issuer, policy: policy, hasher: hasher, clock: clock, logger: logger)
+        return AuthService(store: store, issuer: issuer, policy: policy, hasher: hasher, email: email, http: http, clock: clock, logger: logger)
     }
 }

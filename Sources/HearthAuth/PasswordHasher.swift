@@ -30,6 +30,7 @@ public struct PasswordHasher: Sendable {
     /// True when `password` matches `stored`; the comparison takes the same time wherever the
     /// hashes differ.
     public func verify(_ password: String, against stored: String) -> Bool {
+        if let imported = ImportedPasswordHash(stored: stored) { return imported.verify(password) }
         let parts = stored.split(separator: "$", omittingEmptySubsequences: false)
         guard parts.count == 6, parts[0] == "scrypt",
             let rounds = Int(parts[1]), let blockSize = Int(parts[2]), let parallelism = Int(parts[3]),
@@ -38,6 +39,12 @@ public struct PasswordHasher: Sendable {
         else { return false }
         // SymmetricKey's == compares in constant time.
         return derived == SymmetricKey(data: expected)
+    }
+
+    /// True when `stored` is not this hasher's own kind at its cost (an imported hash, or a
+    /// cheaper scrypt): the next successful sign-in replaces it.
+    public func needsRehash(_ stored: String) -> Bool {
+        stored != "" && !stored.hasPrefix("scrypt$\(rounds)$\(blockSize)$\(parallelism)$")
     }
 
     private static func derive(_ password: String, salt: Data, rounds: Int, blockSize: Int, parallelism: Int) throws -> SymmetricKey {

@@ -80,6 +80,17 @@ public final class TokenIssuer: Sendable {
             claims.append((ChildKey("email"), .string(email)))
             claims.append((ChildKey("email_verified"), .bool(user.emailVerified)))
         }
+        if let phone = user.phoneNumber {
+            identities.append((ChildKey("phone"), .object([(ChildKey("0"), .string(phone))])))
+            claims.append((ChildKey("phone_number"), .string(phone)))
+        }
+        // Each linked provider's user IDs, as Firebase lists them (`"github.com": ["123"]`).
+        var byProvider: [String: [String]] = [:]
+        for identity in user.identities { byProvider[identity.providerID, default: []].append(identity.rawID) }
+        for provider in byProvider.keys.sorted() {
+            let ids = byProvider[provider] ?? []
+            identities.append((ChildKey(provider), .object(ids.enumerated().map { (ChildKey(String($0.offset)), .string($0.element)) })))
+        }
         if let name = user.displayName { claims.append((ChildKey("name"), .string(name))) }
         if let picture = user.photoURL { claims.append((ChildKey("picture"), .string(picture))) }
         claims += [
@@ -122,6 +133,40 @@ public final class TokenIssuer: Sendable {
         else { throw .invalidIDToken }
         guard expires > Double(now) else { throw .tokenExpired }
         guard let claims = Self.payload(of: token) else { throw .invalidIDToken }
+        return claims
+    }
+
+    // MARK: - Session cookies
+
+    /// The issuer of session cookies: `https://session.firebase.google.com/<project>`.
+    public var sessionCookieIssuer: String { "https://session.firebase.google.com/\(projectID)" }
+
+    /// A session cookie carrying an ID token's claims, issued now and valid for `validSeconds`.
+    public func sessionCookie(fromIDTokenClaims claims: Node, user: UserRecord, validSeconds: Int64, now: Int64) async throws -> String {
+        var entries = (claims.children.map { Array($0) } ?? []).filter { !["iss", "iat", "exp"].contains($0.key.string) }
+        entries += [
+            (ChildKey("iss"), .string(sessionCookieIssuer)),
+            (ChildKey("iat"), .int(now)),
+            (ChildKey("exp"), .int(now + validSeconds)),
+        ]
+        let payload = ClaimsPayload(.object(entries), emptyObjects: [["firebase", "identities"]])
+        return try await keys.sign(payload, kid: JWKIdentifier(string: keyID))
+    }
+
+    /// Checks a session cookie's signature, issuer, audience, subject and expiry.
+    /// - Throws: `SESSION_COOKIE_EXPIRED` or `INVALID_SESSION_COOKIE`.
+    public func verifySessionCookie(_ cookie: String, now: Int64) async throws(AuthError) -> Node {
+        let registered: RegisteredClaims
+        do {
+            registered = try await keys.verify(cookie, as: RegisteredClaims.self)
+        } catch {
+            throw AuthError("INVALID_SESSION_COOKIE")
+        }
+        guard registered.iss == sessionCookieIssuer, registered.aud == projectID,
+            let subject = registered.sub, !subject.isEmpty, let expires = registered.exp,
+            let claims = Self.payload(of: cookie)
+        else { throw AuthError("INVALID_SESSION_COOKIE") }
+        guard expires > Double(now) else { throw AuthError("SESSION_COOKIE_EXPIRED") }
         return claims
     }
 

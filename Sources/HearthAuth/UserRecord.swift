@@ -22,6 +22,12 @@ public struct UserRecord: Sendable, Equatable {
     public var lastLoginAt: Int64?
     /// Seconds since the epoch; refresh tokens issued before it are revoked.
     public var validSince: Int64
+    /// The phone number in E.164 form (`+15555550100`), unique among accounts.
+    public var phoneNumber: String?
+    /// Identity-provider accounts linked to this one.
+    public var identities: [LinkedIdentity] = []
+    /// Milliseconds since the epoch of the last password change; nil without a password.
+    public var passwordUpdatedAt: Int64?
 
     public init(
         uid: String, email: String? = nil, emailVerified: Bool = false, displayName: String? = nil,
@@ -42,6 +48,7 @@ public struct UserRecord: Sendable, Equatable {
         self.validSince = validSince
     }
 
-    /// True for an account made by anonymous sign-in that has no email or password yet.
-    public var isAnonymous: Bool { provider == "anonymous" && email == nil }
+    /// True for an account made by anonymous sign-in that has no email, password or linked
+    /// identity yet.
+    public var isAnonymous: Bool { provider == "anonymous" && email == nil && identities.isEmpty && phoneNumber == nil }
 }

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import HearthAuth
 import HearthFiles
@@ -107,7 +108,16 @@ func makeAuthService(configuration: ServerConfiguration, folder: DataFolder, log
     policy.emulator = configuration.emulator
     policy.failuresPerAccount = configuration.signInFailuresPerAccount
     policy.failuresPerAddress = configuration.signInFailuresPerAddress
-    return try await AuthService.open(
+    let local = configuration.host == "0.0.0.0" || configuration.host == "::" ? "127.0.0.1" : configuration.host
+    let publicURL = configuration.publicURL ?? "http://\(local):\(configuration.port)"
+    let publicHost = URL(string: publicURL)?.host ?? "localhost"
+    let email = EmailDelivery(
+        mailer: configuration.smtp.map { SMTPMailer(settings: $0) }, sender: configuration.emailSender ?? "noreply@\(publicHost)",
+        appName: configuration.appName, actionURL: publicURL + "/__/auth/action", templates: configuration.emailTemplates)
+    let service = try await AuthService.open(
         in: folder.url.appendingPathComponent("auth"), projectID: configuration.projectID, policy: policy,
-        hasher: PasswordHasher(rounds: configuration.passwordHashRounds), clock: configuration.clock, logger: logger)
+        hasher: PasswordHasher(rounds: configuration.passwordHashRounds), email: email,
+        http: IdentityProviderHTTP(client: .shared), clock: configuration.clock, logger: logger)
+    try await service.installProviders(configuration.providers)
+    return service
 }

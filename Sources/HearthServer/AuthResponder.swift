@@ -26,6 +26,7 @@ struct AuthResponder: Sendable {
     let maxBodyBytes = 1 << 20
 
     static let identityToolkit = "/identitytoolkit.googleapis.com/v1/"
+    static let identityToolkitV2 = "/identitytoolkit.googleapis.com/v2/"
     static let secureToken = "/securetoken.googleapis.com/v1/token"
     static let emulatorAccounts = "/emulator/v1/projects/"
     static let jwksPaths: Set<String> = [
@@ -34,7 +35,7 @@ struct AuthResponder: Sendable {
 
     /// True for the paths this responder answers.
     static func handles(_ path: String) -> Bool {
-        path.hasPrefix(identityToolkit) || path == secureToken || path.hasPrefix(emulatorAccounts) || jwksPaths.contains(path)
+        path.hasPrefix(identityToolkit) || path.hasPrefix(identityToolkitV2) || path == secureToken || path.hasPrefix(emulatorAccounts) || jwksPaths.contains(path)
     }
 
     func respond(to request: Request, context: HearthRequestContext) async -> Response {
@@ -59,18 +60,23 @@ struct AuthResponder: Sendable {
             return try await refresh(try await body(of: request, allowForm: true))
         }
         if path.hasPrefix(Self.emulatorAccounts) {
-            guard service.policy.emulator, request.method == .delete, path.hasSuffix("/accounts") else {
-                throw AuthError("NOT_FOUND", status: 404)
-            }
+            guard service.policy.emulator else { throw AuthError("NOT_FOUND", status: 404) }
+            return try await emulatorEndpoint(path, request: request)
+        }
+        if path.hasPrefix(Self.identityToolkitV2) {
             try requireAdmin(request)
-            return try await clearAccounts()
+            return try await providerConfigEndpoint(String(path.dropFirst(Self.identityToolkitV2.count)), request: request)
         }
         let endpoint = String(path.dropFirst(Self.identityToolkit.count))
-        // Admin endpoints name the project: projects/<project>/accounts…
+        // Admin endpoints name the project: projects/<project>/accounts…, projects/<project>:createSessionCookie
         if endpoint.hasPrefix("projects/") {
-            let parts = endpoint.split(separator: "/", maxSplits: 2)
-            guard parts.count == 3 else { throw AuthError("NOT_FOUND", status: 404) }
             try requireAdmin(request)
+            let parts = endpoint.split(separator: "/", maxSplits: 2)
+            if parts.count == 2, parts[1].hasSuffix(":createSessionCookie") {
+                guard request.method == .post else { throw AuthError("METHOD_NOT_ALLOWED", status: 405) }
+                return try await createSessionCookie(try await body(of: request, allowForm: false))
+            }
+            guard parts.count == 3 else { throw AuthError("NOT_FOUND", status: 404) }
             return try await adminEndpoint(String(parts[2]), request: request)
         }
         guard request.method == .post else { throw AuthError("METHOD_NOT_ALLOWED", status: 405) }
@@ -102,10 +108,12 @@ struct AuthResponder: Sendable {
                 (ChildKey("users"), Self.list([Self.userInfo(user)])),
             ]))
         case "accounts:update":
+            if body.string("oobCode") != nil { return try await applyActionCode(body) }
             if body.string("idToken") == nil, isAdmin(request) { return try await adminUpdate(body) }
             let change = AuthService.ProfileChange(
                 displayName: body.string("displayName"), photoURL: body.string("photoUrl"), email: body.string("email"),
-                password: body.string("password"), deleteAttributes: body.strings("deleteAttribute"))
+                password: body.string("password"), deleteAttributes: body.strings("deleteAttribute"),
+                deleteProviders: body.strings("deleteProvider"))
             let (user, session) = try await service.update(idToken: body.string("idToken"), change)
             var entries = Self.userInfo(user).children.map { Array($0) } ?? []
             entries.append((ChildKey("kind"), .string("identitytoolkit#SetAccountInfoResponse")))
@@ -121,6 +129,16 @@ struct AuthResponder: Sendable {
             if body.string("idToken") == nil, isAdmin(request) { return try await adminDelete(body) }
             try await service.delete(idToken: body.string("idToken"))
             return Self.json(.object([(ChildKey("kind"), .string("identitytoolkit#DeleteAccountResponse"))]))
+        case "accounts:createAuthUri":
+            return try await createAuthUri(body)
+        case "accounts:signInWithIdp":
+            return try await signInWithIdp(body)
+        case "accounts:sendOobCode":
+            return try await sendOobCode(body, request: request)
+        case "accounts:resetPassword":
+            return try await resetPassword(body)
+        case "accounts:signInWithEmailLink":
+            return try await signInWithEmailLink(body)
         case "accounts:signOut":
             try await service.signOut(idToken: body.string("idToken"), refreshToken: body.string("refreshToken"))
             return Self.json(.object([(ChildKey("kind"), .string("hearth#SignOutResponse"))]))
@@ -167,6 +185,9 @@ struct AuthResponder: Sendable {
         let body = try await body(of: request, allowForm: false)
         switch endpoint {
         case "accounts": return try await adminCreate(body)
+        case "accounts:batchCreate": return try await importUsers(body)
+        case "accounts:sendOobCode": return try await sendOobCode(body, request: request)
+        case "accounts:query": return try await queryUsers(body)
         case "accounts:lookup": return try await adminLookup(body)
         case "accounts:update": return try await adminUpdate(body)
         case "accounts:delete": return try await adminDelete(body)
@@ -192,73 +213,24 @@ struct AuthResponder: Sendable {
         }
     }
 
-    private func adminCreate(_ body: RequestFields) async throws -> Response {
+    func adminCreate(_ body: RequestFields) async throws -> Response {
         let user = try await service.createUser(try accountFields(body, creating: true))
         var entries = Self.userInfo(user).children.map { Array($0) } ?? []
         entries.append((ChildKey("kind"), .string("identitytoolkit#SignupNewUserResponse")))
         return Self.json(.object(entries))
     }
 
-    private func adminLookup(_ body: RequestFields) async throws -> Response {
-        let users = try await service.users(uids: body.strings("localId"), emails: body.strings("email"))
-        return Self.json(.object([
-            (ChildKey("kind"), .string("identitytoolkit#GetAccountInfoResponse")),
-            (ChildKey("users"), Self.list(users.map(Self.userInfo))),
-        ]))
-    }
-
-    private func adminUpdate(_ body: RequestFields) async throws -> Response {
-        guard let uid = body.string("localId") else { throw AuthError("MISSING_LOCAL_ID") }
-        let user = try await service.updateUser(uid: uid, try accountFields(body, creating: false))
-        return Self.json(.object([
-            (ChildKey("kind"), .string("identitytoolkit#SetAccountInfoResponse")), (ChildKey("localId"), .string(user.uid)),
-            (ChildKey("email"), user.email.map(Node.string) ?? .null),
-        ]))
-    }
-
-    private func adminDelete(_ body: RequestFields) async throws -> Response {
+    func adminDelete(_ body: RequestFields) async throws -> Response {
         guard let uid = body.string("localId") else { throw AuthError("MISSING_LOCAL_ID") }
         try await service.deleteUser(uid: uid)
         return Self.json(.object([(ChildKey("kind"), .string("identitytoolkit#DeleteAccountResponse"))]))
     }
 
-    private func clearAccounts() async throws -> Response {
-        while true {
-            let (users, _) = try await service.listUsers(pageToken: nil, maxResults: 1000)
-            if users.isEmpty { break }
-            for user in users { try await service.deleteUser(uid: user.uid) }
-        }
-        return Self.json(.object([]))
-    }
-
-    private func accountFields(_ body: RequestFields, creating: Bool) throws -> AuthService.AccountFields {
-        var fields = AuthService.AccountFields()
-        fields.uid = creating ? body.string("localId") : nil
-        fields.email = body.string("email")
-        fields.password = body.string("password")
-        fields.displayName = body.string("displayName")
-        fields.photoURL = body.string("photoUrl")
-        fields.emailVerified = body.bool("emailVerified")
-        fields.disabled = body.bool("disabled") ?? body.bool("disableUser")
-        fields.deleteAttributes = body.strings("deleteAttribute")
-        if let since = body.string("validSince") ?? body.node.child(ChildKey("validSince")).numberValue.map({ String(Int64($0)) }) {
-            guard let seconds = Int64(since) else { throw AuthError.invalidArgument("validSince must be a number of seconds") }
-            fields.validSince = seconds
-        }
-        if let claims = body.string("customAttributes") {
-            guard let parsed = try? JSONParser.parse(Array(claims.utf8)).node else {
-                throw AuthError("INVALID_CLAIMS", detail: "customAttributes must be a JSON object")
-            }
-            fields.customClaims = parsed
-        }
-        return fields
-    }
-
-    private func isAdmin(_ request: Request) -> Bool {
+    func isAdmin(_ request: Request) -> Bool {
         admin.isAdmin(request, parameters: [:])
     }
 
-    private func requireAdmin(_ request: Request) throws {
+    func requireAdmin(_ request: Request) throws {
         guard isAdmin(request) else { throw AuthError.insufficientPermission }
     }
 
@@ -294,7 +266,7 @@ struct AuthResponder: Sendable {
         }
     }
 
-    private func body(of request: Request, allowForm: Bool) async throws -> RequestFields {
+    func body(of request: Request, allowForm: Bool) async throws -> RequestFields {
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: maxBodyBytes)
@@ -381,6 +353,9 @@ struct AuthResponder: Sendable {
         if user.customClaims.children != nil {
             entries.append((ChildKey("customAttributes"), .string(JSONWriter.string(user.customClaims))))
         }
+        if let phone = user.phoneNumber { entries.append((ChildKey("phoneNumber"), .string(phone))) }
+        if let changed = user.passwordUpdatedAt { entries.append((ChildKey("passwordUpdatedAt"), .int(changed))) }
+        var providers: [Node] = []
         if let email = user.email, user.passwordHash != nil {
             var provider: [(ChildKey, Node)] = [
                 (ChildKey("providerId"), .string("password")), (ChildKey("email"), .string(email)),
@@ -388,8 +363,25 @@ struct AuthResponder: Sendable {
             ]
             if let name = user.displayName { provider.append((ChildKey("displayName"), .string(name))) }
             if let photo = user.photoURL { provider.append((ChildKey("photoUrl"), .string(photo))) }
-            entries.append((ChildKey("providerUserInfo"), list([.object(provider)])))
+            providers.append(.object(provider))
         }
+        if let phone = user.phoneNumber {
+            providers.append(.object([
+                (ChildKey("providerId"), .string("phone")), (ChildKey("phoneNumber"), .string(phone)),
+                (ChildKey("rawId"), .string(phone)),
+            ]))
+        }
+        for identity in user.identities {
+            var provider: [(ChildKey, Node)] = [
+                (ChildKey("providerId"), .string(identity.providerID)), (ChildKey("rawId"), .string(identity.rawID)),
+                (ChildKey("federatedId"), .string(identity.rawID)),
+            ]
+            if let email = identity.email { provider.append((ChildKey("email"), .string(email))) }
+            if let name = identity.displayName { provider.append((ChildKey("displayName"), .string(name))) }
+            if let photo = identity.photoURL { provider.append((ChildKey("photoUrl"), .string(photo))) }
+            providers.append(.object(provider))
+        }
+        if !providers.isEmpty { entries.append((ChildKey("providerUserInfo"), list(providers))) }
         return .object(entries)
     }
 }

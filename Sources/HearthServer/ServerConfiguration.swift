@@ -53,6 +53,18 @@ public struct ServerConfiguration: Sendable {
     /// The storage bucket web pages are told to use (`/__/firebase/init.json`), named after the
     /// project as Firebase's default bucket is.
     public var storageBucket: String { "\(projectID).appspot.com" }
+    /// The address people reach the app at (`https://social.example.com`): emailed links point
+    /// there. Unset, links use this server's own address.
+    public var publicURL: String?
+    /// The app's name in emails.
+    public var appName = "Hearth"
+    /// The `From` of emails; unset, `noreply@` the public host.
+    public var emailSender: String?
+    /// The mail server; nil sends no email (admins can still make links, and the emulator lists them).
+    public var smtp: SMTPMailer.Settings?
+    public var emailTemplates = EmailTemplates()
+    /// Sign-in providers from the settings file (installed into the account store at start).
+    public var providers: [ProviderConfig] = []
     /// The server clock in milliseconds since the epoch (token expiry).
     public var clock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
 

@@ -88,6 +88,11 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "Seconds between keep-alive events on streams.")
     var keepAliveSeconds: Double = 30
 
+    @Option(
+        name: .long,
+        help: "A JSON settings file: the public URL, the mail server and email templates, sign-in providers (see docs/accounts.md).")
+    var settings: String?
+
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
 
@@ -146,6 +151,13 @@ struct Serve: AsyncParsableCommand {
         configuration.filesPort = filesPort
         configuration.filesOrigin = filesOrigin.flatMap(ServerConfiguration.normalizedOrigin)
         configuration.trustedProxies = trustedProxy.compactMap(ServerConfiguration.normalizedIPAddress)
+        if let settings {
+            do {
+                try SettingsFile.apply(URL(fileURLWithPath: settings), to: &configuration)
+            } catch let problem as SettingsFile.Problem {
+                throw ValidationError(problem.description)
+            }
+        }
         if let webRoot {
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: webRoot, isDirectory: &isFolder), isFolder.boolValue else {

@@ -157,7 +157,9 @@ struct Users: AsyncParsableCommand {
                 fields.customClaims = try Self.parse(claims)
                 _ = try await Users.perform { try await service.updateUser(uid: uid, fields) }
             }
-            let users = try await Users.perform { try await service.users(uids: [uid], emails: []) }
+            var identifiers = AuthService.Identifiers()
+            identifiers.uids = [uid]
+            let users = try await Users.perform { try await service.users(matching: identifiers) }
             guard let user = users.first else { Users.fail("USER_NOT_FOUND: no account has the uid \(uid)") }
             print(user.customClaims.isNull ? "{}" : JSONWriter.string(user.customClaims))
         }

@@ -598,9 +598,13 @@ import Testing
             let alice = try await service.signUp(email: "alice@example.com", password: Self.password).user
             let bob = try await service.signUp(email: "bob@example.com", password: Self.password).user
             _ = try await service.signUp(email: "carol@example.com", password: Self.password)
-            let found = try await service.users(uids: [alice.uid, "nobody"], emails: ["BOB@example.com", "alice@example.com", "x@y.z"])
+            var identifiers = AuthService.Identifiers()
+            identifiers.uids = [alice.uid, "nobody"]
+            identifiers.emails = ["BOB@example.com", "alice@example.com", "x@y.z"]
+            let found = try await service.users(matching: identifiers)
+            // Each account once, in the order first named.
             #expect(found.map(\.uid) == [alice.uid, bob.uid])
-            #expect(try await service.users(uids: [], emails: []).isEmpty)
+            #expect(try await service.users(matching: AuthService.Identifiers()).isEmpty)
         }
     }
 

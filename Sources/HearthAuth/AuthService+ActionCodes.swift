@@ -1,0 +1,265 @@
+import Crypto
+import Foundation
+import GRDB
+import HearthCore
+import Logging
+
+/// Emailed one-time codes (Firebase's `sendOobCode`): password reset, email verification,
+/// sign-in by link, and email changes. A code is kept only as a SHA-256 digest (in emulator
+/// mode also in clear, for the emulator's listing), works once, and expires.
+extension AuthService {
+    /// How long each kind of code works (milliseconds): a reset link an hour, as Firebase's;
+    /// a sign-in link six hours; verification and email changes three days.
+    static func lifetime(_ kind: ActionCode.Kind) -> Int64 {
+        switch kind {
+        case .passwordReset: 3_600_000
+        case .emailSignIn: 6 * 3_600_000
+        case .verifyEmail, .verifyAndChangeEmail, .recoverEmail: 3 * 24 * 3_600_000
+        }
+    }
+
+    /// A request for a code, as `accounts:sendOobCode` carries it.
+    public struct ActionCodeRequest: Sendable {
+        public var kind: ActionCode.Kind
+        /// The address (reset, sign-in, or an admin's verification link).
+        public var email: String?
+        /// The signed-in user asking (verification and email changes from an app).
+        public var idToken: String?
+        public var newEmail: String?
+        public var continueURL: String?
+        /// True for an admin (who may ask for the link instead of an email).
+        public var isAdmin = false
+        /// Give the link back rather than emailing it (admins only).
+        public var returnLink = false
+
+        public init(kind: ActionCode.Kind) { self.kind = kind }
+    }
+
+    /// A code made: the address it is for, and the code and link when asked for.
+    public struct IssuedActionCode: Sendable {
+        public var email: String
+        public var code: String
+        public var link: String
+    }
+
+    /// Makes a code and emails its link (or, for `returnLink`, gives it back).
+    /// - Parameter actionURL: the page the link opens, when not the configured one (the
+    ///   emulator uses the address it was reached at).
+    public func sendActionCode(_ request: ActionCodeRequest, actionURL: String? = nil) async throws(AuthError) -> IssuedActionCode {
+        if request.returnLink, !request.isAdmin { throw .insufficientPermission }
+        var uid: String?
+        let email: String
+        var newEmail: String?
+        var displayName: String?
+        switch request.kind {
+        case .passwordReset:
+            email = try checkedEmail(request.email)
+            guard let user = try await offload({ [store] in try store.user(email: email) }) else { throw .emailNotFound }
+            uid = user.uid
+            displayName = user.displayName
+        case .emailSignIn:
+            email = try checkedEmail(request.email)
+            guard let continueURL = request.continueURL, !continueURL.isEmpty else { throw AuthError("MISSING_CONTINUE_URI") }
+            let user = try await offload { [store] in try store.user(email: email) }
+            guard user?.disabled != true else { throw .userDisabled }
+            uid = user?.uid
+            displayName = user?.displayName
+        case .verifyEmail, .verifyAndChangeEmail:
+            let user: UserRecord
+            if request.isAdmin, request.idToken == nil {
+                let address = try checkedEmail(request.email)
+                guard let found = try await offload({ [store] in try store.user(email: address) }) else { throw .userNotFound }
+                user = found
+            } else {
+                guard request.idToken != nil else { throw AuthError("MISSING_ID_TOKEN") }
+                user = try await verifiedUser(idToken: request.idToken).user
+            }
+            guard let address = user.email else { throw .missingEmail }
+            uid = user.uid
+            email = address
+            displayName = user.displayName
+            if request.kind == .verifyAndChangeEmail {
+                guard request.newEmail != nil else { throw AuthError("MISSING_NEW_EMAIL") }
+                let changed = try checkedEmail(request.newEmail)
+                if try await offload({ [store] in try store.user(email: changed) }) != nil { throw .emailExists }
+                newEmail = changed
+            }
+        case .recoverEmail:
+            throw AuthError("INVALID_REQ_TYPE")
+        }
+        let now = clock()
+        let issued = try await issueActionCode(
+            ActionCode(
+                kind: request.kind, uid: uid, email: email, newEmail: newEmail, createdAt: now,
+                expiresAt: now + Self.lifetime(request.kind), continueURL: request.continueURL),
+            actionURL: actionURL)
+        // A new address gets the link: following it proves the user holds it.
+        let recipient = newEmail ?? email
+        if !request.returnLink {
+            try await deliver(request.kind, to: recipient, link: issued.link, values: [
+                "email": email, "newEmail": newEmail ?? "", "displayName": displayName ?? "",
+            ])
+        }
+        return IssuedActionCode(email: recipient, code: issued.code, link: issued.link)
+    }
+
+    /// Stores a new code for `code` and makes its link.
+    private func issueActionCode(_ code: ActionCode, actionURL: String?) async throws(AuthError) -> (code: String, link: String) {
+        let text = TokenIssuer.base64URL(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) })
+        var components = URLComponents(string: actionURL ?? email.actionURL) ?? URLComponents()
+        var items = [
+            URLQueryItem(name: "mode", value: code.kind.mode), URLQueryItem(name: "oobCode", value: text),
+            URLQueryItem(name: "apiKey", value: "hearth"),
+        ]
+        if let continueURL = code.continueURL { items.append(URLQueryItem(name: "continueUrl", value: continueURL)) }
+        items.append(URLQueryItem(name: "lang", value: "en"))
+        components.queryItems = (components.queryItems ?? []) + items
+        let link = components.string ?? ""
+        let digest = Self.digest(text)
+        let listed = policy.emulator ? (code: text, link: link) : nil
+        try await offload { [store] in try store.addActionCode(digest: digest, code, listed: listed) }
+        return (text, link)
+    }
+
+    /// Emails a code's link with the operator's template.
+    private func deliver(_ kind: ActionCode.Kind, to address: String, link: String, values: [String: String]) async throws(AuthError) {
+        guard let mailer = email.mailer else {
+            if policy.emulator {
+                // As Firebase's emulator does: the link is shown, not sent (and listed at
+                // /emulator/v1/projects/<id>/oobCodes).
+                logger.info("an email would be sent", metadata: ["to": "\(address)", "kind": "\(kind.rawValue)", "link": "\(link)"])
+                return
+            }
+            throw AuthError("EMAIL_NOT_CONFIGURED", detail: "this server has no mail server to send email with", status: 503)
+        }
+        var all = values
+        all["appName"] = email.appName
+        all["link"] = link
+        let rendered = email.templates.render(kind, values: all)
+        let message = MailMessage(from: email.sender, to: address, subject: rendered.subject, text: rendered.text, html: rendered.html)
+        do {
+            try await mailer.send(message)
+        } catch {
+            logger.error("an email could not be sent", metadata: ["kind": "\(kind.rawValue)", "error": "\(error)"])
+            throw AuthError("EMAIL_SEND_FAILED", detail: "the mail server did not take the message", status: 503)
+        }
+        logger.info("email sent", metadata: ["kind": "\(kind.rawValue)"])
+    }
+
+    // MARK: - Using codes
+
+    /// What a code does, without using it up (`accounts:resetPassword` with only an `oobCode`).
+    public func inspectActionCode(_ code: String?) async throws(AuthError) -> ActionCode {
+        guard let code, !code.isEmpty else { throw AuthError("MISSING_OOB_CODE") }
+        let digest = Self.digest(code)
+        let now = clock()
+        return try await offload { [store] in try store.actionCode(digest: digest, now: now) }
+    }
+
+    /// Sets a new password with a reset code; every session of the account ends. Returns the code.
+    public func resetPassword(code: String?, newPassword: String?) async throws(AuthError) -> ActionCode {
+        guard let code, !code.isEmpty else { throw AuthError("MISSING_OOB_CODE") }
+        let password = try checkedPassword(newPassword)
+        let hash = try await offload { [hasher] in try hasher.hash(password) }
+        let digest = Self.digest(code)
+        let now = clock()
+        return try await offload { [store] in
+            try store.consumeActionCode(digest: digest, now: now) { found, db in
+                guard found.kind == .passwordReset, let uid = found.uid, var user = try AccountStore.user(uid: uid, in: db),
+                    user.email == found.email
+                else { throw AuthError.invalidOOBCode }
+                user.passwordHash = hash
+                user.passwordUpdatedAt = now
+                // The reset came through the inbox: the address is the user's.
+                user.emailVerified = true
+                user.validSince = now / 1000
+                if user.provider == "anonymous" { user.provider = "password" }
+                try AccountStore.updateRow(user, in: db)
+                try db.execute(sql: "DELETE FROM refresh_token WHERE uid = ?", arguments: [uid])
+                return found
+            }
+        }
+    }
+
+    /// Applies a verification or email-change code (`accounts:update` with an `oobCode`).
+    public func applyActionCode(_ code: String?) async throws(AuthError) -> UserRecord {
+        guard let code, !code.isEmpty else { throw AuthError("MISSING_OOB_CODE") }
+        let digest = Self.digest(code)
+        let now = clock()
+        return try await offload { [store] in
+            try store.consumeActionCode(digest: digest, now: now) { found, db in
+                guard let uid = found.uid, var user = try AccountStore.user(uid: uid, in: db) else {
+                    throw AuthError.invalidOOBCode
+                }
+                switch found.kind {
+                case .verifyEmail:
+                    guard user.email == found.email else { throw AuthError.invalidOOBCode }
+                    user.emailVerified = true
+                case .verifyAndChangeEmail:
+                    guard user.email == found.email, let newEmail = found.newEmail else { throw AuthError.invalidOOBCode }
+                    user.email = newEmail
+                    user.emailVerified = true
+                case .recoverEmail:
+                    guard let previous = found.newEmail else { throw AuthError.invalidOOBCode }
+                    user.email = previous
+                    user.emailVerified = true
+                case .passwordReset, .emailSignIn:
+                    throw AuthError.invalidOOBCode
+                }
+                try AccountStore.updateRow(user, in: db)
+                return user
+            }
+        }
+    }
+
+    /// Signs in with an emailed sign-in link: the account is made on first use, its email
+    /// verified. With `idToken`, the address is linked to that (signed-in) account instead.
+    public func signIn(emailLinkCode code: String?, email address: String?, idToken: String? = nil) async throws(AuthError) -> Session {
+        guard let code, !code.isEmpty else { throw AuthError("MISSING_OOB_CODE") }
+        let email = try checkedEmail(address)
+        let linking = idToken == nil ? nil : try await verifiedUser(idToken: idToken).user
+        let digest = Self.digest(code)
+        let now = clock()
+        let newUID = Self.newUID()
+        let (user, isNew) = try await offload { [store] in
+            try store.consumeActionCode(digest: digest, now: now) { found, db -> (UserRecord, Bool) in
+                guard found.kind == .emailSignIn else { throw AuthError.invalidOOBCode }
+                guard found.email == email else { throw AuthError.invalidEmail }
+                if let linking {
+                    guard var user = try AccountStore.user(uid: linking.uid, in: db) else { throw AuthError.userNotFound }
+                    user.email = email
+                    user.emailVerified = true
+                    user.lastLoginAt = now
+                    if user.provider == "anonymous" { user.provider = "password" }
+                    try AccountStore.updateRow(user, in: db)
+                    return (user, false)
+                }
+                let existing = try found.uid.flatMap { try AccountStore.user(uid: $0, in: db) }
+                if var user = try existing ?? AccountStore.user(email: email, in: db) {
+                    guard !user.disabled else { throw AuthError.userDisabled }
+                    user.emailVerified = true
+                    user.lastLoginAt = now
+                    try AccountStore.updateRow(user, in: db)
+                    return (user, false)
+                }
+                let user = UserRecord(
+                    uid: newUID, email: email, emailVerified: true, provider: "password", createdAt: now, lastLoginAt: now,
+                    validSince: now / 1000)
+                try AccountStore.insertRow(user, in: db)
+                return (user, true)
+            }
+        }
+        if isNew { logger.info("account created", metadata: ["uid": "\(user.uid)", "provider": "emailLink"]) }
+        return try await session(for: user, provider: "password", isNewUser: isNew)
+    }
+
+    /// The codes kept for the emulator's listing.
+    public func listedActionCodes() async throws(AuthError) -> [AccountStore.ListedActionCode] {
+        try await offload { [store] in try store.listedActionCodes() }
+    }
+
+    /// Clears the emulator's listing.
+    public func clearListedActionCodes() async throws(AuthError) {
+        try await offload { [store] in try store.clearListedActionCodes() }
+    }
+}

@@ -1,0 +1,238 @@
+import Crypto
+import Foundation
+import HearthCore
+import Logging
+
+/// Sign-in with identity providers, as Firebase Auth does it: `accounts:createAuthUri` starts
+/// a sign-in (a state, a nonce and a PKCE verifier kept under a one-time session ID), and
+/// `accounts:signInWithIdp` finishes it with the provider's redirect, or with a token the
+/// client already holds.
+///
+/// Accounts link by verified email as Firebase does by default: a provider that vouches for
+/// an address signs in to the account that has it (and an unverified password on that
+/// account is dropped, so whoever registered the address first cannot keep a way in); one
+/// that does not vouch for it gets `needConfirmation` instead of a session.
+extension AuthService {
+    /// How long a begun sign-in may take (milliseconds).
+    static let pendingSignInLifetime: Int64 = 10 * 60 * 1000
+
+    /// A sign-in sent to a provider.
+    public struct StartedSignIn: Sendable {
+        /// Where to send the user.
+        public var authURI: String
+        /// Given back with the provider's redirect to `accounts:signInWithIdp`.
+        public var sessionID: String
+    }
+
+    /// Starts a sign-in with `providerID`, coming back to `continueURI`.
+    public func startSignIn(
+        providerID: String?, continueURI: String?, scopes: [String] = [], customParameters: [(String, String)] = []
+    ) async throws(AuthError) -> StartedSignIn {
+        guard let federation else { throw AuthError("OPERATION_NOT_ALLOWED", detail: "this server does not sign in with providers") }
+        let config = try await enabledProvider(providerID)
+        guard let continueURI, ProviderConfig.isHTTPURL(continueURI), !continueURI.contains("#") else {
+            throw AuthError("INVALID_CONTINUE_URI")
+        }
+        let redirectURI = continueURI.split(separator: "?", maxSplits: 1).first.map(String.init) ?? continueURI
+        let state = Self.randomToken()
+        let nonce = Self.randomToken()
+        let verifier = Self.randomToken() + Self.randomToken()
+        let sessionID = Self.randomToken()
+        let authURI = try await federation.authorizationURL(
+            config, redirectURI: redirectURI, state: state, nonce: nonce, codeVerifier: verifier, scopes: scopes,
+            customParameters: customParameters)
+        let now = clock()
+        let pending = AccountStore.PendingSignIn(
+            providerID: config.id, state: state, nonce: nonce, codeVerifier: verifier, redirectURI: redirectURI,
+            expiresAt: now + Self.pendingSignInLifetime)
+        let digest = Self.digest(sessionID)
+        try await offload { [store] in try store.addPendingSignIn(digest: digest, pending, now: now) }
+        return StartedSignIn(authURI: authURI, sessionID: sessionID)
+    }
+
+    /// How an app finishes a sign-in with a provider.
+    public enum ProviderCredential: Sendable {
+        /// The provider's redirect (`requestUri`, with `code` and `state`) and the session ID
+        /// `startSignIn` gave.
+        case redirect(requestURI: String, sessionID: String?)
+        /// A token the app already holds (`postBody`: `id_token` for OpenID providers,
+        /// `access_token` for GitHub), with the nonce the app asked for, if any.
+        case token(providerID: String, idToken: String?, accessToken: String?, nonce: String?)
+    }
+
+    /// The end of a provider sign-in: a session, or (`needConfirmation`) the account that
+    /// holds the provider's unverified address, which must sign in another way first.
+    public struct FederatedSignIn: Sendable {
+        public var profile: FederatedProfile
+        public var session: Session?
+        public var needConfirmation: Bool
+    }
+
+    /// Finishes a sign-in; with `idToken`, links the provider to that signed-in account
+    /// instead (an anonymous account keeps its uid and data).
+    public func finishSignIn(_ credential: ProviderCredential, linkingTo idToken: String? = nil) async throws(AuthError) -> FederatedSignIn {
+        guard let federation else { throw AuthError("OPERATION_NOT_ALLOWED", detail: "this server does not sign in with providers") }
+        let profile: FederatedProfile
+        switch credential {
+        case .redirect(let requestURI, let sessionID):
+            guard let sessionID, !sessionID.isEmpty else { throw AuthError("MISSING_SESSION_ID") }
+            let digest = Self.digest(sessionID)
+            let now = clock()
+            guard let pending = try await offload({ [store] in try store.takePendingSignIn(digest: digest, now: now) }) else {
+                throw AuthError("INVALID_IDP_RESPONSE", detail: "the sign-in session is unknown, already used or expired")
+            }
+            let returned = try Self.redirectParameters(requestURI, expecting: pending.redirectURI)
+            if let error = returned["error"] {
+                throw error == "access_denied"
+                    ? AuthError("USER_CANCELLED", detail: "the user did not allow the sign-in")
+                    : IdentityProviderClient.idpError("the provider answered \(error)")
+            }
+            guard let state = returned["state"], Self.sameSecret(state, pending.state) else {
+                throw IdentityProviderClient.idpError("the state does not match this sign-in")
+            }
+            guard let code = returned["code"], !code.isEmpty else { throw IdentityProviderClient.idpError("the provider gave no code") }
+            let config = try await enabledProvider(pending.providerID)
+            profile = try await federation.exchange(
+                config, code: code, redirectURI: pending.redirectURI, codeVerifier: pending.codeVerifier, nonce: pending.nonce)
+        case .token(let providerID, let idToken, let accessToken, let nonce):
+            let config = try await enabledProvider(providerID)
+            if let idToken, config.issuer != nil, config.id != "github.com" {
+                profile = try await federation.verifiedIDToken(config, idToken: idToken, nonce: nonce)
+            } else if let accessToken, config.id == "github.com" {
+                profile = try await federation.gitHubProfile(config, accessToken: accessToken)
+            } else {
+                throw AuthError("INVALID_CREDENTIAL_OR_PROVIDER_ID", detail: "postBody needs an id_token (OpenID) or access_token (GitHub)")
+            }
+        }
+        return try await signIn(profile, linkingTo: idToken)
+    }
+
+    private func signIn(_ profile: FederatedProfile, linkingTo idToken: String?) async throws(AuthError) -> FederatedSignIn {
+        let now = clock()
+        if let idToken {
+            var user = try await verifiedUser(idToken: idToken).user
+            if let owner = try await offload({ [store] in try store.user(providerID: profile.providerID, rawID: profile.rawID) }),
+                owner.uid != user.uid
+            {
+                throw .federatedUserIDAlreadyLinked
+            }
+            user.identities.removeAll { $0.providerID == profile.providerID }
+            user.identities.append(profile.identity)
+            if user.email == nil, let email = profile.email, profile.emailVerified,
+                try await offload({ [store] in try store.user(email: email) }) == nil
+            {
+                user.email = email
+                user.emailVerified = true
+            }
+            if user.displayName == nil { user.displayName = profile.displayName }
+            if user.photoURL == nil { user.photoURL = profile.photoURL }
+            if user.provider == "anonymous" || user.provider == "custom" { user.provider = profile.providerID }
+            user.lastLoginAt = now
+            let linked = user
+            try await offload { [store] in try store.update(linked) }
+            logger.info("provider linked", metadata: ["uid": "\(user.uid)", "provider": "\(profile.providerID)"])
+            return FederatedSignIn(profile: profile, session: try await session(for: user, provider: profile.providerID, isNewUser: false), needConfirmation: false)
+        }
+        if var user = try await offload({ [store] in try store.user(providerID: profile.providerID, rawID: profile.rawID) }) {
+            guard !user.disabled else { throw .userDisabled }
+            if let index = user.identities.firstIndex(where: { $0.providerID == profile.providerID && $0.rawID == profile.rawID }) {
+                user.identities[index] = profile.identity
+            }
+            user.lastLoginAt = now
+            let signedIn = user
+            try await offload { [store] in try store.update(signedIn) }
+            return FederatedSignIn(profile: profile, session: try await session(for: user, provider: profile.providerID, isNewUser: false), needConfirmation: false)
+        }
+        if let email = profile.email, var user = try await offload({ [store] in try store.user(email: email) }) {
+            guard profile.emailVerified else {
+                // The provider does not vouch for the address: the account's owner must sign
+                // in another way and link this provider themselves.
+                return FederatedSignIn(profile: profile, session: nil, needConfirmation: true)
+            }
+            guard !user.disabled else { throw .userDisabled }
+            var revoke = false
+            if !user.emailVerified, user.passwordHash != nil {
+                // Whoever set this password never proved they hold the address: it goes, and
+                // with it every session it opened.
+                user.passwordHash = nil
+                user.validSince = now / 1000
+                revoke = true
+            }
+            user.emailVerified = true
+            user.identities.append(profile.identity)
+            if user.displayName == nil { user.displayName = profile.displayName }
+            if user.photoURL == nil { user.photoURL = profile.photoURL }
+            user.lastLoginAt = now
+            let linked = user
+            let revokeSessions = revoke
+            try await offload { [store] in
+                try store.update(linked)
+                if revokeSessions { try store.revokeRefreshTokens(uid: linked.uid) }
+            }
+            logger.info("provider linked by verified email", metadata: ["uid": "\(user.uid)", "provider": "\(profile.providerID)"])
+            return FederatedSignIn(profile: profile, session: try await session(for: user, provider: profile.providerID, isNewUser: false), needConfirmation: false)
+        }
+        var user = UserRecord(
+            uid: Self.newUID(), email: profile.email, emailVerified: profile.email != nil && profile.emailVerified,
+            displayName: profile.displayName, photoURL: profile.photoURL, provider: profile.providerID, createdAt: now,
+            lastLoginAt: now, validSince: now / 1000)
+        user.identities = [profile.identity]
+        let created = user
+        try await offload { [store] in try store.insert(created) }
+        logger.info("account created", metadata: ["uid": "\(user.uid)", "provider": "\(profile.providerID)"])
+        return FederatedSignIn(profile: profile, session: try await session(for: user, provider: profile.providerID, isNewUser: true), needConfirmation: false)
+    }
+
+    /// The sign-in methods an address can use (`accounts:createAuthUri` with an `identifier`).
+    public func signInMethods(email address: String?) async throws(AuthError) -> (registered: Bool, methods: [String], providers: [String]) {
+        let email = try checkedEmail(address)
+        guard let user = try await offload({ [store] in try store.user(email: email) }) else { return (false, [], []) }
+        var methods: [String] = []
+        var providers: [String] = []
+        if user.passwordHash != nil {
+            methods.append("password")
+            providers.append("password")
+        }
+        for identity in user.identities where !providers.contains(identity.providerID) {
+            methods.append(identity.providerID)
+            providers.append(identity.providerID)
+        }
+        return (true, methods, providers)
+    }
+
+    private func enabledProvider(_ providerID: String?) async throws(AuthError) -> ProviderConfig {
+        guard let providerID, !providerID.isEmpty else { throw AuthError("MISSING_PROVIDER_ID") }
+        guard let config = try await providerConfig(id: providerID), config.kind != .saml else {
+            throw AuthError("INVALID_PROVIDER_ID", detail: "Provider Id is not supported.")
+        }
+        guard config.enabled else { throw AuthError("OPERATION_NOT_ALLOWED", detail: "The identity provider configuration is disabled.") }
+        return config
+    }
+
+    /// The query (and fragment) parameters of the provider's redirect, which must come back to
+    /// the address the sign-in was started for.
+    static func redirectParameters(_ requestURI: String, expecting redirectURI: String) throws(AuthError) -> [String: String] {
+        guard let components = URLComponents(string: requestURI) else { throw IdentityProviderClient.idpError("requestUri is not a URL") }
+        var base = components
+        base.query = nil
+        base.fragment = nil
+        guard base.string == redirectURI else {
+            throw IdentityProviderClient.idpError("requestUri is not the address this sign-in was started for")
+        }
+        var parameters: [String: String] = [:]
+        for item in components.queryItems ?? [] { parameters[item.name] = item.value ?? "" }
+        if let fragment = components.fragment, let items = URLComponents(string: "?" + fragment)?.queryItems {
+            for item in items where parameters[item.name] == nil { parameters[item.name] = item.value ?? "" }
+        }
+        return parameters
+    }
+
+    static func randomToken() -> String {
+        TokenIssuer.base64URL(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) })
+    }
+
+    /// Compares two secrets in time that does not depend on where they differ.
+    static func sameSecret(_ a: String, _ b: String) -> Bool {
+        SymmetricKey(data: Data(SHA256.hash(data: Data(a.utf8)))) == SymmetricKey(data: Data(SHA256.hash(data: Data(b.utf8))))
+    }
+}

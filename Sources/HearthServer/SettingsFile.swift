@@ -1,0 +1,160 @@
+import Foundation
+import HearthAuth
+import HearthCore
+
+/// `hearth serve --settings <file>`: what is too much for flags, as JSON.
+///
+/// ```json
+/// {
+///   "publicURL": "https://social.example.com",
+///   "auth": {
+///     "appName": "Hearth Social",
+///     "email": {
+///       "from": "Hearth Social <noreply@example.com>",
+///       "smtp": { "host": "smtp.example.com", "port": 587, "security": "starttls",
+///                 "username": "hearth", "passwordFile": "/etc/hearth/smtp-password",
+///                 "trustedCertificates": "/etc/hearth/mail-ca.pem" },
+///       "templates": "/etc/hearth/email-templates"
+///     },
+///     "providers": [
+///       { "id": "oidc.corp", "displayName": "Corp SSO", "issuer": "https://sso.example.com",
+///         "clientId": "hearth", "clientSecretFile": "/etc/hearth/corp-secret" },
+///       { "id": "github.com", "clientId": "…", "clientSecret": "…" }
+///     ]
+///   }
+/// }
+/// ```
+/// Secrets may be given inline or, better, as `…File` paths. Relative paths are read from the
+/// settings file's folder.
+public struct SettingsFile: Decodable, Sendable {
+    public var publicURL: String?
+    public var auth: Auth?
+
+    public struct Auth: Decodable, Sendable {
+        public var appName: String?
+        public var email: Email?
+        public var providers: [Provider]?
+    }
+
+    public struct Email: Decodable, Sendable {
+        public var from: String?
+        public var smtp: SMTP?
+        public var templates: String?
+    }
+
+    public struct SMTP: Decodable, Sendable {
+        public var host: String
+        public var port: Int?
+        public var security: String?
+        public var username: String?
+        public var password: String?
+        public var passwordFile: String?
+        public var trustedCertificates: String?
+    }
+
+    public struct Provider: Decodable, Sendable {
+        public var id: String
+        public var displayName: String?
+        public var enabled: Bool?
+        public var issuer: String?
+        public var clientId: String
+        public var clientSecret: String?
+        public var clientSecretFile: String?
+    }
+
+    /// A problem with the settings, naming the setting.
+    public struct Problem: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Reads and checks the settings at `url`, then applies them to `configuration`.
+    public static func apply(_ url: URL, to configuration: inout ServerConfiguration) throws {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw Problem(description: "cannot read the settings file \(url.path): \(error.localizedDescription)")
+        }
+        let settings: SettingsFile
+        do {
+            settings = try JSONDecoder().decode(SettingsFile.self, from: data)
+        } catch let DecodingError.keyNotFound(key, context) {
+            throw Problem(description: "\(url.path): \(Self.path(context.codingPath + [key])) is missing")
+        } catch let DecodingError.typeMismatch(_, context), let DecodingError.dataCorrupted(context) {
+            throw Problem(description: "\(url.path): \(Self.path(context.codingPath)) is not valid (\(context.debugDescription))")
+        } catch {
+            throw Problem(description: "\(url.path) is not valid JSON settings: \(error)")
+        }
+        try settings.apply(to: &configuration, folder: url.deletingLastPathComponent())
+    }
+
+    func apply(to configuration: inout ServerConfiguration, folder: URL) throws {
+        func file(_ path: String) -> URL {
+            path.hasPrefix("/") ? URL(fileURLWithPath: path) : folder.appendingPathComponent(path)
+        }
+        func secret(_ inline: String?, _ path: String?, _ name: String) throws -> String? {
+            if let path {
+                do {
+                    return try String(contentsOf: file(path), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+                } catch {
+                    throw Problem(description: "cannot read \(name) from \(path): \(error.localizedDescription)")
+                }
+            }
+            return inline
+        }
+        if let publicURL {
+            guard let origin = URL(string: publicURL), let scheme = origin.scheme, ["http", "https"].contains(scheme), origin.host != nil else {
+                throw Problem(description: "publicURL must be an http(s) URL such as https://social.example.com")
+            }
+            configuration.publicURL = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
+        }
+        guard let auth else { return }
+        if let name = auth.appName { configuration.appName = name }
+        if let email = auth.email {
+            if let from = email.from { configuration.emailSender = from }
+            if let smtp = email.smtp {
+                guard let security = SMTPMailer.Settings.Security(rawValue: smtp.security ?? "starttls") else {
+                    throw Problem(description: "auth.email.smtp.security must be starttls, tls or none")
+                }
+                let port = smtp.port ?? (security == .tls ? 465 : 587)
+                guard (1...65535).contains(port) else { throw Problem(description: "auth.email.smtp.port must be 1 to 65535") }
+                configuration.smtp = SMTPMailer.Settings(
+                    host: smtp.host, port: port, security: security, username: smtp.username,
+                    password: try secret(smtp.password, smtp.passwordFile, "auth.email.smtp.password"),
+                    trustedCertificatesFile: smtp.trustedCertificates.map { file($0).path })
+            }
+            if let templates = email.templates {
+                do {
+                    configuration.emailTemplates = try EmailTemplates(folder: file(templates))
+                } catch {
+                    throw Problem(description: "auth.email.templates: \(error)")
+                }
+            }
+        }
+        for provider in auth.providers ?? [] {
+            guard let kind = ProviderConfig.Kind(providerID: provider.id), kind != .saml else {
+                throw Problem(description: "auth.providers: \(provider.id) is not oidc.<name> or one of \(ProviderConfig.builtInProviders.sorted().joined(separator: ", "))")
+            }
+            var resource: [(ChildKey, Node)] = [(ChildKey("clientId"), .string(provider.clientId))]
+            if let secret = try secret(provider.clientSecret, provider.clientSecretFile, "the client secret of \(provider.id)") {
+                resource.append((ChildKey("clientSecret"), .string(secret)))
+            }
+            if let issuer = provider.issuer { resource.append((ChildKey("issuer"), .string(issuer))) }
+            if let name = provider.displayName { resource.append((ChildKey("displayName"), .string(name))) }
+            resource.append((ChildKey("enabled"), .bool(provider.enabled ?? true)))
+            if kind == .oidc {
+                resource.append((ChildKey("responseType"), .object([(ChildKey("code"), .bool(true))])))
+            }
+            let config = ProviderConfig(id: provider.id, kind: kind, resource: .object(resource))
+            do {
+                configuration.providers.append(try config.validated())
+            } catch {
+                throw Problem(description: "auth.providers: \(provider.id): \(error.message)")
+            }
+        }
+    }
+
+    private static func path(_ keys: [any CodingKey]) -> String {
+        keys.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined().trimmingCharacters(in: CharacterSet(charactersIn: "."))
+    }
+}
