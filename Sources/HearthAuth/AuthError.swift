@@ -46,7 +46,6 @@ public struct AuthError: Error, Sendable, Equatable, CustomStringConvertible {
     public static let expiredOOBCode = AuthError("EXPIRED_OOB_CODE")
     public static let emailNotFound = AuthError("EMAIL_NOT_FOUND")
     public static let configurationNotFound = AuthError("CONFIGURATION_NOT_FOUND", status: 404)
-    public static let invalidSessionCookieDuration = AuthError("INVALID_SESSION_COOKIE_DURATION")
 
     /// A request that is malformed in some other way.
     public static func invalidArgument(_ detail: String) -> AuthError {

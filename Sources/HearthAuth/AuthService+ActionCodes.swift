@@ -47,6 +47,11 @@ extension AuthService {
     ///   emulator uses the address it was reached at).
     public func sendActionCode(_ request: ActionCodeRequest, actionURL: String? = nil) async throws(AuthError) -> IssuedActionCode {
         if request.returnLink, !request.isAdmin { throw .insufficientPermission }
+        if let continueURL = request.continueURL, !continueURL.isEmpty {
+            guard let url = URLComponents(string: continueURL), url.scheme != nil, url.host?.isEmpty == false else {
+                throw AuthError("INVALID_CONTINUE_URI", detail: "((expected an absolute URI with valid scheme and host))")
+            }
+        }
         var uid: String?
         let email: String
         var newEmail: String?

@@ -60,27 +60,37 @@ extension AuthService {
         public init(uid: String) { self.uid = uid }
     }
 
-    /// Imports accounts, replacing any with the same uid (as Firebase does). Each account that
-    /// cannot be imported is reported by its index, and the others are imported.
+    /// Imports accounts, replacing any with the same uid (as Firebase's import documentation
+    /// says). Each account that cannot be imported is reported by its index with Firebase's
+    /// message, and the others are imported.
     /// - Parameter hash: how the imported password hashes were made (its `hash` and `salt` are
     ///   replaced by each user's); required when any user has a password hash.
     /// - Returns: the refused accounts' indexes and reasons.
+    /// - Throws: `DUPLICATE_LOCAL_ID : <uid>` when a uid is repeated in the request, and
+    ///   refusals of the hash parameters, before anything is imported.
     public func importUsers(_ users: [ImportedUser], hash: ImportedPasswordHash?) async throws(AuthError) -> [(index: Int, message: String)] {
+        guard !users.isEmpty else { throw AuthError("MISSING_USER_ACCOUNT") }
         guard users.count <= 1000 else { throw .invalidArgument("at most 1000 users can be imported at once") }
+        var seenUIDs: Set<String> = []
+        for user in users where !user.uid.isEmpty {
+            guard seenUIDs.insert(user.uid).inserted else { throw AuthError("DUPLICATE_LOCAL_ID", detail: user.uid) }
+        }
         if users.contains(where: { $0.passwordHash != nil }) {
             guard let hash else { throw AuthError("MISSING_HASH_ALGORITHM") }
             try hash.validatedParameters()
         }
         let now = clock()
         var failures: [(index: Int, message: String)] = []
-        var seenUIDs: Set<String> = []
         for (index, imported) in users.enumerated() {
-            do throws(AuthError) {
-                guard seenUIDs.insert(imported.uid).inserted else {
-                    throw AuthError.invalidArgument("the uid \(imported.uid) is repeated in this import")
-                }
+            do throws(ImportRefusal) {
                 let user = try importedRecord(imported, hash: hash, now: now)
-                try await offload { [store] in try store.replace(user) }
+                do {
+                    try await offload { [store] in try store.replace(user) }
+                } catch let error where error == .federatedUserIDAlreadyLinked {
+                    throw ImportRefusal("raw id exists in other account in database")
+                } catch {
+                    throw ImportRefusal(error.message)
+                }
             } catch {
                 failures.append((index, error.message))
             }
@@ -91,30 +101,41 @@ extension AuthService {
         return failures
     }
 
-    private func importedRecord(_ imported: ImportedUser, hash: ImportedPasswordHash?, now: Int64) throws(AuthError) -> UserRecord {
-        guard !imported.uid.isEmpty, imported.uid.utf8.count <= 128 else {
-            throw .invalidArgument("uid must be 1 to 128 characters")
-        }
+    /// Why one user of an import was refused, in Firebase's words.
+    struct ImportRefusal: Error {
+        var message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    private func importedRecord(_ imported: ImportedUser, hash: ImportedPasswordHash?, now: Int64) throws(ImportRefusal) -> UserRecord {
+        guard !imported.uid.isEmpty else { throw ImportRefusal("localId is missing") }
+        guard imported.uid.utf8.count <= 128 else { throw ImportRefusal("localId is invalid") }
         var user = UserRecord(
             uid: imported.uid, provider: "custom", createdAt: imported.createdAt ?? now, lastLoginAt: imported.lastLoginAt,
             validSince: now / 1000)
-        if imported.email != nil { user.email = try checkedEmail(imported.email) }
+        if imported.email != nil {
+            guard let email = try? checkedEmail(imported.email) else { throw ImportRefusal("email is invalid") }
+            user.email = email
+        }
         user.emailVerified = imported.emailVerified
         user.displayName = imported.displayName
         user.photoURL = imported.photoURL
-        if let phone = imported.phoneNumber { user.phoneNumber = try Self.checkedPhoneNumber(phone) }
+        if let phone = imported.phoneNumber {
+            guard let checked = try? Self.checkedPhoneNumber(phone) else { throw ImportRefusal("phone number format is invalid") }
+            user.phoneNumber = checked
+        }
         user.disabled = imported.disabled
         if let claims = imported.customClaims {
-            guard claims.isNull || claims.children != nil else { throw AuthError("INVALID_CLAIMS") }
-            if let reserved = claims.children?.first(where: { TokenIssuer.reservedClaims.contains($0.key.string) }) {
-                throw AuthError("INVALID_CLAIMS", detail: "Developer claim \"\(reserved.key.string)\" is reserved")
+            guard claims.isNull || claims.children != nil else { throw ImportRefusal("Invalid custom claims provided.") }
+            if claims.children?.contains(where: { TokenIssuer.reservedClaims.contains($0.key.string) }) == true {
+                throw ImportRefusal("Custom claims provided include a reserved claim.")
             }
-            guard JSONWriter.bytes(claims).count <= 1000 else { throw AuthError("CLAIMS_TOO_LARGE") }
+            guard JSONWriter.bytes(claims).count <= 1000 else { throw ImportRefusal("Custom claims provided are too large.") }
             user.customClaims = claims
         }
         for identity in imported.identities {
             guard !identity.providerID.isEmpty, !identity.rawID.isEmpty else {
-                throw .invalidArgument("providerUserInfo needs a providerId and a rawId")
+                throw ImportRefusal("federatedId or (providerId & rawId) is required")
             }
             guard !["password", "phone"].contains(identity.providerID) else { continue }
             user.identities.append(identity)
@@ -122,7 +143,11 @@ extension AuthService {
         if let digest = imported.passwordHash, var template = hash {
             template.hash = digest
             template.salt = imported.salt ?? Data()
-            user.passwordHash = try template.validated().stored
+            do {
+                user.passwordHash = try template.validated().stored
+            } catch {
+                throw ImportRefusal("passwordHash or salt is invalid")
+            }
             user.passwordUpdatedAt = now
         }
         if user.passwordHash != nil || user.email != nil { user.provider = "password" }
@@ -136,12 +161,12 @@ extension AuthService {
     public static let sessionCookieDurations: ClosedRange<Int64> = 5 * 60...14 * 24 * 60 * 60
 
     /// A session cookie (a JWT signed as Hearth's ID tokens are, with Firebase's session
-    /// issuer) for the user an ID token speaks for. The ID token must come from a recent
-    /// sign-in, as Firebase requires (``Policy/recentSignInSeconds``).
+    /// issuer) for the user an ID token speaks for. As with Firebase, checking that the
+    /// sign-in is recent is the app's part (the token's `auth_time`).
     public func createSessionCookie(idToken: String?, validSeconds: Int64) async throws(AuthError) -> String {
-        guard Self.sessionCookieDurations.contains(validSeconds) else { throw .invalidSessionCookieDuration }
+        guard let idToken, !idToken.isEmpty else { throw AuthError("MISSING_ID_TOKEN") }
+        guard Self.sessionCookieDurations.contains(validSeconds) else { throw AuthError("INVALID_DURATION") }
         let (user, claims) = try await verifiedUser(idToken: idToken)
-        try checkRecentSignIn(claims)
         do {
             return try await issuer.sessionCookie(fromIDTokenClaims: claims, user: user, validSeconds: validSeconds, now: nowSeconds)
         } catch {

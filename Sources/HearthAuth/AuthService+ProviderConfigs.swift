@@ -9,7 +9,7 @@ extension AuthService {
         guard ProviderConfig.Kind(providerID: id) == kind, Self.isValidProviderID(id) else {
             throw AuthError("INVALID_PROVIDER_ID", detail: "\(kind.idParameter) must name a provider of this kind")
         }
-        let config = try ProviderConfig(id: id, kind: kind, resource: Self.withoutName(resource)).validated()
+        let config = try ProviderConfig(id: id, kind: kind, resource: Self.withoutName(resource)).withDefaults().validated()
         let now = clock()
         try await offload { [store] in try store.putProviderConfig(config, create: true, now: now) }
         logger.info("sign-in provider added", metadata: ["provider": "\(id)"])

@@ -9,9 +9,10 @@ import Foundation
 /// The algorithms are Firebase's: its modified scrypt (`SCRYPT`: scrypt of the password with
 /// the salt and salt separator, N = 2^memoryCost, r = rounds, p = 1, 64 bytes, whose first 32
 /// bytes are the AES-256-CTR key that encrypts the project's signer key), `STANDARD_SCRYPT`,
-/// `PBKDF_SHA1` and `PBKDF2_SHA256`, `HMAC_*` with a key, and `MD5`, `SHA1`, `SHA256`, `SHA512`
-/// applied `rounds` times. Salted digests hash salt then password unless `passwordHashOrder`
-/// says `PASSWORD_AND_SALT`. `BCRYPT` is refused: no bcrypt implementation is among Hearth's
+/// `PBKDF_SHA1` and `PBKDF2_SHA256`, `HMAC_*` of password then salt with a key, and `MD5`,
+/// `SHA1`, `SHA256`, `SHA512` of salt then password applied `rounds` times (`passwordHashOrder`
+/// can swap the order). A digest may be given raw or as lower-case hex text, as exports of
+/// MD5 hashes usually are. `BCRYPT` is refused: no bcrypt implementation is among Hearth's
 /// dependencies, and one is not written by hand.
 ///
 /// Stored as `import:` followed by this value as JSON.
@@ -27,6 +28,7 @@ public struct ImportedPasswordHash: Codable, Sendable, Equatable {
     public var parallelization: Int?
     public var blockSize: Int?
     public var derivedKeyLength: Int?
+    /// The order of password and salt; nil is the algorithm's own (HMAC: password first).
     public var passwordFirst: Bool?
 
     static let prefix = "import:"
@@ -110,7 +112,11 @@ public struct ImportedPasswordHash: Codable, Sendable, Equatable {
     /// True when `password` gives this hash; the comparison takes the same time wherever
     /// the hashes differ.
     public func verify(_ password: String) -> Bool {
-        guard let derived = try? derive(Data(password.utf8)) else { return false }
+        guard let derived = try? derive(Data(password.utf8)), !derived.isEmpty else { return false }
+        if hash.count == derived.count * 2 {
+            let hex = Data(derived.map { String(format: "%02x", $0) }.joined().utf8)
+            return SymmetricKey(data: hex) == SymmetricKey(data: hash)
+        }
         return SymmetricKey(data: derived) == SymmetricKey(data: hash)
     }
 
@@ -146,12 +152,12 @@ public struct ImportedPasswordHash: Codable, Sendable, Equatable {
         }
     }
 
-    private func salted(_ password: Data) -> Data {
-        passwordFirst == true ? password + salt : salt + password
+    private func salted(_ password: Data, passwordFirstByDefault: Bool = false) -> Data {
+        (passwordFirst ?? passwordFirstByDefault) ? password + salt : salt + password
     }
 
     private func hmac<H: HashFunction>(_: H.Type, _ password: Data) -> Data {
-        Data(HMAC<H>.authenticationCode(for: salted(password), using: SymmetricKey(data: key ?? Data())))
+        Data(HMAC<H>.authenticationCode(for: salted(password, passwordFirstByDefault: true), using: SymmetricKey(data: key ?? Data())))
     }
 
     /// The digest of the salted password, then of that digest, `rounds` times in all (MD5

@@ -77,9 +77,23 @@ public struct ProviderConfig: Sendable, Equatable {
     /// The OpenID issuer (for `oidc.*`, and the built-in OIDC providers by name).
     public var issuer: String? { string("issuer") ?? Self.builtInIssuers[id] }
 
-    /// The resource as the admin API answers it, with `name` first.
+    /// The resource as the admin API answers it, with `name` first. As Firebase does, response
+    /// types that are off are left out.
     public func served(project: String) -> Node {
-        .object([(ChildKey("name"), .string("projects/\(project)/\(kind.rawValue)/\(id)"))] + (resource.children.map { Array($0) } ?? []))
+        var entries = resource.children.map { Array($0) } ?? []
+        if let index = entries.firstIndex(where: { $0.key.string == "responseType" }) {
+            let on = (entries[index].1.children.map { Array($0) } ?? []).filter { $0.value != .bool(false) }
+            entries[index].1 = .object(on)
+        }
+        return .object([(ChildKey("name"), .string("projects/\(project)/\(kind.rawValue)/\(id)"))] + entries)
+    }
+
+    /// A new OIDC configuration without response types uses the ID-token flow, as Firebase's.
+    func withDefaults() -> ProviderConfig {
+        guard kind == .oidc, resource.child(ChildKey("responseType")).isNull else { return self }
+        var copy = self
+        copy.resource = resource.updatingChild(ChildKey("responseType"), to: .object([(ChildKey("idToken"), .bool(true))]))
+        return copy
     }
 
     /// Checks what a create or update left: the fields sign-in needs, well formed.
@@ -88,7 +102,8 @@ public struct ProviderConfig: Sendable, Equatable {
         switch kind {
         case .oidc:
             guard let client = clientID, !client.isEmpty else { throw AuthError("MISSING_OAUTH_CLIENT_ID") }
-            guard let issuer = string("issuer"), Self.isHTTPURL(issuer) else { throw invalid("issuer must be an http(s) URL") }
+            guard let issuer = string("issuer"), !issuer.isEmpty else { throw AuthError("MISSING_ISSUER") }
+            guard Self.isHTTPURL(issuer) else { throw invalid("issuer must be an http(s) URL") }
             if case .bool(true) = resource.child(ChildKey("responseType")).child(ChildKey("code")), clientSecret == nil {
                 throw AuthError("MISSING_OAUTH_CLIENT_SECRET")
             }
@@ -102,7 +117,7 @@ public struct ProviderConfig: Sendable, Equatable {
                     return false
                 })
             else { throw invalid("idpConfig.idpCertificates must hold PEM certificates") }
-            guard let sp = string("spConfig", "spEntityId"), !sp.isEmpty else { throw invalid("spConfig.spEntityId is required") }
+            guard let sp = string("spConfig", "spEntityId"), !sp.isEmpty else { throw AuthError("MISSING_SAML_RELYING_PARTY_CONFIG") }
             guard let callback = string("spConfig", "callbackUri"), Self.isHTTPURL(callback) else {
                 throw invalid("spConfig.callbackUri must be an http(s) URL")
             }

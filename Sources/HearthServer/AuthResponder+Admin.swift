@@ -75,25 +75,22 @@ extension AuthResponder {
     /// for the ones refused.
     func importUsers(_ body: RequestFields) async throws -> Response {
         let entries = body.node.child(ChildKey("users")).children.map { Array($0) } ?? []
-        guard !entries.isEmpty else { throw AuthError("MISSING_USER_ACCOUNT") }
         var users: [AuthService.ImportedUser] = []
-        var refused: [(index: Int, message: String)] = []
+        var unreadable: [(index: Int, message: String)] = []
         for (index, entry) in entries.enumerated() {
             do {
                 users.append(try Self.importedUser(RequestFields(node: entry.value)))
             } catch let error as AuthError {
-                refused.append((index, error.message))
+                unreadable.append((index, error.detail ?? error.message))
                 users.append(AuthService.ImportedUser(uid: ""))
             }
         }
         let hash = try Self.importHash(body)
-        var failures = try await service.importUsers(users.enumerated().filter { entry in
-            !refused.contains { $0.index == entry.offset }
-        }.map(\.element), hash: hash)
-        // Indexes of the users sent on, mapped back to the request's.
-        let sent = users.indices.filter { index in !refused.contains { $0.index == index } }
-        failures = failures.map { (sent[$0.index], $0.message) }
-        let all = (refused + failures).sorted { $0.index < $1.index }
+        let readable = users.indices.filter { index in !unreadable.contains { $0.index == index } }
+        // An entry that could not be read is not sent on (it would be refused as missing a uid).
+        let refused = try await service.importUsers(readable.map { users[$0] }, hash: hash)
+            .map { (index: readable[$0.index], message: $0.message) }
+        let all = (unreadable + refused).sorted { $0.index < $1.index }
         var response: [(ChildKey, Node)] = [(ChildKey("kind"), .string("identitytoolkit#UploadAccountResponse"))]
         if !all.isEmpty {
             response.append((ChildKey("error"), Self.list(all.map {
@@ -104,21 +101,25 @@ extension AuthResponder {
     }
 
     private static func importedUser(_ fields: RequestFields) throws -> AuthService.ImportedUser {
-        guard let uid = fields.string("localId") else { throw AuthError("MISSING_LOCAL_ID") }
-        var user = AuthService.ImportedUser(uid: uid)
+        var user = AuthService.ImportedUser(uid: fields.string("localId") ?? "")
         user.email = fields.string("email")
         user.emailVerified = fields.bool("emailVerified") ?? false
         user.displayName = fields.string("displayName")
         user.photoURL = fields.string("photoUrl")
         user.phoneNumber = fields.string("phoneNumber")
         user.disabled = fields.bool("disabled") ?? false
-        if let claims = fields.string("customAttributes") { user.customClaims = try parsedClaims(claims) }
+        if let claims = fields.string("customAttributes") {
+            guard let parsed = try? JSONParser.parse(Array(claims.utf8)).node else {
+                throw AuthError("INVALID_CLAIMS", detail: "Invalid custom claims provided.")
+            }
+            user.customClaims = parsed
+        }
         if let hash = fields.string("passwordHash") {
-            guard let bytes = base64(hash) else { throw AuthError.invalidArgument("passwordHash is not base64") }
+            guard let bytes = base64(hash) else { throw AuthError("INVALID_PASSWORD_HASH", detail: "passwordHash is invalid") }
             user.passwordHash = bytes
         }
         if let salt = fields.string("salt") {
-            guard let bytes = base64(salt) else { throw AuthError.invalidArgument("salt is not base64") }
+            guard let bytes = base64(salt) else { throw AuthError("INVALID_SALT", detail: "salt is invalid") }
             user.salt = bytes
         }
         user.createdAt = fields.string("createdAt").flatMap { Int64($0) } ?? fields.node.child(ChildKey("createdAt")).numberValue.map { Int64($0) }
@@ -148,7 +149,7 @@ extension AuthResponder {
             algorithm: algorithm, hash: Data(), salt: Data(), key: try bytes("signerKey"), saltSeparator: try bytes("saltSeparator"),
             rounds: number("rounds"), memoryCost: number("memoryCost") ?? number("cpuMemCost"),
             parallelization: number("parallelization"), blockSize: number("blockSize"), derivedKeyLength: number("dkLen"),
-            passwordFirst: order == "PASSWORD_AND_SALT" ? true : nil)
+            passwordFirst: order == "PASSWORD_AND_SALT" ? true : order == "SALT_AND_PASSWORD" ? false : nil)
     }
 
     /// Standard or URL-safe base64, padded or not (the Admin SDKs send URL-safe).

@@ -29,13 +29,15 @@ struct AuthResponder: Sendable {
     static let identityToolkitV2 = "/identitytoolkit.googleapis.com/v2/"
     static let secureToken = "/securetoken.googleapis.com/v1/token"
     static let emulatorAccounts = "/emulator/v1/projects/"
+    /// Hearth's own: the providers a sign-in page offers (`{"providers": [{providerId, displayName}]}`).
+    static let providersPath = "/__/auth/providers"
     static let jwksPaths: Set<String> = [
         "/.well-known/jwks.json", "/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com",
     ]
 
     /// True for the paths this responder answers.
     static func handles(_ path: String) -> Bool {
-        path.hasPrefix(identityToolkit) || path.hasPrefix(identityToolkitV2) || path == secureToken || path.hasPrefix(emulatorAccounts) || jwksPaths.contains(path)
+        path.hasPrefix(identityToolkit) || path.hasPrefix(identityToolkitV2) || path == secureToken || path == providersPath || path.hasPrefix(emulatorAccounts) || jwksPaths.contains(path)
     }
 
     func respond(to request: Request, context: HearthRequestContext) async -> Response {
@@ -54,6 +56,17 @@ struct AuthResponder: Sendable {
         if Self.jwksPaths.contains(path) {
             guard request.method == .get else { throw AuthError("METHOD_NOT_ALLOWED", status: 405) }
             return Self.json(try service.issuer.jwks())
+        }
+        if path == Self.providersPath {
+            guard request.method == .get else { throw AuthError("METHOD_NOT_ALLOWED", status: 405) }
+            let providers = try await service.signInProviders()
+            if providers.isEmpty { return JSONResponse.make(status: .ok, bytes: Array(#"{"providers":[]}"#.utf8)) }
+            return Self.json(.object([(ChildKey("providers"), Self.list(providers.map { config in
+                .object([
+                    (ChildKey("providerId"), .string(config.id)),
+                    (ChildKey("displayName"), .string(config.displayName ?? Self.providerName(config.id))),
+                ])
+            }))]))
         }
         if path == Self.secureToken {
             guard request.method == .post else { throw AuthError("METHOD_NOT_ALLOWED", status: 405) }
@@ -144,6 +157,18 @@ struct AuthResponder: Sendable {
             return Self.json(.object([(ChildKey("kind"), .string("hearth#SignOutResponse"))]))
         default:
             throw AuthError("NOT_FOUND", status: 404)
+        }
+    }
+
+    /// A provider's name for people when its configuration gives none.
+    static func providerName(_ id: String) -> String {
+        switch id {
+        case "github.com": "GitHub"
+        case "google.com": "Google"
+        case "apple.com": "Apple"
+        case "microsoft.com": "Microsoft"
+        case "yahoo.com": "Yahoo"
+        default: String(id.drop { $0 != "." }.dropFirst())
         }
     }
 

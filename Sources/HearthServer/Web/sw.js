@@ -13,6 +13,7 @@
 const SHELL = [
   '/',
   '/app/actions.js',
+  '/app/auth-pages.js',
   '/app/app.css',
   '/app/components.js',
   '/app/main.js',

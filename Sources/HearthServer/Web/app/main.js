@@ -18,6 +18,7 @@ const ROUTES = [
   { path: 'signin', module: 'auth', params: { mode: 'signin' }, title: 'Sign in' },
   { path: 'signup', module: 'auth', params: { mode: 'signup' }, title: 'Create an account' },
   { path: 'account', module: 'auth', params: { mode: 'account' }, title: 'Your account' },
+  { path: 'forgot', module: 'auth', params: { mode: 'forgot' }, title: 'Forgot your password?' },
   { path: 'feed', module: 'feed', title: 'Home feed' },
   { path: 'profile/:uid', module: 'profile', title: 'Profile' },
   { path: 'search', module: 'search', title: 'Search' },

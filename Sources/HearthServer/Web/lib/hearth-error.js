@@ -17,6 +17,18 @@ const AUTH_WORDS = {
   INVALID_ID_TOKEN: 'Your session has ended. Sign in again.',
   NOT_SIGNED_IN: 'Sign in first.',
   INSUFFICIENT_PERMISSION: 'You are not allowed to do that.',
+  INVALID_OOB_CODE: 'This link has been used already or is not valid. Ask for a new one.',
+  EXPIRED_OOB_CODE: 'This link has expired. Ask for a new one.',
+  EMAIL_NOT_CONFIGURED: 'This server cannot send email. Ask its operator.',
+  EMAIL_SEND_FAILED: 'The email could not be sent. Try again later.',
+  NEED_CONFIRMATION: 'An account with this email address exists. Sign in with your password first, then connect this provider from your account page.',
+  FEDERATED_USER_ID_ALREADY_LINKED: 'That account is already connected to another person here.',
+  USER_CANCELLED: 'Sign-in was cancelled.',
+  INVALID_IDP_RESPONSE: 'The sign-in provider’s answer could not be used. Try again.',
+  OPERATION_NOT_ALLOWED: 'That way of signing in is turned off.',
+  INVALID_PROVIDER_ID: 'That way of signing in is not available.',
+  CREDENTIAL_TOO_OLD_LOGIN_AGAIN: 'For your safety, sign in again first.',
+  PROVIDER_SIGN_IN_LOST: 'The sign-in was started in another tab or has expired. Start again.',
 };
 
 export class HearthError extends Error {

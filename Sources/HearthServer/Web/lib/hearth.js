@@ -12,6 +12,13 @@
  * and the page holds only a short-lived ID token, refreshed before it expires; see PERSISTENCE):
  *   hearth.auth.signUp(email, password, displayName) · signIn(email, password)
  *   signInAnonymously() · signOut() · updateProfile({ displayName, photoURL })
+ *   providers() → [{ providerId, displayName }] the server offers
+ *   signInWithProvider(providerId, { next, link }) → leaves for the provider; its return to
+ *     /__/auth/handler calls completeProviderSignIn() → { user, next } (link: the signed-in,
+ *     e.g. anonymous, account gets the provider and keeps its uid)
+ *   linkWithPassword(email, password) (an anonymous account becomes an email account) · unlink(providerId)
+ *   sendPasswordResetEmail(email) · sendEmailVerification() · verifyPasswordResetCode(code) → email
+ *   confirmPasswordReset(code, newPassword) · applyActionCode(code) · checkActionCode(code)
  *   currentUser → { uid, email, displayName, photoURL, isAnonymous } | null
  *   onAuthStateChanged(cb) → unsubscribe · getIdToken(forceRefresh)
  *
@@ -372,6 +379,7 @@ class Auth {
         value: Object.freeze({
           uid: claims.user_id ?? claims.sub,
           email: claims.email ?? null,
+          emailVerified: claims.email_verified === true,
           displayName: claims.name ?? null,
           photoURL: claims.picture ?? null,
           isAnonymous: claims.firebase?.sign_in_provider === 'anonymous',
@@ -432,6 +440,116 @@ class Auth {
       }
     } catch {
       // Signed out locally either way; the token expires on its own.
+    }
+  }
+
+  /** The sign-in providers the server offers: [{ providerId, displayName }]. */
+  async providers() {
+    const answer = await this._fetchJSON(`${this._hearth.url}/__/auth/providers`, { method: 'GET' });
+    return answer.providers ?? [];
+  }
+
+  /**
+   * Leaves for `providerId`'s sign-in page; the provider sends the browser back to
+   * /__/auth/handler, which finishes with completeProviderSignIn(). With `link`, the provider
+   * is added to the signed-in account (an anonymous one keeps its uid and everything it made).
+   */
+  async signInWithProvider(providerId, { next = '#/', link = false } = {}) {
+    const continueUri = `${location.origin}/__/auth/handler`;
+    const answer = await this._call('accounts:createAuthUri', { providerId, continueUri });
+    sessionStorage.setItem(`${this._storageKey}:provider-sign-in`, JSON.stringify({
+      sessionId: answer.sessionId, providerId, next, link: Boolean(link && this._session),
+    }));
+    location.assign(answer.authUri);
+  }
+
+  /** Finishes a provider sign-in on the page the provider came back to. Answers { user, next }. */
+  async completeProviderSignIn(requestUri = location.href) {
+    const key = `${this._storageKey}:provider-sign-in`;
+    const started = JSON.parse(sessionStorage.getItem(key) ?? 'null');
+    sessionStorage.removeItem(key);
+    if (!started?.sessionId) throw HearthError.auth('PROVIDER_SIGN_IN_LOST');
+    const body = { requestUri, sessionId: started.sessionId, returnSecureToken: true, returnIdpCredential: false };
+    if (started.link) {
+      const idToken = await this.getIdToken();
+      if (idToken) body.idToken = idToken;
+    }
+    const answer = await this._call('accounts:signInWithIdp', body);
+    if (answer.needConfirmation || !answer.idToken) throw HearthError.auth('NEED_CONFIRMATION');
+    await this._start(answer);
+    return { user: this.currentUser, next: started.next ?? '#/', isNewUser: Boolean(answer.isNewUser) };
+  }
+
+  /** Gives the signed-in (anonymous) account an email and password, keeping its uid. */
+  async linkWithPassword(email, password) {
+    const idToken = await this.getIdToken();
+    if (!idToken) throw HearthError.auth('NOT_SIGNED_IN');
+    const answer = await this._call('accounts:update', { idToken, email, password, returnSecureToken: true });
+    if (answer.idToken) await this._start(answer);
+    else await this.getIdToken(true);
+    this._changed();
+    return this.currentUser;
+  }
+
+  /** Removes a way of signing in (`password`, `phone` or a provider ID) from the account. */
+  async unlink(providerId) {
+    const idToken = await this.getIdToken();
+    if (!idToken) throw HearthError.auth('NOT_SIGNED_IN');
+    await this._call('accounts:update', { idToken, deleteProvider: [providerId] });
+    await this.getIdToken(true);
+    this._changed();
+    return this.currentUser;
+  }
+
+  /** The account's sign-in methods and email state, from the server. */
+  async accountInfo() {
+    const idToken = await this.getIdToken();
+    if (!idToken) throw HearthError.auth('NOT_SIGNED_IN');
+    const answer = await this._call('accounts:lookup', { idToken });
+    return answer.users?.[0] ?? null;
+  }
+
+  /** Emails a link to set a new password. */
+  async sendPasswordResetEmail(email) {
+    await this._call('accounts:sendOobCode', { requestType: 'PASSWORD_RESET', email });
+  }
+
+  /** Signs in with an emailed sign-in link's code and the address it was sent to. */
+  async signInWithEmailLink(email, code) {
+    await this._start(await this._call('accounts:signInWithEmailLink', { email, oobCode: code, returnSecureToken: true }));
+    return this.currentUser;
+  }
+
+  /** Emails the signed-in user a link that verifies their address. */
+  async sendEmailVerification() {
+    const idToken = await this.getIdToken();
+    if (!idToken) throw HearthError.auth('NOT_SIGNED_IN');
+    await this._call('accounts:sendOobCode', { requestType: 'VERIFY_EMAIL', idToken });
+  }
+
+  /** The address a password reset code is for (the code stays usable). */
+  async verifyPasswordResetCode(code) {
+    const answer = await this._call('accounts:resetPassword', { oobCode: code });
+    return answer.email;
+  }
+
+  /** What an emailed code does: { requestType, email }. */
+  async checkActionCode(code) {
+    const answer = await this._call('accounts:resetPassword', { oobCode: code });
+    return { requestType: answer.requestType, email: answer.email ?? null };
+  }
+
+  /** Sets a new password with an emailed code. */
+  async confirmPasswordReset(code, newPassword) {
+    await this._call('accounts:resetPassword', { oobCode: code, newPassword });
+  }
+
+  /** Applies an emailed verification code; the signed-in user's token then says so. */
+  async applyActionCode(code) {
+    await this._call('accounts:update', { oobCode: code });
+    if (this._session) {
+      await this.getIdToken(true).catch(() => {});
+      this._changed();
     }
   }
 

@@ -1,5 +1,8 @@
-// #/signin, #/signup and #/account — as SessionViewModel: sign in, sign up with a name (which
-// also writes the public profile), browse without an account, change one's name, sign out.
+// #/signin, #/signup, #/forgot and #/account — as SessionViewModel: sign in (with a password or
+// a provider the server offers), sign up with a name (which also writes the public profile),
+// ask for a password reset email, browse without an account; on the account page, verify the
+// email address, turn an anonymous account into a full one (keeping its posts), connect and
+// disconnect providers, change one's name, sign out.
 import { h, errorNote, busy, toast, avatar, signInPrompt } from '/app/ui.js';
 import { MAX_NAME, authorOf, browseAnonymously, nameProblem, signUp, updateProfile } from '/app/actions.js';
 
@@ -10,6 +13,7 @@ function destination(params) {
 
 export function mount(container, ctx, params) {
   if (params.mode === 'account') return account(container, ctx);
+  if (params.mode === 'forgot') return forgotPassword(container, ctx);
   const next = destination(params);
   const done = () => ctx.navigate(next);
   if (ctx.user && !ctx.user.isAnonymous) {
@@ -42,13 +46,60 @@ function onSubmit(form, submit, error, work) {
 }
 
 /** The sign-in or sign-up page: `form`, then browsing without an account, then `footer`. */
-function authPage(container, ctx, done, { title, form, error, footer }) {
+function authPage(container, ctx, done, { title, form, error, footer, next }) {
+  const providers = h('div', { class: 'stack', 'data-testid': 'providers' });
   container.replaceChildren(h('section', { class: 'page form-page' },
     h('div', { class: 'form-card' },
       h('h1', {}, title),
+      providers,
       form,
       ...browseOptions(ctx, error, done),
       h('p', { class: 'small' }, ...footer))));
+  showProviders(providers, ctx, error, { next });
+}
+
+/** "Continue with <provider>" for each provider the server offers (none: nothing shown). */
+async function showProviders(holder, ctx, error, { next = '#/', link = false } = {}) {
+  let providers;
+  try {
+    providers = await ctx.hearth.auth.providers();
+  } catch {
+    return; // offline or an older server: passwords only
+  }
+  if (!providers.length || !holder.isConnected) return;
+  const buttons = providers.map(({ providerId, displayName }) => {
+    const button = h('button', { type: 'button', class: 'button wide provider', 'data-testid': `provider-${providerId}` },
+      `Continue with ${displayName}`);
+    button.addEventListener('click', () => busy(button, () => ctx.hearth.auth.signInWithProvider(providerId, { next, link }),
+      (failure) => error.show(failure)));
+    return button;
+  });
+  holder.replaceChildren(...buttons, link ? null : h('div', { class: 'divider' }, 'or'));
+}
+
+/** #/forgot: asks for the address and emails a link to choose a new password. */
+function forgotPassword(container, ctx) {
+  const error = errorNote();
+  const email = field('forgot-email', 'Email', { type: 'email', autocomplete: 'email', required: true, 'data-testid': 'forgot-email' });
+  const submit = h('button', { type: 'submit', class: 'button primary wide', 'data-testid': 'forgot-submit' }, 'Email me a link');
+  const form = h('form', { class: 'stack' }, email.element, error.element, submit);
+  onSubmit(form, submit, error, async () => {
+    const address = email.input.value.trim();
+    await ctx.hearth.auth.sendPasswordResetEmail(address);
+    container.replaceChildren(h('section', { class: 'page form-page' },
+      h('div', { class: 'form-card stack' },
+        h('h1', {}, 'Check your email'),
+        h('p', { 'data-testid': 'forgot-sent' }, `We sent a link to ${address}. Open it to choose a new password.`),
+        h('p', { class: 'small muted' }, 'No email? Look in your spam folder, or ', h('a', { href: '#/forgot' }, 'try again'), '.'))));
+  });
+  container.replaceChildren(h('section', { class: 'page form-page' },
+    h('div', { class: 'form-card' },
+      h('h1', {}, 'Forgot your password?'),
+      h('p', {}, 'Enter the email address of your account and we will send you a link to choose a new password.'),
+      form,
+      h('p', { class: 'small' }, h('a', { href: '#/signin' }, 'Back to sign in')))));
+  email.input.focus();
+  return () => {};
 }
 
 /** "Browse without an account": an anonymous account (or simply reading, signed out). */
@@ -77,8 +128,10 @@ function signInForm(container, ctx, done, withNext) {
     done();
   });
   authPage(container, ctx, done, {
-    title: 'Sign in', form, error,
-    footer: ['New here? ', h('a', { href: withNext('#/signup'), 'data-testid': 'to-signup' }, 'Create an account'), '.'],
+    title: 'Sign in', form, error, next: withNext('#/').replace(/^#\/\?next=/, '') === '#/' ? '#/' : decodeURIComponent(withNext('#/').split('next=')[1] ?? '#/'),
+    footer: [
+      h('a', { href: '#/forgot', 'data-testid': 'to-forgot' }, 'Forgot your password?'), ' · New here? ',
+      h('a', { href: withNext('#/signup'), 'data-testid': 'to-signup' }, 'Create an account'), '.'],
   });
   email.input.focus();
   return () => {};
