@@ -59,7 +59,12 @@ extension AuthService {
         switch request.kind {
         case .passwordReset:
             email = try checkedEmail(request.email)
-            guard let user = try await offload({ [store] in try store.user(email: email) }) else { throw .emailNotFound }
+            guard let user = try await offload({ [store] in try store.user(email: email) }) else {
+                // An admin is told; anyone else gets the same answer as for a real account, so
+                // the endpoint does not reveal who has one (Firebase's email enumeration protection).
+                if request.isAdmin { throw .emailNotFound }
+                return IssuedActionCode(email: email, code: "", link: "")
+            }
             uid = user.uid
             displayName = user.displayName
         case .emailSignIn:

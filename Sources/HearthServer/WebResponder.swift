@@ -11,6 +11,8 @@ struct WebResponder: Sendable {
     typealias Context = HearthRequestContext
 
     static let firebaseConfigPath = "/__/firebase/init.json"
+    /// Firebase Hosting's auth pages: where providers come back to, and what emailed links open.
+    static let authPages: Set<String> = ["/__/auth/handler", "/__/auth/action"]
 
     private let files: FileMiddleware<Context, LocalFileSystem>?
     private let config: [String: String]
@@ -57,6 +59,14 @@ struct WebResponder: Sendable {
             return JSONResponse.make(bytes: firebaseConfig(filesOrigin: filesOrigin))
         }
         guard let files else { return HearthError(.notFound, "Not found.").response() }
+        var request = request
+        if Self.authPages.contains(request.uri.path) {
+            // Served as they are addressed (a redirect to add the slash would drop the query the
+            // provider or the emailed link put there); the page reads the query itself.
+            var head = request.head
+            head.path = request.uri.path + "/index.html"
+            request = Request(head: head, body: request.body)
+        }
         do {
             // The middleware serves a file when what comes after it finds nothing.
             return try await files.handle(request, context: context) { _, _ in throw HTTPError(.notFound) }

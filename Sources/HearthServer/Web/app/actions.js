@@ -189,9 +189,18 @@ export async function writeProfile(hearth, name, picture) {
   await hearth.db.ref(`people/${user.uid}`).update(updates);
 }
 
-/** Makes an account with a name, and its public profile. */
+/**
+ * Makes an account with a name, and its public profile. Someone browsing anonymously keeps
+ * their uid, and with it everything they posted, starred and wrote: their account gains the
+ * email and password instead of a new one being made.
+ */
 export async function signUp(hearth, { name, email, password }) {
-  await hearth.auth.signUp(email.trim(), password, name);
+  if (hearth.auth.currentUser?.isAnonymous) {
+    await hearth.auth.linkWithPassword(email.trim(), password);
+    await hearth.auth.updateProfile({ displayName: name });
+  } else {
+    await hearth.auth.signUp(email.trim(), password, name);
+  }
   await writeProfile(hearth, name, null);
 }
 

@@ -28,7 +28,7 @@ export function mount(container, ctx, params) {
   }
   // Switching between signing in and signing up keeps where to go afterwards.
   const withNext = (hash) => (next === '#/' ? hash : `${hash}?next=${encodeURIComponent(next)}`);
-  return params.mode === 'signup' ? signUpForm(container, ctx, done, withNext) : signInForm(container, ctx, done, withNext);
+  return params.mode === 'signup' ? signUpForm(container, ctx, done, withNext, next) : signInForm(container, ctx, done, withNext, next);
 }
 
 function field(id, label, attrs, hint) {
@@ -55,7 +55,8 @@ function authPage(container, ctx, done, { title, form, error, footer, next }) {
       form,
       ...browseOptions(ctx, error, done),
       h('p', { class: 'small' }, ...footer))));
-  showProviders(providers, ctx, error, { next });
+  // Someone browsing anonymously keeps what they made: the provider joins their account.
+  showProviders(providers, ctx, error, { next, link: Boolean(ctx.user?.isAnonymous) });
 }
 
 /** "Continue with <provider>" for each provider the server offers (none: nothing shown). */
@@ -74,7 +75,7 @@ async function showProviders(holder, ctx, error, { next = '#/', link = false } =
       (failure) => error.show(failure)));
     return button;
   });
-  holder.replaceChildren(...buttons, link ? null : h('div', { class: 'divider' }, 'or'));
+  holder.replaceChildren(...buttons, h('div', { class: 'divider' }, 'or'));
 }
 
 /** #/forgot: asks for the address and emails a link to choose a new password. */
@@ -116,7 +117,7 @@ function browseOptions(ctx, error, done) {
   ];
 }
 
-function signInForm(container, ctx, done, withNext) {
+function signInForm(container, ctx, done, withNext, next) {
   const error = errorNote();
   const email = field('signin-email', 'Email', { type: 'email', autocomplete: 'email', required: true, 'data-testid': 'signin-email' });
   const password = field('signin-password', 'Password', { type: 'password', autocomplete: 'current-password', required: true, 'data-testid': 'signin-password' });
@@ -128,7 +129,7 @@ function signInForm(container, ctx, done, withNext) {
     done();
   });
   authPage(container, ctx, done, {
-    title: 'Sign in', form, error, next: withNext('#/').replace(/^#\/\?next=/, '') === '#/' ? '#/' : decodeURIComponent(withNext('#/').split('next=')[1] ?? '#/'),
+    title: 'Sign in', form, error, next,
     footer: [
       h('a', { href: '#/forgot', 'data-testid': 'to-forgot' }, 'Forgot your password?'), ' · New here? ',
       h('a', { href: withNext('#/signup'), 'data-testid': 'to-signup' }, 'Create an account'), '.'],
@@ -137,7 +138,7 @@ function signInForm(container, ctx, done, withNext) {
   return () => {};
 }
 
-function signUpForm(container, ctx, done, withNext) {
+function signUpForm(container, ctx, done, withNext, next) {
   const error = errorNote();
   const name = field('signup-name', 'Your name', { type: 'text', autocomplete: 'name', required: true, maxlength: MAX_NAME, 'data-testid': 'signup-name' }, 'Shown with your posts and comments.');
   const email = field('signup-email', 'Email', { type: 'email', autocomplete: 'email', required: true, 'data-testid': 'signup-email' });
@@ -155,7 +156,7 @@ function signUpForm(container, ctx, done, withNext) {
     done();
   });
   authPage(container, ctx, done, {
-    title: 'Create an account', form, error,
+    title: 'Create an account', form, error, next,
     footer: ['Have an account? ', h('a', { href: withNext('#/signin') }, 'Sign in'), '.'],
   });
   name.input.focus();
@@ -189,15 +190,96 @@ function account(container, ctx) {
     toast('Signed out.');
     ctx.navigate('#/');
   });
-  const who = user.isAnonymous ? 'You are browsing without an account.' : `Signed in as ${user.email}.`;
+  const who = user.isAnonymous ? 'You are browsing without an account.' : `Signed in as ${user.email ?? user.displayName ?? 'you'}.`;
+  const extras = h('div', { class: 'stack' });
   container.replaceChildren(h('section', { class: 'page form-page' },
     h('div', { class: 'form-card stack' },
       h('div', { class: 'row' }, avatar(authorOf(user), 56),
         h('div', {}, h('h1', { style: { margin: '0' } }, user.displayName ?? 'Anonymous'), h('p', { class: 'muted small', style: { margin: '0' } }, who))),
+      extras,
       h('p', {}, h('a', { href: `#/profile/${encodeURIComponent(user.uid)}` }, 'See your public profile')),
       form,
       error.element,
       h('hr', { class: 'separator' }),
       h('div', { class: 'row' }, signOut))));
+  if (user.isAnonymous) keepWhatYouMade(extras, ctx);
+  else accountMethods(extras, ctx, error);
   return () => {};
+}
+
+/** For an anonymous account: become a full account (password or provider), keeping the uid. */
+function keepWhatYouMade(holder, ctx) {
+  const error = errorNote();
+  const name = field('keep-name', 'Your name', { type: 'text', autocomplete: 'name', required: true, maxlength: MAX_NAME, 'data-testid': 'keep-name' });
+  const email = field('keep-email', 'Email', { type: 'email', autocomplete: 'email', required: true, 'data-testid': 'keep-email' });
+  const password = field('keep-password', 'Password', { type: 'password', autocomplete: 'new-password', required: true, minlength: 6, 'data-testid': 'keep-password' }, 'At least 6 characters.');
+  const submit = h('button', { type: 'submit', class: 'button primary wide', 'data-testid': 'keep-submit' }, 'Create my account');
+  const form = h('form', { class: 'stack', novalidate: true }, name.element, email.element, password.element, error.element, submit);
+  onSubmit(form, submit, error, async () => {
+    const displayName = name.input.value.trim();
+    const why = nameProblem(displayName);
+    if (why) throw new Error(why);
+    await signUp(ctx.hearth, { name: displayName, email: email.input.value, password: password.input.value });
+    toast('Your account is ready, and everything you made is still yours.', 'success');
+    ctx.navigate('#/account');
+  });
+  const providers = h('div', { class: 'stack' });
+  holder.replaceChildren(h('div', { class: 'notice stack', 'data-testid': 'keep-what-you-made' },
+    h('h2', {}, 'Keep what you made'),
+    h('p', { class: 'small' }, 'Create an account to keep your posts, comments and stars and to sign in from anywhere.'),
+    providers, form));
+  showProviders(providers, ctx, error, { next: '#/account', link: true });
+}
+
+/** The email's verification and the ways of signing in, with connect and disconnect. */
+async function accountMethods(holder, ctx, error) {
+  let info;
+  try {
+    info = await ctx.hearth.auth.accountInfo();
+  } catch {
+    return; // offline: the rest of the page still works
+  }
+  if (!info || !holder.isConnected) return;
+  const parts = [];
+  if (info.email && !info.emailVerified) {
+    const send = h('button', { type: 'button', class: 'button', 'data-testid': 'send-verification' }, 'Send me a link');
+    send.addEventListener('click', () => busy(send, async () => {
+      await ctx.hearth.auth.sendEmailVerification();
+      toast(`We sent a link to ${info.email}.`, 'success');
+    }, (failure) => error.show(failure)));
+    parts.push(h('div', { class: 'notice row', 'data-testid': 'verify-email' },
+      h('span', {}, `Verify your email address ${info.email} so you can always get back into your account.`), send));
+  }
+  const linked = (info.providerUserInfo ?? []).filter((entry) => entry.providerId !== 'phone');
+  let offered = [];
+  try {
+    offered = await ctx.hearth.auth.providers();
+  } catch {
+    offered = [];
+  }
+  const rows = linked.map((entry) => {
+    const label = entry.providerId === 'password' ? `Email and password (${entry.email})`
+      : `${offered.find((provider) => provider.providerId === entry.providerId)?.displayName ?? entry.providerId}${entry.email ? ` (${entry.email})` : ''}`;
+    const row = h('li', { class: 'row', 'data-testid': `method-${entry.providerId}` }, h('span', {}, label));
+    if (entry.providerId !== 'password' && linked.length > 1) {
+      const remove = h('button', { type: 'button', class: 'button small', 'data-testid': `unlink-${entry.providerId}` }, 'Disconnect');
+      remove.addEventListener('click', () => busy(remove, async () => {
+        await ctx.hearth.auth.unlink(entry.providerId);
+        toast('Disconnected.');
+        accountMethods(holder, ctx, error);
+      }, (failure) => error.show(failure)));
+      row.append(remove);
+    }
+    return row;
+  });
+  const connect = offered.filter((provider) => !linked.some((entry) => entry.providerId === provider.providerId))
+    .map(({ providerId, displayName }) => {
+      const button = h('button', { type: 'button', class: 'button small', 'data-testid': `link-${providerId}` }, `Connect ${displayName}`);
+      button.addEventListener('click', () => busy(button, () => ctx.hearth.auth.signInWithProvider(providerId, { next: '#/account', link: true }),
+        (failure) => error.show(failure)));
+      return button;
+    });
+  parts.push(h('div', { class: 'stack' }, h('h2', {}, 'Ways to sign in'), h('ul', { class: 'plain stack' }, ...rows),
+    connect.length ? h('div', { class: 'row' }, ...connect) : null));
+  holder.replaceChildren(...parts);
 }
