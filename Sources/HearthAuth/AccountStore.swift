@@ -370,7 +370,7 @@ public final class AccountStore: Sendable {
     }
 
     static func json(_ text: String?) -> Node {
-        guard let text, let parsed = try? JSONParser.parse(Array(text.utf8)) else { return .null }
-        return parsed.node
+        guard let text, let parsed = try? JSONParser.parseDocument(Array(text.utf8)) else { return .null }
+        return parsed
     }
 }

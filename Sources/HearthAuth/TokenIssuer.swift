@@ -240,7 +240,7 @@ public final class TokenIssuer: Sendable {
         var text = segment.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while text.count % 4 != 0 { text += "=" }
         guard let data = Data(base64Encoded: text) else { return nil }
-        return try? JSONParser.parse(Array(data)).node
+        return try? JSONParser.parseDocument(Array(data))
     }
 
     static func base64URL(_ data: Data) -> String {

@@ -35,6 +35,8 @@ public struct JSONParser: ~Copyable {
 
     private var progress: ((Int) -> Void)?
     private var nextProgressReport = Int.max
+    /// For documents that are not database data (token claims, provider answers): any key.
+    private var allowsAnyKey = false
 
     private init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
@@ -68,6 +70,21 @@ public struct JSONParser: ~Copyable {
 
     /// Parses one JSON value.
     /// - Throws: ``HearthError`` with Firebase's text for malformed JSON or a bad key.
+    /// Parses a JSON document that is not database data, such as a token's claims or an
+    /// identity provider's answer, whose keys may hold characters database keys may not
+    /// (`"google.com"`, `"https://example.com/roles"`). Arrays still become integer-keyed objects.
+    public static func parseDocument(_ bytes: some Collection<UInt8>) throws(HearthError) -> Node {
+        try withContiguousBytes(bytes) { (buffer) throws(HearthError) -> Node in
+            var parser = JSONParser(buffer)
+            parser.allowsAnyKey = true
+            parser.skipWhitespace()
+            let node = try parser.parseValue(depth: 0)
+            parser.skipWhitespace()
+            guard parser.position == buffer.count else { throw HearthError.unparseableData }
+            return node
+        }
+    }
+
     public static func parse(_ bytes: some Collection<UInt8>) throws(HearthError) -> Parsed {
         try withContiguousBytes(bytes) { (buffer) throws(HearthError) -> Parsed in
             var parser = JSONParser(buffer)
@@ -323,7 +340,7 @@ public struct JSONParser: ~Copyable {
             case ".sv":
                 serverValue = value
             default:
-                guard Path.isValidKey(key) else { throw keyError(at: keyStart) }
+                guard allowsAnyKey || Path.isValidKey(key) else { throw keyError(at: keyStart) }
                 sawOtherKey = true
                 // A null is kept until the end, so that it overrides an earlier value for the key.
                 if value.isNull { sawNull = true }

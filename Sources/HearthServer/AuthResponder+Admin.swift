@@ -63,7 +63,7 @@ extension AuthResponder {
     }
 
     static func parsedClaims(_ text: String) throws -> Node {
-        guard let parsed = try? JSONParser.parse(Array(text.utf8)).node else {
+        guard let parsed = try? JSONParser.parseDocument(Array(text.utf8)) else {
             throw AuthError("INVALID_CLAIMS", detail: "customAttributes must be a JSON object")
         }
         return parsed
@@ -109,7 +109,7 @@ extension AuthResponder {
         user.phoneNumber = fields.string("phoneNumber")
         user.disabled = fields.bool("disabled") ?? false
         if let claims = fields.string("customAttributes") {
-            guard let parsed = try? JSONParser.parse(Array(claims.utf8)).node else {
+            guard let parsed = try? JSONParser.parseDocument(Array(claims.utf8)) else {
                 throw AuthError("INVALID_CLAIMS", detail: "Invalid custom claims provided.")
             }
             user.customClaims = parsed

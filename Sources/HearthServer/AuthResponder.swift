@@ -312,7 +312,7 @@ struct AuthResponder: Sendable {
         }
         // Arrays parse to objects keyed 0, 1, …, so the first byte tells an object from an array.
         let first = bytes.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
-        guard first == UInt8(ascii: "{"), let parsed = try? JSONParser.parse(bytes).node,
+        guard first == UInt8(ascii: "{"), let parsed = try? JSONParser.parseDocument(bytes),
             parsed.isNull || parsed.children != nil
         else {
             throw AuthError.invalidArgument("the request body must be a JSON object")

@@ -80,7 +80,7 @@ enum RequestAuth: Sendable {
         var text = part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while text.count % 4 != 0 { text += "=" }
         guard let data = Data(base64Encoded: text) else { return nil }
-        return try? JSONParser.parse(Array(data)).node
+        return try? JSONParser.parseDocument(Array(data))
     }
 
     /// The `auth` variable the rules see; nil for an admin, whom they do not bind.

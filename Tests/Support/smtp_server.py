@@ -161,19 +161,37 @@ class Mailbox:
             return found
 
 
-def make_self_signed_certificate(folder: Path, common_name: str = "localhost") -> tuple[Path, Path]:
-    """Writes ``cert.pem`` and ``key.pem`` to ``folder``: a one-day certificate for
-    localhost, 127.0.0.1 and ::1 that is its own issuer, so a client trusts it by loading
-    ``cert.pem`` as its only CA file. It is an end-entity certificate (not a CA, server-auth
-    usage, key identifiers present) so that strict verifiers accept it too."""
+def make_test_certificates(folder: Path, common_name: str = "localhost") -> tuple[Path, Path, Path]:
+    """Writes a private certificate authority (``ca.pem``) and a one-day server certificate
+    it issued for localhost, 127.0.0.1 and ::1 (``cert.pem``, ``key.pem``). A client trusts the
+    server by loading ``ca.pem`` as its CA file, as it would a company's mail server; BoringSSL
+    (Hearth's TLS) does not take a self-signed end-entity certificate as its own anchor."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    ca_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Hearth test mail CA")])
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(x509.KeyUsage(
+            digital_signature=True, key_encipherment=False, content_commitment=False, data_encipherment=False,
+            key_agreement=False, key_cert_sign=True, crl_sign=True, encipher_only=False, decipher_only=False,
+        ), critical=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-    now = datetime.datetime.now(datetime.timezone.utc)
     public_key = key.public_key()
     certificate = (
         x509.CertificateBuilder()
         .subject_name(name)
-        .issuer_name(name)
+        .issuer_name(ca_name)
         .public_key(public_key)
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(minutes=5))
@@ -190,16 +208,17 @@ def make_self_signed_certificate(folder: Path, common_name: str = "localhost") -
         ), critical=True)
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(public_key), critical=False)
-        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(public_key), critical=False)
-        .sign(key, hashes.SHA256())
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
+        .sign(ca_key, hashes.SHA256())
     )
-    cert_path, key_path = folder / "cert.pem", folder / "key.pem"
+    ca_path, cert_path, key_path = folder / "ca.pem", folder / "cert.pem", folder / "key.pem"
+    ca_path.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
     cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
     key_path.write_bytes(key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption(),
     ))
     key_path.chmod(0o600)
-    return cert_path, key_path
+    return ca_path, cert_path, key_path
 
 
 class _Handler:
@@ -260,10 +279,11 @@ class SMTPTestServer:
     def start(self) -> "SMTPTestServer":
         self._folder = Path(tempfile.mkdtemp(prefix="hearth-smtp-"))
         try:
-            self.cert_path, key_path = make_self_signed_certificate(self._folder)
+            # cert_path is what clients trust: the private CA that issued the server's certificate.
+            self.cert_path, server_cert, key_path = make_test_certificates(self._folder)
             tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             tls.minimum_version = ssl.TLSVersion.TLSv1_2
-            tls.load_cert_chain(self.cert_path, key_path)
+            tls.load_cert_chain(server_cert, key_path)
             self._controller = _Controller(
                 _Handler(self.mailbox, self._on_message),
                 hostname=self.host,

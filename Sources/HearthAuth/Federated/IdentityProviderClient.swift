@@ -216,7 +216,7 @@ public actor IdentityProviderClient {
 
     private func json(_ request: OutboundRequest, what: String) async throws(AuthError) -> Node {
         let response = try await fetch(request, what: what)
-        guard let node = try? JSONParser.parse(Array(response.body)).node else {
+        guard let node = try? JSONParser.parseDocument(Array(response.body)) else {
             throw Self.idpError("\(what) answered \(response.status) with something that is not JSON")
         }
         // Token endpoints answer errors with a JSON body: the caller reads `error`.
