@@ -236,3 +236,81 @@ def test_an_anonymous_visitor_connects_a_provider_and_keeps_their_uid(accounts, 
     assert user["uid"] == anonymous["uid"] and not user["anonymous"]
     assert lookup(accounts, LINKED.email)["localId"] == anonymous["uid"]
     browser.execute_script("return window.hearth.auth.signOut()")
+
+
+# MARK: - The console's Users page
+
+def test_console_searches_users_and_disables_resets_and_revokes(accounts, smtp, browser, screenshot):
+    from test_console import open_console, wait_through_redraws
+
+    marker = uuid.uuid4().hex[:8]
+    emails = [f"console-{marker}-{i}@example.com" for i in range(3)]
+    sessions = [rest(accounts, "signUp", {"email": email, "password": "console-pass", "returnSecureToken": True}) for email in emails]
+    open_console(browser, accounts, "users")
+    search = wait_for(browser, "[data-testid=users-search]")
+    search.send_keys(marker)
+
+    def listed(d):
+        return sorted(cell.text for cell in d.find_elements(By.CSS_SELECTOR, "[data-testid=user-email]"))
+
+    wait_through_redraws(browser, lambda d: listed(d) == emails, "the search does not list exactly the matching users")
+
+    def row(email):
+        return next(r for r in browser.find_elements(By.CSS_SELECTOR, "tr[data-testid=user-row]")
+                    if r.find_element(By.CSS_SELECTOR, "[data-testid=user-email]").text == email)
+
+    # Disable the first: the badge shows, the server refuses their sign-in and refresh.
+    row(emails[0]).find_element(By.CSS_SELECTOR, "[data-testid=user-toggle-disabled]").click()
+    wait_through_redraws(browser, lambda d: row(emails[0]).find_elements(By.CSS_SELECTOR, "[data-testid=user-disabled]"), "no badge")
+    refused = requests.post(f"{accounts.url}/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword?key=x",
+                            json={"email": emails[0], "password": "console-pass"}, timeout=10)
+    assert refused.json()["error"]["message"] == "USER_DISABLED"
+
+    # The filter shows only disabled users (of this search), then only enabled ones.
+    Select = __import__("selenium.webdriver.support.ui", fromlist=["Select"]).Select
+    Select(browser.find_element(By.CSS_SELECTOR, "[data-testid=users-filter]")).select_by_value("disabled")
+    wait_through_redraws(browser, lambda d: listed(d) == emails[:1], "the disabled filter")
+    Select(browser.find_element(By.CSS_SELECTOR, "[data-testid=users-filter]")).select_by_value("enabled")
+    wait_through_redraws(browser, lambda d: listed(d) == emails[1:], "the enabled filter")
+    screenshot(browser, "console-users-search")
+
+    # A reset email for the second goes through the mail server, with a working link.
+    row(emails[1]).find_element(By.CSS_SELECTOR, "[data-testid=user-reset]").click()
+    message = smtp.wait_for(lambda m: emails[1] in m.rcpt_tos, timeout=20)
+    assert "/__/auth/action?mode=resetPassword&oobCode=" in message.text
+
+    # Revoking the third's sessions ends its refresh token.
+    row(emails[2]).find_element(By.CSS_SELECTOR, "[data-testid=user-revoke]").click()
+    wait_for(browser, "dialog [data-testid=confirm-ok]").click()
+    wait_for(browser, ".toast-success")
+    refreshed = requests.post(f"{accounts.url}/securetoken.googleapis.com/v1/token?key=x",
+                              data={"grant_type": "refresh_token", "refresh_token": sessions[2]["refreshToken"]}, timeout=10)
+    assert refreshed.status_code == 400 and refreshed.json()["error"]["message"] == "INVALID_REFRESH_TOKEN"
+
+
+def test_console_adds_turns_off_and_removes_a_provider(accounts, browser):
+    from test_console import open_console, wait_through_redraws
+
+    open_console(browser, accounts, "users")
+    wait_through_redraws(browser, lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid=provider-row][data-id="oidc.test"]'),
+                         "the provider from the settings file is not listed")
+    name = f"second{uuid.uuid4().hex[:6]}"
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=provider-name]").send_keys(name)
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=provider-display]").send_keys("Second SSO")
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=provider-issuer]").send_keys("https://sso.example.com")
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=provider-client]").send_keys("client-2")
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=provider-secret]").send_keys("secret-2")
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=provider-add]").click()
+    css = f'[data-testid=provider-row][data-id="oidc.{name}"]'
+    wait_through_redraws(browser, lambda d: d.find_elements(By.CSS_SELECTOR, css), "the new provider is not listed")
+    offered = requests.get(f"{accounts.url}/__/auth/providers", timeout=10).json()["providers"]
+    assert {"providerId": f"oidc.{name}", "displayName": "Second SSO"} in offered
+
+    browser.find_element(By.CSS_SELECTOR, f"{css} [data-testid=provider-toggle]").click()
+    wait_through_redraws(browser, lambda d: "Off" in d.find_element(By.CSS_SELECTOR, css).text, "not shown as off")
+    offered = requests.get(f"{accounts.url}/__/auth/providers", timeout=10).json()["providers"]
+    assert f"oidc.{name}" not in [entry["providerId"] for entry in offered]
+
+    browser.find_element(By.CSS_SELECTOR, f"{css} [data-testid=provider-delete]").click()
+    wait_for(browser, "dialog [data-testid=confirm-ok]").click()
+    wait_through_redraws(browser, lambda d: not d.find_elements(By.CSS_SELECTOR, css), "the provider was not removed")

@@ -909,6 +909,68 @@ class Admin {
 
   async deleteUser(uid) { await this._post(`${this._accounts}:delete`, { localId: uid }); }
 
+  /**
+   * Users whose uid, email, name or phone contains `search`, optionally only `disabled` (true)
+   * or enabled (false) ones, after the uid `after`: { users, last } (`last` opens the next page).
+   */
+  async searchUsers({ search = '', disabled = null, after = null, limit = 25 } = {}) {
+    const body = { search, limit };
+    if (disabled !== null) body.disabled = disabled;
+    if (after) body.after = after;
+    const answer = await this._post(`${this._accounts}:query`, body);
+    const users = (answer.userInfo ?? []).map(Admin._user);
+    return { users, last: users.length === limit ? users[users.length - 1].uid : null };
+  }
+
+  async setDisabled(uid, disabled) { await this._post(`${this._accounts}:update`, { localId: uid, disableUser: disabled }); }
+
+  /** Ends every session of the user: refresh tokens stop working, ID tokens from before are refused. */
+  async revokeSessions(uid) {
+    await this._post(`${this._accounts}:update`, { localId: uid, validSince: String(Math.floor(Date.now() / 1000)) });
+  }
+
+  /** Emails the user a link to choose a new password. */
+  async sendPasswordReset(email) {
+    await this._post(`${this._accounts}:sendOobCode`, { requestType: 'PASSWORD_RESET', email });
+  }
+
+  get _configs() { return `/identitytoolkit.googleapis.com/v2/projects/${encodeURIComponent(this._hearth.projectId)}`; }
+
+  /** The sign-in providers: [{ id, kind ('oidc' | 'github'…), displayName, enabled, issuer, clientId }]. */
+  async listProviders() {
+    const [oidc, builtIn] = await Promise.all([
+      this._hearth._json('GET', `${this._configs}/oauthIdpConfigs?pageSize=100`),
+      this._hearth._json('GET', `${this._configs}/defaultSupportedIdpConfigs?pageSize=100`),
+    ]);
+    const entry = (raw) => ({
+      id: raw.name.split('/').pop(), displayName: raw.displayName ?? null, enabled: raw.enabled !== false,
+      issuer: raw.issuer ?? null, clientId: raw.clientId ?? null,
+    });
+    return [...(oidc.oauthIdpConfigs ?? []), ...(builtIn.defaultSupportedIdpConfigs ?? [])].map(entry);
+  }
+
+  _providerPath(id) {
+    const collection = id.startsWith('oidc.') ? 'oauthIdpConfigs' : 'defaultSupportedIdpConfigs';
+    return `${this._configs}/${collection}`;
+  }
+
+  /** Adds a provider: `oidc.<name>` with an issuer, or a built-in one such as `github.com`. */
+  async addProvider({ id, displayName, issuer, clientId, clientSecret }) {
+    const body = { clientId, clientSecret, enabled: true };
+    if (displayName) body.displayName = displayName;
+    if (id.startsWith('oidc.')) Object.assign(body, { issuer, responseType: { code: true } });
+    const parameter = id.startsWith('oidc.') ? 'oauthIdpConfigId' : 'idpId';
+    return this._post(`${this._providerPath(id)}?${parameter}=${encodeURIComponent(id)}`, body);
+  }
+
+  async setProviderEnabled(id, enabled) {
+    return this._hearth._json('PATCH', `${this._providerPath(id)}/${encodeURIComponent(id)}?updateMask=enabled`, {
+      body: JSON.stringify({ enabled }), headers: { 'Content-Type': 'application/json' },
+    });
+  }
+
+  async deleteProvider(id) { await this._hearth._json('DELETE', `${this._providerPath(id)}/${encodeURIComponent(id)}`); }
+
   async setCustomClaims(uid, claims) {
     await this._post(`${this._accounts}:update`, { localId: uid, customAttributes: JSON.stringify(claims ?? {}) });
   }
@@ -941,6 +1003,8 @@ class Admin {
       disabled: raw.disabled === true,
       emailVerified: raw.emailVerified === true,
       customClaims,
+      phoneNumber: raw.phoneNumber ?? null,
+      providers: (raw.providerUserInfo ?? []).map((entry) => entry.providerId),
       createdAt: raw.createdAt ? Number(raw.createdAt) : null,
       lastLoginAt: raw.lastLoginAt ? Number(raw.lastLoginAt) : null,
     };

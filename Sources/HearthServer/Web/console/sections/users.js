@@ -1,5 +1,8 @@
-// The Users section: the accounts a page at a time, creating one, deleting one, and editing
-// custom claims (the JSON that shows up as auth.token.<claim> in the rules).
+// The Users section: the accounts a page at a time, searched (uid, email, name or phone) and
+// filtered (enabled or disabled); creating one; for each, disabling or enabling it, emailing a
+// password reset link, ending its sessions, editing custom claims (the JSON that shows up as
+// auth.token.<claim> in the rules) and deleting it. Below, the sign-in providers: adding an
+// OpenID Connect provider or GitHub, turning one off and on, removing one.
 
 import { HearthError } from '/lib/hearth.js';
 import { busy, confirmDialog, errorWords, h, toast } from '../dom.js';
@@ -8,10 +11,22 @@ const PAGE_SIZE = 25;
 
 export function mount(container, { hearth }) {
   const admin = hearth.admin;
-  // pageTokens[i] opens page i; page 0 needs none.
-  const pageTokens = [null];
+  // pageStarts[i] is the uid page i starts after; page 0 starts at the beginning.
+  let pageStarts = [null];
   let page = 0;
   let alive = true;
+  let searchTimer = null;
+  const search = h('input', { id: 'user-search', type: 'search', autocomplete: 'off', placeholder: 'Email, name, UID or phone',
+    'data-testid': 'users-search', 'on:input': () => {
+      clearTimeout(searchTimer);
+      searchTimer = setTimeout(restart, 250);
+    } });
+  const filter = h('select', { id: 'user-filter', 'data-testid': 'users-filter', 'on:change': () => restart() },
+    h('option', { value: 'all' }, 'All users'), h('option', { value: 'enabled' }, 'Enabled'), h('option', { value: 'disabled' }, 'Disabled'));
+  function restart() {
+    pageStarts = [null];
+    show(0);
+  }
 
   const body = h('tbody', {});
   const pageLabel = h('span', { class: 'muted', 'aria-live': 'polite' });
@@ -47,26 +62,35 @@ export function mount(container, { hearth }) {
         h('div', { class: 'field' }, h('label', { for: 'new-password' }, 'Password (6 characters or more)'), fields.password),
         h('div', { class: 'field' }, h('label', { for: 'new-name' }, 'Display name (optional)'), fields.displayName)),
       create),
+    h('div', { class: 'toolbar', role: 'search' },
+      h('div', { class: 'field' }, h('label', { for: 'user-search' }, 'Search users'), search),
+      h('div', { class: 'field' }, h('label', { for: 'user-filter' }, 'Show'), filter)),
     error,
     h('div', { class: 'table-wrap' },
       h('table', { class: 'users-table', 'data-testid': 'users-table' },
         h('caption', { class: 'visually-hidden' }, 'Users'),
-        h('thead', {}, h('tr', {}, ['Email', 'Name', 'UID', 'Created', 'Last sign-in', 'Custom claims', 'Actions']
+        h('thead', {}, h('tr', {}, ['Email', 'Name', 'UID', 'Sign-in', 'Created', 'Last sign-in', 'Custom claims', 'Actions']
           .map((title) => h('th', { scope: 'col' }, title)))),
         body)),
     h('div', { class: 'pager' }, previous, pageLabel, next));
+  const providers = providerSection(admin);
+  container.append(providers.element);
 
   async function show(index) {
     error.hidden = true;
     try {
-      const { users, nextPageToken } = await admin.listUsers(pageTokens[index], PAGE_SIZE);
+      const disabled = filter.value === 'all' ? null : filter.value === 'disabled';
+      const { users, last } = await admin.searchUsers({ search: search.value.trim(), disabled, after: pageStarts[index], limit: PAGE_SIZE });
       if (!alive) return;
       page = index;
-      pageTokens[index + 1] = nextPageToken;
+      pageStarts[index + 1] = last;
       body.replaceChildren(...users.map(userRow));
-      if (!users.length) body.append(h('tr', {}, h('td', { colspan: 7, class: 'muted' }, 'No users on this page.')));
+      if (!users.length) {
+        const words = search.value.trim() || disabled !== null ? 'No users match.' : 'No users on this page.';
+        body.append(h('tr', {}, h('td', { colspan: 8, class: 'muted' }, words)));
+      }
       previous.disabled = page === 0;
-      next.disabled = !nextPageToken;
+      next.disabled = !last;
       pageLabel.textContent = `Page ${page + 1}`;
     } catch (failure) {
       error.textContent = `The users could not be listed: ${accountWords(failure)}`;
@@ -77,18 +101,57 @@ export function mount(container, { hearth }) {
   function userRow(user) {
     const claims = user.customClaims ? JSON.stringify(user.customClaims) : '';
     const cell = (label, content, attrs = {}) => h('td', { 'data-label': label, ...attrs }, content);
-    return h('tr', { 'data-testid': 'user-row', 'data-uid': user.uid },
-      cell('Email', user.email ?? h('span', { class: 'muted' }, 'anonymous'), { 'data-testid': 'user-email' }),
+    const name = user.email ?? user.uid;
+    return h('tr', { 'data-testid': 'user-row', 'data-uid': user.uid, class: user.disabled ? 'disabled-user' : null },
+      cell('Email', [
+        h('span', { 'data-testid': 'user-email' }, user.email ?? h('span', { class: 'muted' }, user.phoneNumber ?? 'anonymous')),
+        user.disabled ? h('span', { class: 'badge danger', 'data-testid': 'user-disabled' }, 'Disabled') : null,
+        user.email && !user.emailVerified ? h('span', { class: 'badge muted' }, 'unverified') : null]),
       cell('Name', user.displayName ?? ''),
       cell('UID', h('code', {}, user.uid)),
+      cell('Sign-in', user.providers.length ? user.providers.join(', ') : h('span', { class: 'muted' }, 'anonymous or custom')),
       cell('Created', formatTime(user.createdAt)),
       cell('Last sign-in', formatTime(user.lastLoginAt)),
       cell('Custom claims', claims ? h('code', { class: 'claims' }, claims) : h('span', { class: 'muted' }, 'none')),
       cell('Actions', h('div', { class: 'button-row' },
+        h('button', { type: 'button', class: 'button', 'data-testid': 'user-toggle-disabled',
+          'aria-label': `${user.disabled ? 'Enable' : 'Disable'} ${name}`, 'on:click': (event) => setDisabled(user, !user.disabled, event.currentTarget) },
+          user.disabled ? 'Enable' : 'Disable'),
+        user.email ? h('button', { type: 'button', class: 'button', 'data-testid': 'user-reset',
+          'aria-label': `Email ${name} a password reset link`, 'on:click': (event) => sendReset(user, event.currentTarget) }, 'Reset email') : null,
+        h('button', { type: 'button', class: 'button', 'data-testid': 'user-revoke',
+          'aria-label': `End every session of ${name}`, 'on:click': () => revoke(user) }, 'Revoke sessions'),
         h('button', { type: 'button', class: 'button', 'data-testid': 'user-claims',
           'aria-label': `Edit the custom claims of ${user.email ?? user.uid}`, 'on:click': () => editClaims(user) }, 'Claims…'),
         h('button', { type: 'button', class: 'button danger', 'data-testid': 'user-delete',
           'aria-label': `Delete ${user.email ?? user.uid}`, 'on:click': () => remove(user) }, 'Delete'))));
+  }
+
+  async function setDisabled(user, disabled, button) {
+    const name = user.email ?? user.uid;
+    await busy(button, async () => {
+      await admin.setDisabled(user.uid, disabled);
+      toast(disabled ? `Disabled ${name}: they cannot sign in or refresh their session.` : `Enabled ${name}.`, 'success');
+      await show(page);
+    }, (failure) => toast(accountWords(failure), 'error'));
+  }
+
+  async function sendReset(user, button) {
+    await busy(button, async () => {
+      await admin.sendPasswordReset(user.email);
+      toast(`Emailed ${user.email} a link to choose a new password.`, 'success');
+    }, (failure) => toast(`The email was not sent: ${accountWords(failure)}`, 'error'));
+  }
+
+  async function revoke(user) {
+    const name = user.email ?? user.uid;
+    if (!(await confirmDialog(`End every session of ${name}? They must sign in again on every device.`, { confirm: 'Revoke sessions', danger: true }))) return;
+    try {
+      await admin.revokeSessions(user.uid);
+      toast(`Ended every session of ${name}.`, 'success');
+    } catch (failure) {
+      toast(accountWords(failure), 'error');
+    }
   }
 
   async function remove(user) {
@@ -144,6 +207,86 @@ export function mount(container, { hearth }) {
 
   show(0);
   return () => { alive = false; };
+}
+
+/** The sign-in providers people can use, with adding, turning off and on, and removing. */
+function providerSection(admin) {
+  const list = h('ul', { class: 'provider-list', 'data-testid': 'providers-list' });
+  const note = h('p', { class: 'error', role: 'alert', hidden: true });
+  const kind = h('select', { id: 'provider-kind', 'data-testid': 'provider-kind', 'on:change': () => {
+    issuerField.hidden = kind.value !== 'oidc';
+    nameField.hidden = kind.value !== 'oidc';
+  } }, h('option', { value: 'oidc' }, 'OpenID Connect'), h('option', { value: 'github.com' }, 'GitHub'));
+  const inputs = {
+    name: h('input', { id: 'provider-name', pattern: '[A-Za-z0-9_-]+', autocomplete: 'off', 'data-testid': 'provider-name' }),
+    displayName: h('input', { id: 'provider-display', autocomplete: 'off', 'data-testid': 'provider-display' }),
+    issuer: h('input', { id: 'provider-issuer', type: 'url', autocomplete: 'off', 'data-testid': 'provider-issuer' }),
+    clientId: h('input', { id: 'provider-client', required: true, autocomplete: 'off', 'data-testid': 'provider-client' }),
+    clientSecret: h('input', { id: 'provider-secret', type: 'password', required: true, autocomplete: 'off', 'data-testid': 'provider-secret' }),
+  };
+  const nameField = h('div', { class: 'field' }, h('label', { for: 'provider-name' }, 'ID (oidc.<name>)'), inputs.name);
+  const issuerField = h('div', { class: 'field' }, h('label', { for: 'provider-issuer' }, 'Issuer URL'), inputs.issuer);
+  const add = h('button', { class: 'button primary', 'data-testid': 'provider-add' }, 'Add provider');
+  const form = h('form', { class: 'card', 'aria-labelledby': 'providers-title', 'on:submit': (event) => {
+    event.preventDefault();
+    const oidc = kind.value === 'oidc';
+    const id = oidc ? `oidc.${inputs.name.value.trim()}` : kind.value;
+    busy(add, async () => {
+      await admin.addProvider({ id, displayName: inputs.displayName.value.trim(), issuer: inputs.issuer.value.trim(),
+        clientId: inputs.clientId.value.trim(), clientSecret: inputs.clientSecret.value });
+      toast(`Added ${id}. Give the provider the redirect address ${location.origin}/__/auth/handler.`, 'success');
+      event.target.reset();
+      await refresh();
+    }, (failure) => toast(`The provider was not added: ${accountWords(failure)}`, 'error'));
+  } },
+    h('h2', { id: 'providers-title' }, 'Sign-in providers'),
+    h('p', { class: 'muted' }, 'People see “Continue with …” for each enabled provider. Register ',
+      h('code', {}, `${location.origin}/__/auth/handler`), ' as the redirect address at the provider.'),
+    list, note,
+    h('div', { class: 'form-grid' },
+      h('div', { class: 'field' }, h('label', { for: 'provider-kind' }, 'Kind'), kind),
+      nameField,
+      h('div', { class: 'field' }, h('label', { for: 'provider-display' }, 'Shown as'), inputs.displayName),
+      issuerField,
+      h('div', { class: 'field' }, h('label', { for: 'provider-client' }, 'Client ID'), inputs.clientId),
+      h('div', { class: 'field' }, h('label', { for: 'provider-secret' }, 'Client secret'), inputs.clientSecret)),
+    add);
+
+  async function refresh() {
+    note.hidden = true;
+    let providers;
+    try {
+      providers = await admin.listProviders();
+    } catch (failure) {
+      note.textContent = `The providers could not be listed: ${accountWords(failure)}`;
+      note.hidden = false;
+      return;
+    }
+    list.replaceChildren(...providers.map((provider) => h('li', { class: 'row', 'data-testid': 'provider-row', 'data-id': provider.id },
+      h('span', {}, h('strong', {}, provider.displayName ?? provider.id), ' ', h('code', {}, provider.id),
+        provider.issuer ? h('span', { class: 'muted' }, ` ${provider.issuer}`) : null,
+        provider.enabled ? null : h('span', { class: 'badge danger' }, 'Off')),
+      h('span', { class: 'button-row' },
+        h('button', { type: 'button', class: 'button', 'data-testid': 'provider-toggle', 'on:click': (event) =>
+          busy(event.currentTarget, async () => {
+            await admin.setProviderEnabled(provider.id, !provider.enabled);
+            await refresh();
+          }, (failure) => toast(accountWords(failure), 'error')) }, provider.enabled ? 'Turn off' : 'Turn on'),
+        h('button', { type: 'button', class: 'button danger', 'data-testid': 'provider-delete', 'on:click': async () => {
+          if (!(await confirmDialog(`Remove ${provider.id}? People who signed in with it keep their accounts but cannot use it to sign in.`,
+            { confirm: 'Remove', danger: true }))) return;
+          try {
+            await admin.deleteProvider(provider.id);
+            await refresh();
+          } catch (failure) {
+            toast(accountWords(failure), 'error');
+          }
+        } }, 'Remove')))));
+    if (!providers.length) list.append(h('li', { class: 'muted' }, 'None yet: people sign in with an email and password.'));
+  }
+
+  refresh();
+  return { element: form };
 }
 
 /**
