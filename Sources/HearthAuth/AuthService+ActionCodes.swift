@@ -43,6 +43,11 @@ extension AuthService {
     }
 
     /// Makes a code and emails its link (or, for `returnLink`, gives it back).
+    ///
+    /// For an app (not an admin) the answer comes before the code is made and sent, and is
+    /// the same for an address with no account: neither what it says nor how long it takes
+    /// tells who has an account (Firebase's email enumeration protection). Each address gets
+    /// at most ``Policy/emailsPerAddressPerHour`` emails an hour.
     /// - Parameter actionURL: the page the link opens, when not the configured one (the
     ///   emulator uses the address it was reached at).
     public func sendActionCode(_ request: ActionCodeRequest, actionURL: String? = nil) async throws(AuthError) -> IssuedActionCode {
@@ -51,22 +56,22 @@ extension AuthService {
             guard let url = URLComponents(string: continueURL), url.scheme != nil, url.host?.isEmpty == false else {
                 throw AuthError("INVALID_CONTINUE_URI", detail: "((expected an absolute URI with valid scheme and host))")
             }
+            if !request.isAdmin { try checkAuthorizedDomain(continueURL) }
         }
         var uid: String?
         let email: String
         var newEmail: String?
         var displayName: String?
+        var known = true
         switch request.kind {
         case .passwordReset:
             email = try checkedEmail(request.email)
-            guard let user = try await offload({ [store] in try store.user(email: email) }) else {
-                // An admin is told; anyone else gets the same answer as for a real account, so
-                // the endpoint does not reveal who has one (Firebase's email enumeration protection).
-                if request.isAdmin { throw .emailNotFound }
-                return IssuedActionCode(email: email, code: "", link: "")
-            }
-            uid = user.uid
-            displayName = user.displayName
+            let user = try await offload { [store] in try store.user(email: email) }
+            // An admin is told; anyone else gets the same answer as for a real account.
+            if user == nil, request.isAdmin { throw .emailNotFound }
+            known = user != nil
+            uid = user?.uid
+            displayName = user?.displayName
         case .emailSignIn:
             email = try checkedEmail(request.email)
             guard let continueURL = request.continueURL, !continueURL.isEmpty else { throw AuthError("MISSING_CONTINUE_URI") }
@@ -97,20 +102,41 @@ extension AuthService {
         case .recoverEmail:
             throw AuthError("INVALID_REQ_TYPE")
         }
-        let now = clock()
-        let issued = try await issueActionCode(
-            ActionCode(
-                kind: request.kind, uid: uid, email: email, newEmail: newEmail, createdAt: now,
-                expiresAt: now + Self.lifetime(request.kind), continueURL: request.continueURL),
-            actionURL: actionURL)
         // A new address gets the link: following it proves the user holds it.
         let recipient = newEmail ?? email
-        if !request.returnLink {
-            try await deliver(request.kind, to: recipient, link: issued.link, values: [
-                "email": email, "newEmail": newEmail ?? "", "displayName": displayName ?? "",
-            ])
+        if !request.returnLink, email.isEmpty == false, self.email.mailer == nil, !policy.emulator {
+            throw AuthError("EMAIL_NOT_CONFIGURED", detail: "this server has no mail server to send email with", status: 503)
         }
-        return IssuedActionCode(email: recipient, code: issued.code, link: issued.link)
+        if !request.returnLink {
+            let key = "email:" + recipient
+            switch emailsSent.admit(key) {
+            case .blocked:
+                throw request.kind == .passwordReset ? AuthError("RESET_PASSWORD_EXCEED_LIMIT") : .tooManyAttempts
+            case .admitted, .busy:
+                emailsSent.finish(key, failed: true)
+            }
+        }
+        let code = ActionCode(
+            kind: request.kind, uid: uid, email: email, newEmail: newEmail, createdAt: clock(),
+            expiresAt: clock() + Self.lifetime(request.kind), continueURL: request.continueURL)
+        let values = ["email": email, "newEmail": newEmail ?? "", "displayName": displayName ?? ""]
+        let send: @Sendable () async throws(AuthError) -> IssuedActionCode = { [self] () async throws(AuthError) -> IssuedActionCode in
+            let issued = try await issueActionCode(code, actionURL: actionURL)
+            if !request.returnLink { try await deliver(request.kind, to: recipient, link: issued.link, values: values) }
+            return IssuedActionCode(email: recipient, code: issued.code, link: issued.link)
+        }
+        if request.isAdmin { return try await send() }
+        if known {
+            let logger = logger
+            Task {
+                do {
+                    _ = try await send()
+                } catch {
+                    logger.error("an emailed code was not sent", metadata: ["kind": "\(request.kind.rawValue)", "error": "\(error)"])
+                }
+            }
+        }
+        return IssuedActionCode(email: recipient, code: "", link: "")
     }
 
     /// Stores a new code for `code` and makes its link.

@@ -33,6 +33,7 @@ extension AuthService {
         guard let continueURI, ProviderConfig.isHTTPURL(continueURI), !continueURI.contains("#") else {
             throw AuthError("INVALID_CONTINUE_URI")
         }
+        try checkAuthorizedDomain(continueURI)
         let redirectURI = continueURI.split(separator: "?", maxSplits: 1).first.map(String.init) ?? continueURI
         let state = Self.randomToken()
         let nonce = Self.randomToken()
@@ -97,7 +98,7 @@ extension AuthService {
         case .token(let providerID, let idToken, let accessToken, let nonce):
             let config = try await enabledProvider(providerID)
             if let idToken, config.issuer != nil, config.id != "github.com" {
-                profile = try await federation.verifiedIDToken(config, idToken: idToken, nonce: nonce)
+                profile = try await federation.verifiedIDToken(config, idToken: idToken, nonce: .raw(nonce))
             } else if let accessToken, config.id == "github.com" {
                 profile = try await federation.gitHubProfile(config, accessToken: accessToken)
             } else {
@@ -115,6 +116,15 @@ extension AuthService {
                 owner.uid != user.uid
             {
                 throw .federatedUserIDAlreadyLinked
+            }
+            if let linked = user.identities.first(where: { $0.providerID == profile.providerID }) {
+                // One identity per provider, as Firebase allows; the same one again is a no-op.
+                guard linked.rawID == profile.rawID else {
+                    throw AuthError("PROVIDER_ALREADY_LINKED", detail: "User can only be linked to one identity for the given provider.")
+                }
+            }
+            if let email = profile.email, let holder = try await offload({ [store] in try store.user(email: email) }), holder.uid != user.uid {
+                throw .emailExists
             }
             user.identities.removeAll { $0.providerID == profile.providerID }
             user.identities.append(profile.identity)

@@ -27,6 +27,11 @@ public final class AuthService: Sendable {
         /// `CREDENTIAL_TOO_OLD_LOGIN_AGAIN`, as Firebase answers. A token stolen from a page
         /// cannot then be turned into a new password and a lasting session.
         public var recentSignInSeconds: Int64 = 300
+        /// Emails one address may be sent in an hour (resets, verifications, sign-in links).
+        public var emailsPerAddressPerHour = 5
+        /// The host names a sign-in may return to and emailed links may continue to (Firebase's
+        /// authorized domains); nil allows any (emulator mode).
+        public var authorizedDomains: Set<String>?
 
         public init() {}
     }
@@ -52,6 +57,8 @@ public final class AuthService: Sendable {
     let clock: @Sendable () -> Int64
     private let accountFailures: RateLimiter
     private let addressFailures: RateLimiter
+    /// Emails sent per address in the current hour (each send counts as a "failure").
+    let emailsSent: RateLimiter
     let logger: Logger
     /// A hash of a random password at this service's cost, checked when an email is unknown.
     private let decoyHash: String
@@ -71,6 +78,7 @@ public final class AuthService: Sendable {
         self.clock = clock
         self.logger = logger
         accountFailures = RateLimiter(limit: policy.failuresPerAccount, window: policy.failureWindow, clock: clock)
+        emailsSent = RateLimiter(limit: policy.emailsPerAddressPerHour, window: 3_600_000, clock: clock)
         addressFailures = RateLimiter(limit: policy.failuresPerAddress, window: policy.failureWindow, clock: clock)
         decoyHash = (try? hasher.hash(UUID().uuidString)) ?? ""
     }
@@ -459,6 +467,15 @@ public final class AuthService: Sendable {
             !email.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 32 })
         else { throw .invalidEmail }
         return email.lowercased()
+    }
+
+    /// Throws `UNAUTHORIZED_DOMAIN` unless `url`'s host is an authorized domain (or a
+    /// subdomain of one), when the policy names them.
+    func checkAuthorizedDomain(_ url: String) throws(AuthError) {
+        guard let domains = policy.authorizedDomains else { return }
+        guard let host = URLComponents(string: url)?.host?.lowercased(),
+            domains.contains(where: { host == $0 || host.hasSuffix("." + $0) })
+        else { throw AuthError("UNAUTHORIZED_DOMAIN", detail: "Domain not allowlisted by project") }
     }
 
     /// A phone number in E.164 form: `+`, then 7 to 15 digits not starting with 0.

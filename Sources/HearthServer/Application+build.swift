@@ -111,6 +111,9 @@ func makeAuthService(configuration: ServerConfiguration, folder: DataFolder, log
     let local = configuration.host == "0.0.0.0" || configuration.host == "::" ? "127.0.0.1" : configuration.host
     let publicURL = configuration.publicURL ?? "http://\(local):\(configuration.port)"
     let publicHost = URL(string: publicURL)?.host ?? "localhost"
+    if !configuration.emulator {
+        policy.authorizedDomains = Set([publicHost.lowercased(), "localhost", "127.0.0.1", local] + configuration.authorizedDomains)
+    }
     let email = EmailDelivery(
         mailer: configuration.smtp.map { SMTPMailer(settings: $0) }, sender: configuration.emailSender ?? "noreply@\(publicHost)",
         appName: configuration.appName, actionURL: publicURL + "/__/auth/action", templates: configuration.emailTemplates)

@@ -63,6 +63,9 @@ public struct ServerConfiguration: Sendable {
     /// The mail server; nil sends no email (admins can still make links, and the emulator lists them).
     public var smtp: SMTPMailer.Settings?
     public var emailTemplates = EmailTemplates()
+    /// Host names besides the public URL's, `localhost` and `127.0.0.1` that sign-ins may return
+    /// to and emailed links may continue to (Firebase's authorized domains).
+    public var authorizedDomains: [String] = []
     /// Sign-in providers from the settings file (installed into the account store at start).
     public var providers: [ProviderConfig] = []
     /// The server clock in milliseconds since the epoch (token expiry).

@@ -9,6 +9,7 @@ import HearthCore
 ///   "publicURL": "https://social.example.com",
 ///   "auth": {
 ///     "appName": "Hearth Social",
+///     "authorizedDomains": ["www.example.com"],
 ///     "email": {
 ///       "from": "Hearth Social <noreply@example.com>",
 ///       "smtp": { "host": "smtp.example.com", "port": 587, "security": "starttls",
@@ -32,6 +33,7 @@ public struct SettingsFile: Decodable, Sendable {
 
     public struct Auth: Decodable, Sendable {
         public var appName: String?
+        public var authorizedDomains: [String]?
         public var email: Email?
         public var providers: [Provider]?
     }
@@ -110,6 +112,13 @@ public struct SettingsFile: Decodable, Sendable {
         }
         guard let auth else { return }
         if let name = auth.appName { configuration.appName = name }
+        for domain in auth.authorizedDomains ?? [] {
+            let host = domain.lowercased()
+            guard !host.isEmpty, !host.contains("/"), !host.contains(":"), !host.contains(" ") else {
+                throw Problem(description: "auth.authorizedDomains: \(domain) is not a host name such as app.example.com")
+            }
+            configuration.authorizedDomains.append(host)
+        }
         if let email = auth.email {
             if let from = email.from { configuration.emailSender = from }
             if let smtp = email.smtp {

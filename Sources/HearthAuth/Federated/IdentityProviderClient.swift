@@ -103,14 +103,22 @@ public actor IdentityProviderClient {
             return try await gitHubProfile(config, github: github, accessToken: accessToken)
         }
         guard let idToken = Self.string(answer, "id_token") else { throw Self.idpError("the provider gave no ID token") }
-        var profile = try await verifiedIDToken(config, idToken: idToken, nonce: nonce)
+        var profile = try await verifiedIDToken(config, idToken: idToken, nonce: .exact(nonce))
         profile.accessToken = accessToken
         return profile
     }
 
-    /// Checks an ID token a client already holds (`postBody: id_token=…`): signature,
-    /// issuer, audience, expiry, and the nonce when one is expected.
-    public func verifiedIDToken(_ config: ProviderConfig, idToken: String, nonce: String?) async throws(AuthError) -> FederatedProfile {
+    /// How an ID token's nonce is checked.
+    public enum NonceCheck: Sendable {
+        /// A token an app got itself: the app sends the raw nonce, the token holds its SHA-256
+        /// in hex (required when the token has a nonce), as Firebase checks it.
+        case raw(String?)
+        /// A token from a sign-in Hearth started: it must hold exactly the nonce Hearth sent.
+        case exact(String)
+    }
+
+    /// Checks an ID token: signature, issuer, audience, expiry, and the nonce.
+    public func verifiedIDToken(_ config: ProviderConfig, idToken: String, nonce: NonceCheck) async throws(AuthError) -> FederatedProfile {
         let document = try await discovery(for: config)
         let claims: ExternalIDTokenClaims
         do {
@@ -130,7 +138,22 @@ public actor IdentityProviderClient {
         guard let client = config.clientID, claims.aud.value.contains(client) else { throw Self.idpError("the ID token is for another client") }
         guard let expires = claims.exp, expires > now - 60 else { throw Self.idpError("the ID token has expired") }
         if let issued = claims.iat, issued > now + 300 { throw Self.idpError("the ID token is issued in the future") }
-        if let nonce, claims.nonce != nonce { throw AuthError("MISSING_OR_INVALID_NONCE", detail: "the ID token's nonce does not match") }
+        switch nonce {
+        case .raw(let raw):
+            // As Firebase: the app keeps the raw nonce and gave the provider its SHA-256 (hex).
+            if let expected = claims.nonce {
+                guard let raw else { throw AuthError("MISSING_OR_INVALID_NONCE", detail: "Nonce is missing in the request.") }
+                let hashed = Data(SHA256.hash(data: Data(raw.utf8))).map { String(format: "%02x", $0) }.joined()
+                guard IdentityProviderClient.constantTimeEqual(hashed, expected) else {
+                    throw AuthError("MISSING_OR_INVALID_NONCE", detail: "the nonce does not match the ID token's")
+                }
+            }
+        case .exact(let sent):
+            // A sign-in Hearth started itself: the nonce it sent must come back as it was.
+            guard let returned = claims.nonce, IdentityProviderClient.constantTimeEqual(returned, sent) else {
+                throw AuthError("MISSING_OR_INVALID_NONCE", detail: "the ID token's nonce does not match this sign-in")
+            }
+        }
         guard let subject = claims.sub, !subject.isEmpty, subject.utf8.count <= 255 else { throw Self.idpError("the ID token names no subject") }
         let raw = TokenIssuer.payload(of: idToken) ?? .null
         return FederatedProfile(
@@ -227,6 +250,10 @@ public actor IdentityProviderClient {
     }
 
     // MARK: - Helpers
+
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        SymmetricKey(data: Data(SHA256.hash(data: Data(a.utf8)))) == SymmetricKey(data: Data(SHA256.hash(data: Data(b.utf8))))
+    }
 
     static func idpError(_ detail: String) -> AuthError { AuthError("INVALID_IDP_RESPONSE", detail: detail) }
 
