@@ -137,6 +137,63 @@ public final class Auth: Sendable {
         setUser(updated)
     }
 
+    /// Gives the signed-in anonymous account an email and password: it keeps its uid and
+    /// everything it made, and becomes an ordinary account.
+    @discardableResult
+    public func linkEmail(_ email: String, password: String) async throws -> User {
+        guard let user = currentUser else { throw HearthClientError(.notSignedIn, "Nobody is signed in.") }
+        let answer = try await call(
+            "accounts:update", ["idToken": .string(try await idToken() ?? user.idToken), "email": .string(email),
+                                "password": .string(password), "returnSecureToken": .bool(true)])
+        var updated = user
+        if case .string(let token) = answer.child(ChildKey("idToken")) { updated.idToken = token }
+        if case .string(let token) = answer.child(ChildKey("refreshToken")) { updated.refreshToken = token }
+        updated.expiresAt = clock() + Self.seconds(answer.child(ChildKey("expiresIn"))) * 1000
+        updated.email = Self.string(answer, "email") ?? email.lowercased()
+        updated.isAnonymous = false
+        setUser(updated)
+        return updated
+    }
+
+    /// Removes a way of signing in from the account: `password`, `phone`, or a provider ID
+    /// such as `github.com` or `oidc.corp`.
+    public func unlink(_ providerID: String) async throws {
+        guard let user = currentUser else { throw HearthClientError(.notSignedIn, "Nobody is signed in.") }
+        _ = try await call(
+            "accounts:update", ["idToken": .string(try await idToken() ?? user.idToken), "deleteProvider": .object([(ChildKey("0"), .string(providerID))])])
+        setUser(try await refresh(user))
+    }
+
+    /// Emails a link to choose a new password. The answer is the same whether or not the
+    /// address has an account.
+    public func sendPasswordReset(to email: String) async throws {
+        _ = try await call("accounts:sendOobCode", ["requestType": .string("PASSWORD_RESET"), "email": .string(email)])
+    }
+
+    /// Emails the signed-in user a link that verifies their address.
+    public func sendEmailVerification() async throws {
+        guard let user = currentUser else { throw HearthClientError(.notSignedIn, "Nobody is signed in.") }
+        _ = try await call("accounts:sendOobCode", ["requestType": .string("VERIFY_EMAIL"), "idToken": .string(try await idToken() ?? user.idToken)])
+    }
+
+    /// The address an emailed password reset code is for; the code stays usable.
+    public func verifyPasswordResetCode(_ code: String) async throws -> String {
+        let answer = try await call("accounts:resetPassword", ["oobCode": .string(code)])
+        guard let email = Self.string(answer, "email") else { throw HearthClientError(.unexpectedResponse, "The answer names no email.") }
+        return email
+    }
+
+    /// Sets a new password with an emailed code (every session of the account ends).
+    public func confirmPasswordReset(code: String, newPassword: String) async throws {
+        _ = try await call("accounts:resetPassword", ["oobCode": .string(code), "newPassword": .string(newPassword)])
+    }
+
+    /// Applies an emailed verification code; the signed-in user's next token says so.
+    public func applyActionCode(_ code: String) async throws {
+        _ = try await call("accounts:update", ["oobCode": .string(code)])
+        if let user = currentUser { setUser(try await refresh(user)) }
+    }
+
     /// Deletes the signed-in account and signs out.
     public func deleteAccount() async throws {
         guard let user = currentUser else { throw HearthClientError(.notSignedIn, "Nobody is signed in.") }

@@ -26,13 +26,24 @@ public final class SessionViewModel {
     public var isSignedIn: Bool { user != nil }
     public var isAnonymous: Bool { user?.isAnonymous ?? false }
 
+    /// True once a password reset email was asked for (the same whether or not the address
+    /// has an account).
+    public private(set) var resetEmailSent = false
+
     /// Makes an account with the email, password and name entered, and its public profile.
+    /// Someone browsing anonymously keeps their uid and everything they made: their account
+    /// gains the email and password.
     public func signUp() async {
         let name = displayName.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !name.isEmpty else { return fail("Enter your name.") }
         guard name.count <= 100 else { return fail("The name is too long.") }
         await perform {
-            try await self.client.auth.createUser(email: self.email.trimmingCharacters(in: .whitespaces), password: self.password)
+            let address = self.email.trimmingCharacters(in: .whitespaces)
+            if self.client.auth.currentUser?.isAnonymous == true {
+                try await self.client.auth.linkEmail(address, password: self.password)
+            } else {
+                try await self.client.auth.createUser(email: address, password: self.password)
+            }
             try await self.client.auth.updateProfile(displayName: name)
             try await self.writeProfile(name: name, picture: nil)
         }
@@ -41,6 +52,17 @@ public final class SessionViewModel {
     public func signIn() async {
         await perform {
             try await self.client.auth.signIn(email: self.email.trimmingCharacters(in: .whitespaces), password: self.password)
+        }
+    }
+
+    /// "Forgot password?": emails a link to choose a new password to the address entered.
+    public func sendPasswordReset() async {
+        let address = email.trimmingCharacters(in: .whitespaces)
+        guard !address.isEmpty else { return fail("Enter your email address.") }
+        resetEmailSent = false
+        await perform {
+            try await self.client.auth.sendPasswordReset(to: address)
+            self.resetEmailSent = true
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import HearthClient
 import HearthSocial
+import HearthTesting
 import Testing
 
 @Suite("Session") @MainActor
@@ -64,6 +65,57 @@ struct SessionViewModelTests {
             #expect(profile.searchIndex == nil)
             await session.signOut()
             #expect(!session.isSignedIn)
+        }
+    }
+
+    @Test func anAnonymousVisitorKeepsTheirUIDWhenSigningUp() async throws {
+        try await SocialHarness.with { harness in
+            let session = SessionViewModel(client: harness.client())
+            await session.browseAnonymously()
+            let uid = try #require(session.user?.uid)
+            session.displayName = "Kim Kept"
+            session.email = "kim.kept@example.com"
+            session.password = "kept-password"
+            await session.signUp()
+            #expect(session.errorMessage == nil)
+            #expect(session.user?.uid == uid)
+            #expect(session.isAnonymous == false)
+            #expect(session.user?.email == "kim.kept@example.com")
+            let profile = try await harness.admin.root.child("people/\(uid)").getData().value(as: Profile.self)
+            #expect(profile.fullName == "Kim Kept")
+            #expect(profile.searchIndex != nil)
+            // The password signs in to that same account, from another device.
+            let other = SessionViewModel(client: harness.client())
+            other.email = "kim.kept@example.com"
+            other.password = "kept-password"
+            await other.signIn()
+            #expect(other.user?.uid == uid)
+        }
+    }
+
+    @Test func forgotPasswordEmailsACodeThatSetsANewOne() async throws {
+        try await SocialHarness.with { harness in
+            _ = try await harness.user("Rita Reset")
+            let session = SessionViewModel(client: harness.client())
+            session.email = "rita.reset@example.com"
+            await session.sendPasswordReset()
+            #expect(session.errorMessage == nil)
+            #expect(session.resetEmailSent)
+            // The test server runs in emulator mode, which lists the codes it would email.
+            let listed = try await harness.server.request("GET", "/emulator/v1/projects/hearth/oobCodes")
+            let codes = try #require(JSONSerialization.jsonObject(with: listed.body) as? [String: Any])["oobCodes"] as? [[String: Any]]
+            let code = try #require(codes?.last { $0["email"] as? String == "rita.reset@example.com" }?["oobCode"] as? String)
+            let auth = harness.client().auth
+            #expect(try await auth.verifyPasswordResetCode(code) == "rita.reset@example.com")
+            try await auth.confirmPasswordReset(code: code, newPassword: "brand-new-password")
+            session.password = "secret-Rita Reset"
+            await session.signIn()
+            #expect(session.errorMessage == "Wrong email address or password.")
+            session.password = "brand-new-password"
+            await session.signIn()
+            #expect(session.errorMessage == nil && session.user?.email == "rita.reset@example.com")
+            // The code worked once.
+            await #expect(throws: (any Error).self) { try await auth.confirmPasswordReset(code: code, newPassword: "another-one") }
         }
     }
 
