@@ -105,6 +105,14 @@ public final class AccountStore: Sendable {
                 );
                 """)
         }
+        migrator.registerMigration("revoked-sessions") { db in
+            // A revoked session is kept (by digest) for a while, so its refresh answers
+            // TOKEN_EXPIRED, as Firebase's does, rather than "unknown token".
+            try db.execute(sql: """
+                ALTER TABLE refresh_token ADD COLUMN revoked_at INTEGER;
+                ALTER TABLE user ADD COLUMN email_link_sign_in INTEGER NOT NULL DEFAULT 0;
+                """)
+        }
         return migrator
     }
 
@@ -138,8 +146,8 @@ public final class AccountStore: Sendable {
             sql: """
                 INSERT INTO user (uid, email, email_verified, display_name, photo_url, password_hash, disabled,
                                   custom_claims, provider, created_at, last_login_at, valid_since, phone_number,
-                                  password_updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  password_updated_at, email_link_sign_in)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: arguments(user))
         try writeIdentities(user, in: db)
@@ -197,7 +205,7 @@ public final class AccountStore: Sendable {
             sql: """
                 UPDATE user SET uid = ?, email = ?, email_verified = ?, display_name = ?, photo_url = ?,
                     password_hash = ?, disabled = ?, custom_claims = ?, provider = ?, created_at = ?,
-                    last_login_at = ?, valid_since = ?, phone_number = ?, password_updated_at = ?
+                    last_login_at = ?, valid_since = ?, phone_number = ?, password_updated_at = ?, email_link_sign_in = ?
                 WHERE uid = ?
                 """,
             arguments: arguments)
@@ -295,6 +303,8 @@ public final class AccountStore: Sendable {
         public var provider: String?
         /// Developer claims the session's ID tokens carry besides the account's own.
         public var claims: Node
+        /// True once the account's sessions were revoked (a password or email change, an admin).
+        public var revoked = false
 
         public init(uid: String, createdAt: Int64, provider: String? = nil, claims: Node = .null) {
             self.uid = uid
@@ -318,9 +328,11 @@ public final class AccountStore: Sendable {
     public func refreshToken(digest: Data) throws -> RefreshToken? {
         try pool.read { db in
             guard let row = try Row.fetchOne(
-                db, sql: "SELECT uid, created_at, provider, claims FROM refresh_token WHERE digest = ?", arguments: [digest])
+                db, sql: "SELECT uid, created_at, provider, claims, revoked_at FROM refresh_token WHERE digest = ?", arguments: [digest])
             else { return nil }
-            return RefreshToken(uid: row["uid"], createdAt: row["created_at"], provider: row["provider"], claims: Self.json(row["claims"]))
+            var token = RefreshToken(uid: row["uid"], createdAt: row["created_at"], provider: row["provider"], claims: Self.json(row["claims"]))
+            token.revoked = (row["revoked_at"] as Int64?) != nil
+            return token
         }
     }
 
@@ -333,11 +345,15 @@ public final class AccountStore: Sendable {
         }
     }
 
-    /// Forgets every refresh token of `uid`.
-    public func revokeRefreshTokens(uid: String) throws {
-        try pool.write { db in
-            try db.execute(sql: "DELETE FROM refresh_token WHERE uid = ?", arguments: [uid])
-        }
+    /// Revokes every refresh token of `uid` (kept as revoked for 30 days, then forgotten).
+    /// - Parameter now: milliseconds since the epoch.
+    public func revokeRefreshTokens(uid: String, now: Int64) throws {
+        try pool.write { db in try Self.revokeRefreshTokens(uid: uid, now: now, in: db) }
+    }
+
+    static func revokeRefreshTokens(uid: String, now: Int64, in db: Database) throws {
+        try db.execute(sql: "UPDATE refresh_token SET revoked_at = ? WHERE uid = ? AND revoked_at IS NULL", arguments: [now, uid])
+        try db.execute(sql: "DELETE FROM refresh_token WHERE revoked_at < ?", arguments: [now - 30 * 24 * 3_600_000])
     }
 
     // MARK: - Rows
@@ -347,6 +363,7 @@ public final class AccountStore: Sendable {
         return [
             user.uid, user.email, user.emailVerified, user.displayName, user.photoURL, user.passwordHash, user.disabled,
             claims, user.provider, user.createdAt, user.lastLoginAt, user.validSince, user.phoneNumber, user.passwordUpdatedAt,
+            user.emailLinkSignIn,
         ]
     }
 
@@ -359,6 +376,7 @@ public final class AccountStore: Sendable {
             validSince: row["valid_since"])
         user.phoneNumber = row["phone_number"]
         user.passwordUpdatedAt = row["password_updated_at"]
+        user.emailLinkSignIn = row["email_link_sign_in"]
         user.identities = try Row.fetchAll(
             db, sql: "SELECT * FROM identity WHERE uid = ? ORDER BY position", arguments: [user.uid]
         ).map {

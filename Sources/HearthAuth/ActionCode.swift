@@ -13,7 +13,8 @@ public struct ActionCode: Sendable, Equatable {
         public var mode: String {
             switch self {
             case .passwordReset: "resetPassword"
-            case .verifyEmail, .verifyAndChangeEmail: "verifyEmail"
+            case .verifyEmail: "verifyEmail"
+            case .verifyAndChangeEmail: "verifyAndChangeEmail"
             case .emailSignIn: "signIn"
             case .recoverEmail: "recoverEmail"
             }

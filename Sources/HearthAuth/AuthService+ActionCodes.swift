@@ -211,7 +211,7 @@ extension AuthService {
                 user.validSince = now / 1000
                 if user.provider == "anonymous" { user.provider = "password" }
                 try AccountStore.updateRow(user, in: db)
-                try db.execute(sql: "DELETE FROM refresh_token WHERE uid = ?", arguments: [uid])
+                try AccountStore.revokeRefreshTokens(uid: uid, now: now, in: db)
                 return found
             }
         }
@@ -235,6 +235,9 @@ extension AuthService {
                     guard user.email == found.email, let newEmail = found.newEmail else { throw AuthError.invalidOOBCode }
                     user.email = newEmail
                     user.emailVerified = true
+                    // A new address is a major change: every session ends, as with a new password.
+                    user.validSince = now / 1000
+                    try AccountStore.revokeRefreshTokens(uid: uid, now: now, in: db)
                 case .recoverEmail:
                     guard let previous = found.newEmail else { throw AuthError.invalidOOBCode }
                     user.email = previous
@@ -265,6 +268,7 @@ extension AuthService {
                     guard var user = try AccountStore.user(uid: linking.uid, in: db) else { throw AuthError.userNotFound }
                     user.email = email
                     user.emailVerified = true
+                    user.emailLinkSignIn = true
                     user.lastLoginAt = now
                     if user.provider == "anonymous" { user.provider = "password" }
                     try AccountStore.updateRow(user, in: db)
@@ -274,13 +278,15 @@ extension AuthService {
                 if var user = try existing ?? AccountStore.user(email: email, in: db) {
                     guard !user.disabled else { throw AuthError.userDisabled }
                     user.emailVerified = true
+                    user.emailLinkSignIn = true
                     user.lastLoginAt = now
                     try AccountStore.updateRow(user, in: db)
                     return (user, false)
                 }
-                let user = UserRecord(
+                var user = UserRecord(
                     uid: newUID, email: email, emailVerified: true, provider: "password", createdAt: now, lastLoginAt: now,
                     validSince: now / 1000)
+                user.emailLinkSignIn = true
                 try AccountStore.insertRow(user, in: db)
                 return (user, true)
             }

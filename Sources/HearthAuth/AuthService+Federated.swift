@@ -177,7 +177,7 @@ extension AuthService {
             let revokeSessions = revoke
             try await offload { [store] in
                 try store.update(linked)
-                if revokeSessions { try store.revokeRefreshTokens(uid: linked.uid) }
+                if revokeSessions { try store.revokeRefreshTokens(uid: linked.uid, now: now) }
             }
             logger.info("provider linked by verified email", metadata: ["uid": "\(user.uid)", "provider": "\(profile.providerID)"])
             return FederatedSignIn(profile: profile, session: try await session(for: user, provider: profile.providerID, isNewUser: false), needConfirmation: false)
@@ -199,10 +199,9 @@ extension AuthService {
         guard let user = try await offload({ [store] in try store.user(email: email) }) else { return (false, [], []) }
         var methods: [String] = []
         var providers: [String] = []
-        if user.passwordHash != nil {
-            methods.append("password")
-            providers.append("password")
-        }
+        if user.emailLinkSignIn { methods.append("emailLink") }
+        if user.passwordHash != nil { methods.append("password") }
+        if user.passwordHash != nil || user.emailLinkSignIn { providers.append("password") }
         for identity in user.identities where !providers.contains(identity.providerID) {
             methods.append(identity.providerID)
             providers.append(identity.providerID)

@@ -186,10 +186,11 @@ public final class AuthService: Sendable {
     public func refresh(refreshToken: String?) async throws(AuthError) -> Session {
         guard let refreshToken, !refreshToken.isEmpty else { throw .missingRefreshToken }
         let digest = Self.digest(refreshToken)
-        guard let session = try await offload({ [store] in try store.refreshToken(digest: digest) }),
-            let user = try await offload({ [store] in try store.user(uid: session.uid) }),
-            session.createdAt / 1000 >= user.validSince
-        else { throw .invalidRefreshToken }
+        guard let session = try await offload({ [store] in try store.refreshToken(digest: digest) }) else { throw .invalidRefreshToken }
+        guard let user = try await offload({ [store] in try store.user(uid: session.uid) }) else { throw .userNotFound }
+        // Ended by a password or email change, or revoked: Firebase's answer, which makes its
+        // SDKs sign the user out.
+        guard !session.revoked, session.createdAt / 1000 >= user.validSince else { throw .tokenExpired }
         guard !user.disabled else { throw .userDisabled }
         let idToken = try await signedIDToken(
             for: user, provider: session.provider ?? user.provider, authTime: session.createdAt / 1000,
@@ -269,13 +270,20 @@ public final class AuthService: Sendable {
             default: user.identities.removeAll { $0.providerID == provider }
             }
         }
+        var newSession = false
         if change.email != nil {
             let address = try checkedEmail(change.email)
-            // A new address is not verified until its owner says so.
-            if address != user.email { user.emailVerified = false }
+            if address != user.email {
+                // A new address is not verified until its owner says so, and, as a new password,
+                // ends every other session (an anonymous account gaining one has none to end).
+                user.emailVerified = false
+                if hasCredential {
+                    user.validSince = nowSeconds
+                    newSession = true
+                }
+            }
             user.email = address
         }
-        var newSession = false
         if change.password != nil {
             let password = try checkedPassword(change.password)
             user.passwordHash = try await offload { [hasher] in try hasher.hash(password) }
@@ -287,7 +295,7 @@ public final class AuthService: Sendable {
         let revoke = newSession
         try await offload { [store] in
             try store.update(updated)
-            if revoke { try store.revokeRefreshTokens(uid: updated.uid) }
+            if revoke { try store.revokeRefreshTokens(uid: updated.uid, now: updated.validSince * 1000) }
         }
         guard newSession else { return (user, nil) }
         return (user, try await session(for: user, provider: user.provider, isNewUser: false))
@@ -333,7 +341,7 @@ public final class AuthService: Sendable {
             // second stays valid, so a sign-in right after signing out works.
             user.validSince = now
             try store.update(user)
-            try store.revokeRefreshTokens(uid: uid)
+            try store.revokeRefreshTokens(uid: uid, now: now * 1000)
         }
     }
 
@@ -385,7 +393,7 @@ public final class AuthService: Sendable {
         let revoke = fields.validSince != nil || fields.password != nil
         try await offload { [store] in
             try store.update(updated)
-            if revoke { try store.revokeRefreshTokens(uid: uid) }
+            if revoke { try store.revokeRefreshTokens(uid: uid, now: updated.validSince * 1000) }
         }
         return user
     }

@@ -28,6 +28,8 @@ public struct UserRecord: Sendable, Equatable {
     public var identities: [LinkedIdentity] = []
     /// Milliseconds since the epoch of the last password change; nil without a password.
     public var passwordUpdatedAt: Int64?
+    /// True once the account signed in with an emailed link (its address is a way in).
+    public var emailLinkSignIn = false
 
     public init(
         uid: String, email: String? = nil, emailVerified: Bool = false, displayName: String? = nil,

@@ -84,12 +84,14 @@ extension AuthResponder {
             // An empty list is still written (a Node cannot hold one).
             if codes.isEmpty { return JSONResponse.make(status: .ok, bytes: Array(#"{"oobCodes":[]}"#.utf8)) }
             return Self.json(.object([(ChildKey("oobCodes"), Self.list(codes.map { listed in
-                .object([
-                    (ChildKey("email"), .string(listed.code.newEmail ?? listed.code.email)),
+                var entry: [(ChildKey, Node)] = [
+                    (ChildKey("email"), .string(listed.code.email)),
                     (ChildKey("oobCode"), .string(listed.oobCode)),
                     (ChildKey("oobLink"), .string(listed.link)),
                     (ChildKey("requestType"), .string(listed.code.kind.rawValue)),
-                ])
+                ]
+                if let newEmail = listed.code.newEmail { entry.append((ChildKey("newEmail"), .string(newEmail))) }
+                return .object(entry)
             }))]))
         case .delete:
             try await service.clearListedActionCodes()

@@ -375,13 +375,14 @@ struct AuthResponder: Sendable {
         if let name = user.displayName { entries.append((ChildKey("displayName"), .string(name))) }
         if let photo = user.photoURL { entries.append((ChildKey("photoUrl"), .string(photo))) }
         if let login = user.lastLoginAt { entries.append((ChildKey("lastLoginAt"), .string(String(login)))) }
+        if user.emailLinkSignIn { entries.append((ChildKey("emailLinkSignin"), .bool(true))) }
         if user.customClaims.children != nil {
             entries.append((ChildKey("customAttributes"), .string(JSONWriter.string(user.customClaims))))
         }
         if let phone = user.phoneNumber { entries.append((ChildKey("phoneNumber"), .string(phone))) }
         if let changed = user.passwordUpdatedAt { entries.append((ChildKey("passwordUpdatedAt"), .int(changed))) }
         var providers: [Node] = []
-        if let email = user.email, user.passwordHash != nil {
+        if let email = user.email, user.passwordHash != nil || user.emailLinkSignIn {
             var provider: [(ChildKey, Node)] = [
                 (ChildKey("providerId"), .string("password")), (ChildKey("email"), .string(email)),
                 (ChildKey("federatedId"), .string(email)), (ChildKey("rawId"), .string(email)),

@@ -86,7 +86,7 @@ def test_password_reset_by_email(hearth, smtp):
     assert signed_in.status_code == 200, signed_in.text
     assert signed_in.json()["localId"] == account["localId"]
     assert_firebase_error(hearth.sign_in_password(email, old_password), "INVALID_LOGIN_CREDENTIALS")
-    assert_firebase_error(hearth.refresh(account["refreshToken"]), "INVALID_REFRESH_TOKEN")
+    assert_firebase_error(hearth.refresh(account["refreshToken"]), "TOKEN_EXPIRED")
 
     # The code worked once.
     hearth.refused("resetPassword", {"oobCode": code, "newPassword": "third-password-3"}, "INVALID_OOB_CODE")

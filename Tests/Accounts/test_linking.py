@@ -162,7 +162,7 @@ def test_a_verified_provider_email_signs_in_to_the_account_with_that_address(hea
     # Whoever set the password never proved they hold the address: it is gone, with its sessions.
     assert set(provider_infos(account)) == {PROVIDER_ID}
     assert_firebase_error(hearth.sign_in_password(user.email, password), "INVALID_LOGIN_CREDENTIALS")
-    assert_firebase_error(hearth.refresh(registered["refreshToken"]), "INVALID_REFRESH_TOKEN")
+    assert_firebase_error(hearth.refresh(registered["refreshToken"]), "TOKEN_EXPIRED")
     # The provider's session is the one that works.
     assert hearth.refresh(signed_in["refreshToken"]).status_code == 200
 

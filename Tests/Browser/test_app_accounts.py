@@ -285,7 +285,7 @@ def test_console_searches_users_and_disables_resets_and_revokes(accounts, smtp, 
     wait_for(browser, ".toast-success")
     refreshed = requests.post(f"{accounts.url}/securetoken.googleapis.com/v1/token?key=x",
                               data={"grant_type": "refresh_token", "refresh_token": sessions[2]["refreshToken"]}, timeout=10)
-    assert refreshed.status_code == 400 and refreshed.json()["error"]["message"] == "INVALID_REFRESH_TOKEN"
+    assert refreshed.status_code == 400 and refreshed.json()["error"]["message"] == "TOKEN_EXPIRED"
 
 
 def test_console_adds_turns_off_and_removes_a_provider(accounts, browser):

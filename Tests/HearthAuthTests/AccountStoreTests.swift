@@ -114,9 +114,13 @@ import Testing
             #expect(found.uid == "alice")
             #expect(found.createdAt == 1_700_000_000_123)
             #expect(try store.refreshToken(digest: Self.digest("zz")) == nil)
-            try store.revokeRefreshTokens(uid: "alice")
+            try store.revokeRefreshTokens(uid: "alice", now: 1_700_000_001_000)
+            // Kept as revoked (its refresh answers TOKEN_EXPIRED), and forgotten after 30 days.
+            #expect(try store.refreshToken(digest: Self.digest("a1"))?.revoked == true)
+            #expect(try store.refreshToken(digest: Self.digest("b1"))?.revoked == false)
+            try store.revokeRefreshTokens(uid: "bob", now: 1_700_000_001_000 + 31 * 24 * 3_600_000)
             #expect(try store.refreshToken(digest: Self.digest("a1")) == nil)
-            #expect(try store.refreshToken(digest: Self.digest("b1"))?.uid == "bob")
+            #expect(try store.refreshToken(digest: Self.digest("b1"))?.revoked == true)
             // A token must belong to an existing account.
             #expect(throws: (any Error).self) {
                 try store.addRefreshToken(digest: Self.digest("x1"), .init(uid: "nobody", createdAt: 1))

@@ -59,7 +59,7 @@ import Testing
             await #expect(throws: AuthError.invalidLoginCredentials) {
                 _ = try await service.signIn(email: "rita@example.com", password: "old-password", client: "t")
             }
-            await #expect(throws: AuthError.invalidRefreshToken) { _ = try await service.refresh(refreshToken: session.refreshToken) }
+            await #expect(throws: AuthError.tokenExpired) { _ = try await service.refresh(refreshToken: session.refreshToken) }
             await #expect(throws: AuthError.invalidOOBCode) { _ = try await service.resetPassword(code: code, newPassword: "third-one") }
         }
     }

@@ -266,8 +266,9 @@ import Testing
             let other = try await service.signIn(email: "alice@example.com", password: Self.password, client: "c")
             clock.advance(by: 2000)
             try await service.signOut(idToken: session.idToken)
-            await #expect(throws: AuthError.invalidRefreshToken) { try await service.refresh(refreshToken: session.refreshToken) }
-            await #expect(throws: AuthError.invalidRefreshToken) { try await service.refresh(refreshToken: other.refreshToken) }
+            // Firebase's answer for a revoked session, which makes its SDKs sign the user out.
+            await #expect(throws: AuthError.tokenExpired) { try await service.refresh(refreshToken: session.refreshToken) }
+            await #expect(throws: AuthError.tokenExpired) { try await service.refresh(refreshToken: other.refreshToken) }
             await #expect(throws: AuthError.tokenExpired) { try await service.user(idToken: session.idToken) }
             await #expect(throws: AuthError.tokenExpired) { try await service.user(idToken: other.idToken) }
             // Signing in again later works.
@@ -335,7 +336,7 @@ import Testing
             let fresh = try #require(changed)
             #expect(fresh.refreshToken != session.refreshToken)
             #expect(!fresh.isNewUser)
-            await #expect(throws: AuthError.invalidRefreshToken) { try await service.refresh(refreshToken: session.refreshToken) }
+            await #expect(throws: AuthError.tokenExpired) { try await service.refresh(refreshToken: session.refreshToken) }
             await #expect(throws: AuthError.tokenExpired) { try await service.user(idToken: session.idToken) }
             _ = try await service.refresh(refreshToken: fresh.refreshToken)
             #expect(try await service.user(idToken: fresh.idToken).uid == session.user.uid)
@@ -479,7 +480,7 @@ import Testing
             var fields = AuthService.AccountFields()
             fields.password = "another password"
             _ = try await service.updateUser(uid: session.user.uid, fields)
-            await #expect(throws: AuthError.invalidRefreshToken) { try await service.refresh(refreshToken: session.refreshToken) }
+            await #expect(throws: AuthError.tokenExpired) { try await service.refresh(refreshToken: session.refreshToken) }
             await #expect(throws: AuthError.tokenExpired) { try await service.user(idToken: session.idToken) }
             let again = try await service.signIn(email: "alice@example.com", password: "another password", client: "c")
             #expect(try await service.user(idToken: again.idToken).uid == session.user.uid)

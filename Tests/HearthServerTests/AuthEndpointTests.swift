@@ -184,12 +184,12 @@ struct AuthEndpointTests {
                 "POST", "/securetoken.googleapis.com/v1/token",
                 body: Self.form([("grant_type", "refresh_token"), ("refresh_token", "not-a-token")]), headers: form),
                 "INVALID_REFRESH_TOKEN")
-            // After signing out, the refresh token is dead.
+            // After signing out everywhere, the refresh token is dead (TOKEN_EXPIRED, as Firebase's).
             _ = try Self.object(try await Self.post(server, "accounts:signOut", ["idToken": signedUp["idToken"] as? String ?? ""]))
             Self.expectError(try await server.request(
                 "POST", "/securetoken.googleapis.com/v1/token",
                 body: Self.form([("grant_type", "refresh_token"), ("refresh_token", refreshToken)]), headers: form),
-                "INVALID_REFRESH_TOKEN")
+                "TOKEN_EXPIRED")
         }
     }
 

@@ -86,11 +86,16 @@ async function applyCode(hearth, code, mode) {
   try {
     await hearth.auth.applyActionCode(code);
   } catch (error) {
-    return failed(mode === 'verifyEmail' ? 'Your email could not be verified' : 'This link does not work', error, '/#/account', 'Your account');
+    return failed(mode === 'recoverEmail' ? 'This link does not work' : 'Your email could not be verified', error, '/#/account', 'Your account');
   }
-  const title = mode === 'verifyEmail' ? 'Your email address is verified' : 'Your email address was changed back';
+  const titles = {
+    verifyEmail: ['Your email address is verified', 'Thank you.'],
+    verifyAndChangeEmail: ['Your new email address is verified', 'Sign in with it from now on.'],
+    recoverEmail: ['Your email address was changed back', 'Consider changing your password too.'],
+  };
+  const [title, words] = titles[mode];
   show(title,
-    h('p', { 'data-testid': 'auth-done' }, mode === 'verifyEmail' ? 'Thank you.' : 'Consider changing your password too.'),
+    h('p', { 'data-testid': 'auth-done' }, words),
     h('p', {}, h('a', { href: onward(params.get('continueUrl') ?? '/#/'), class: 'button primary' }, 'Continue')));
 }
 
@@ -131,6 +136,7 @@ async function start() {
   switch (mode) {
     case 'resetPassword': return resetPassword(hearth, code);
     case 'verifyEmail':
+    case 'verifyAndChangeEmail':
     case 'recoverEmail': return applyCode(hearth, code, mode);
     case 'signIn': return emailLinkSignIn(hearth, code);
     default: return failed('This link is not understood', new Error(`Unknown action “${mode}”.`), '/#/', 'Go to the app');
