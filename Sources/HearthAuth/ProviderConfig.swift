@@ -124,6 +124,9 @@ public struct ProviderConfig: Sendable, Equatable {
         case .builtIn:
             guard let client = clientID, !client.isEmpty else { throw AuthError("MISSING_OAUTH_CLIENT_ID") }
             guard let secret = clientSecret, !secret.isEmpty else { throw AuthError("MISSING_OAUTH_CLIENT_SECRET") }
+            if let github = string("githubURL") {
+                guard id == "github.com", Self.isHTTPURL(github) else { throw invalid("githubURL must be the http(s) address of a GitHub server") }
+            }
         }
         return self
     }

@@ -62,6 +62,8 @@ public struct SettingsFile: Decodable, Sendable {
         public var clientId: String
         public var clientSecret: String?
         public var clientSecretFile: String?
+        /// GitHub Enterprise Server's address (`github.com` only).
+        public var githubURL: String?
     }
 
     /// A problem with the settings, naming the setting.
@@ -77,6 +79,7 @@ public struct SettingsFile: Decodable, Sendable {
         } catch {
             throw Problem(description: "cannot read the settings file \(url.path): \(error.localizedDescription)")
         }
+        try checkKnownKeys(data, file: url.path)
         let settings: SettingsFile
         do {
             settings = try JSONDecoder().decode(SettingsFile.self, from: data)
@@ -149,6 +152,7 @@ public struct SettingsFile: Decodable, Sendable {
                 resource.append((ChildKey("clientSecret"), .string(secret)))
             }
             if let issuer = provider.issuer { resource.append((ChildKey("issuer"), .string(issuer))) }
+            if let github = provider.githubURL { resource.append((ChildKey("githubURL"), .string(github))) }
             if let name = provider.displayName { resource.append((ChildKey("displayName"), .string(name))) }
             resource.append((ChildKey("enabled"), .bool(provider.enabled ?? true)))
             if kind == .oidc {
@@ -161,6 +165,32 @@ public struct SettingsFile: Decodable, Sendable {
                 throw Problem(description: "auth.providers: \(provider.id): \(error.message)")
             }
         }
+    }
+
+    /// The settings each object may hold: a misspelt one is an error, not silently ignored.
+    private static let knownKeys: [String: Set<String>] = [
+        "": ["publicURL", "auth"],
+        "auth": ["appName", "authorizedDomains", "email", "providers"],
+        "auth.email": ["from", "smtp", "templates"],
+        "auth.email.smtp": ["host", "port", "security", "username", "password", "passwordFile", "trustedCertificates"],
+        "auth.providers[]": ["id", "displayName", "enabled", "issuer", "clientId", "clientSecret", "clientSecretFile", "githubURL"],
+    ]
+
+    private static func checkKnownKeys(_ data: Data, file: String) throws {
+        guard let root = try? JSONSerialization.jsonObject(with: data) else { return }  // the decoder says what is wrong
+        func visit(_ value: Any, at path: String, shown: String) throws {
+            if let list = value as? [Any] {
+                for (index, item) in list.enumerated() { try visit(item, at: path + "[]", shown: "\(shown)[\(index)]") }
+                return
+            }
+            guard let object = value as? [String: Any], let known = knownKeys[path] else { return }
+            for (key, child) in object {
+                let named = shown.isEmpty ? key : "\(shown).\(key)"
+                guard known.contains(key) else { throw Problem(description: "\(file): \(named) is not a setting") }
+                try visit(child, at: path.isEmpty ? key : "\(path).\(key)", shown: named)
+            }
+        }
+        try visit(root, at: "", shown: "")
     }
 
     private static func path(_ keys: [any CodingKey]) -> String {

@@ -23,7 +23,7 @@ import pytest
 
 from accounts_support import (
     ADMIN_TOKEN, DIRECT_REDIRECT, OWN_DATA_RULES, PROJECT, TIMEOUT, ProviderRedirect, assert_firebase_error, free_port,
-    jwt_claims, launch_hearth, new_http, provider_infos, query_of, settings_for, stop_hearth, unique_email, with_query,
+    jwt_claims, launch_hearth, new_http, provider_infos, query_of, settings_for, stop_hearth, with_query,
 )
 from github_server import GitHubEmail, GitHubServer, GitHubUser, s256
 

@@ -47,6 +47,12 @@ CASES = {
         {"auth": {"email": {"smtp": dict(GOOD_SMTP, security="ssl")}}}, ["auth.email.smtp.security"]),
     "SMTP port out of range": ({"auth": {"email": {"smtp": dict(GOOD_SMTP, port=70000)}}}, ["auth.email.smtp.port"]),
     "SMTP without host": ({"auth": {"email": {"smtp": without(GOOD_SMTP, "host")}}}, ["auth.email.smtp.host", "missing"]),
+    "a misspelt setting": (
+        {"auth": {"providers": [dict(GOOD_PROVIDER, githubUrl="https://git.example.com")]}},
+        ["auth.providers[0].githubUrl is not a setting"]),
+    "a misspelt top-level setting": ({"publicUrl": "https://app.example.com"}, ["publicUrl is not a setting"]),
+    "githubURL on another provider": (
+        {"auth": {"providers": [dict(GOOD_PROVIDER, githubURL="https://git.example.com")]}}, ["oidc.corp", "githubURL"]),
     "SMTP password file missing": (
         {"auth": {"email": {"smtp": dict(without(GOOD_SMTP, "password"), passwordFile="no-such-file")}}},
         ["auth.email.smtp.password", "no-such-file"]),

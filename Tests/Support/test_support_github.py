@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 from typing import Optional
-from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 import requests
