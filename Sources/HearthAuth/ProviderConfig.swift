@@ -99,6 +99,10 @@ public struct ProviderConfig: Sendable, Equatable {
     /// Checks what a create or update left: the fields sign-in needs, well formed.
     public func validated() throws(AuthError) -> ProviderConfig {
         func invalid(_ detail: String) -> AuthError { AuthError("INVALID_CONFIG", detail: detail) }
+        if let github = string("githubURL") {
+            guard id == "github.com" else { throw invalid("githubURL is a setting of github.com only") }
+            guard Self.isHTTPURL(github) else { throw invalid("githubURL must be the http(s) address of a GitHub server") }
+        }
         switch kind {
         case .oidc:
             guard let client = clientID, !client.isEmpty else { throw AuthError("MISSING_OAUTH_CLIENT_ID") }
@@ -124,9 +128,7 @@ public struct ProviderConfig: Sendable, Equatable {
         case .builtIn:
             guard let client = clientID, !client.isEmpty else { throw AuthError("MISSING_OAUTH_CLIENT_ID") }
             guard let secret = clientSecret, !secret.isEmpty else { throw AuthError("MISSING_OAUTH_CLIENT_SECRET") }
-            if let github = string("githubURL") {
-                guard id == "github.com", Self.isHTTPURL(github) else { throw invalid("githubURL must be the http(s) address of a GitHub server") }
-            }
+
         }
         return self
     }
