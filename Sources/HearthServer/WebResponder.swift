@@ -61,10 +61,10 @@ struct WebResponder: Sendable {
         guard let files else { return HearthError(.notFound, "Not found.").response() }
         var request = request
         if Self.authPages.contains(request.uri.path) {
-            // Served as they are addressed (a redirect to add the slash would drop the query the
-            // provider or the emailed link put there); the page reads the query itself.
+            // One page serves both, as addressed (a redirect to add a slash would drop the query
+            // the provider or the emailed link put there); it reads its path and query itself.
             var head = request.head
-            head.path = request.uri.path + "/index.html"
+            head.path = "/__/auth/index.html"
             request = Request(head: head, body: request.body)
         }
         do {

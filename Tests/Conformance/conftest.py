@@ -83,3 +83,20 @@ def rules(server):
 def dinos():
     with open(os.path.join(HERE, "fixtures", "dinosaurs.json")) as handle:
         return json.load(handle)
+
+
+@pytest.fixture(scope="module")
+def auth_app(server, request):
+    """A firebase-admin app whose `auth` module talks to Hearth in emulator mode (so it sends
+    `Bearer owner` and accepts unsigned tokens), one per test module."""
+    import firebase_admin
+
+    previous = os.environ.get("FIREBASE_AUTH_EMULATOR_HOST")
+    os.environ["FIREBASE_AUTH_EMULATOR_HOST"] = server.replace("http://", "")
+    app = firebase_admin.initialize_app(options={"projectId": NAMESPACE}, name=f"auth-{request.module.__name__}")
+    yield app
+    firebase_admin.delete_app(app)
+    if previous is None:
+        os.environ.pop("FIREBASE_AUTH_EMULATOR_HOST", None)
+    else:
+        os.environ["FIREBASE_AUTH_EMULATOR_HOST"] = previous

@@ -101,22 +101,6 @@ def accounts(server):
 
 
 @pytest.fixture(scope="module")
-def auth_app(server):
-    """A firebase-admin app whose `auth` module talks to Hearth in emulator mode (no credentials)."""
-    import firebase_admin
-
-    previous = os.environ.get("FIREBASE_AUTH_EMULATOR_HOST")
-    os.environ["FIREBASE_AUTH_EMULATOR_HOST"] = server.replace("http://", "")
-    app = firebase_admin.initialize_app(options={"projectId": PROJECT}, name="auth-tests")
-    yield app
-    firebase_admin.delete_app(app)
-    if previous is None:
-        os.environ.pop("FIREBASE_AUTH_EMULATOR_HOST", None)
-    else:
-        os.environ["FIREBASE_AUTH_EMULATOR_HOST"] = previous
-
-
-@pytest.fixture(scope="module")
 def jwks(server):
     response = requests.get(f"{server}/.well-known/jwks.json")
     assert response.status_code == 200, response.text

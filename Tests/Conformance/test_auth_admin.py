@@ -194,22 +194,6 @@ def rest(server):
 
 
 @pytest.fixture(scope="module")
-def auth_app(server):
-    """One firebase-admin app for the module, in emulator mode (`Bearer owner`, unsigned tokens)."""
-    import firebase_admin
-
-    previous = os.environ.get("FIREBASE_AUTH_EMULATOR_HOST")
-    os.environ["FIREBASE_AUTH_EMULATOR_HOST"] = server.replace("http://", "")
-    app = firebase_admin.initialize_app(options={"projectId": PROJECT}, name="auth-admin")
-    yield app
-    firebase_admin.delete_app(app)
-    if previous is None:
-        os.environ.pop("FIREBASE_AUTH_EMULATOR_HOST", None)
-    else:
-        os.environ["FIREBASE_AUTH_EMULATOR_HOST"] = previous
-
-
-@pytest.fixture(scope="module")
 def certificates():
     pytest.importorskip("cryptography")
     return [self_signed_pem("idp-one.example.com"), self_signed_pem("idp-two.example.com")]

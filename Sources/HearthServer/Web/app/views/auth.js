@@ -139,19 +139,7 @@ function signInForm(container, ctx, done, withNext, next) {
 }
 
 function signUpForm(container, ctx, done, withNext, next) {
-  const error = errorNote();
-  const name = field('signup-name', 'Your name', { type: 'text', autocomplete: 'name', required: true, maxlength: MAX_NAME, 'data-testid': 'signup-name' }, 'Shown with your posts and comments.');
-  const email = field('signup-email', 'Email', { type: 'email', autocomplete: 'email', required: true, 'data-testid': 'signup-email' });
-  const password = field('signup-password', 'Password', {
-    type: 'password', autocomplete: 'new-password', required: true, minlength: 6, 'data-testid': 'signup-password', 'aria-describedby': 'signup-password-hint',
-  }, 'At least 6 characters.');
-  const submit = h('button', { type: 'submit', class: 'button primary wide', 'data-testid': 'signup-submit' }, 'Create account');
-  const form = h('form', { class: 'stack', novalidate: true }, name.element, email.element, password.element, error.element, submit);
-  onSubmit(form, submit, error, async () => {
-    const displayName = name.input.value.trim();
-    const why = nameProblem(displayName);
-    if (why) throw new Error(why);
-    await signUp(ctx.hearth, { name: displayName, email: email.input.value, password: password.input.value });
+  const { form, error, focus } = accountForm(ctx, 'signup', 'Create account', (displayName) => {
     toast(`Welcome, ${displayName}.`, 'success');
     done();
   });
@@ -159,8 +147,32 @@ function signUpForm(container, ctx, done, withNext, next) {
     title: 'Create an account', form, error, next,
     footer: ['Have an account? ', h('a', { href: withNext('#/signin') }, 'Sign in'), '.'],
   });
-  name.input.focus();
+  focus();
   return () => {};
+}
+
+/**
+ * A name, email and password form that makes the account (or gives an anonymous one the
+ * email and password, keeping its uid), then calls `signedUp(name)`. Its fields' IDs and test
+ * IDs start with `prefix`.
+ */
+function accountForm(ctx, prefix, label, signedUp) {
+  const error = errorNote();
+  const name = field(`${prefix}-name`, 'Your name', { type: 'text', autocomplete: 'name', required: true, maxlength: MAX_NAME, 'data-testid': `${prefix}-name` }, 'Shown with your posts and comments.');
+  const email = field(`${prefix}-email`, 'Email', { type: 'email', autocomplete: 'email', required: true, 'data-testid': `${prefix}-email` });
+  const password = field(`${prefix}-password`, 'Password', {
+    type: 'password', autocomplete: 'new-password', required: true, minlength: 6, 'data-testid': `${prefix}-password`, 'aria-describedby': `${prefix}-password-hint`,
+  }, 'At least 6 characters.');
+  const submit = h('button', { type: 'submit', class: 'button primary wide', 'data-testid': `${prefix}-submit` }, label);
+  const form = h('form', { class: 'stack', novalidate: true }, name.element, email.element, password.element, error.element, submit);
+  onSubmit(form, submit, error, async () => {
+    const displayName = name.input.value.trim();
+    const why = nameProblem(displayName);
+    if (why) throw new Error(why);
+    await signUp(ctx.hearth, { name: displayName, email: email.input.value, password: password.input.value });
+    signedUp(displayName);
+  });
+  return { form, error, focus: () => name.input.focus() };
 }
 
 function account(container, ctx) {
@@ -209,17 +221,7 @@ function account(container, ctx) {
 
 /** For an anonymous account: become a full account (password or provider), keeping the uid. */
 function keepWhatYouMade(holder, ctx) {
-  const error = errorNote();
-  const name = field('keep-name', 'Your name', { type: 'text', autocomplete: 'name', required: true, maxlength: MAX_NAME, 'data-testid': 'keep-name' });
-  const email = field('keep-email', 'Email', { type: 'email', autocomplete: 'email', required: true, 'data-testid': 'keep-email' });
-  const password = field('keep-password', 'Password', { type: 'password', autocomplete: 'new-password', required: true, minlength: 6, 'data-testid': 'keep-password' }, 'At least 6 characters.');
-  const submit = h('button', { type: 'submit', class: 'button primary wide', 'data-testid': 'keep-submit' }, 'Create my account');
-  const form = h('form', { class: 'stack', novalidate: true }, name.element, email.element, password.element, error.element, submit);
-  onSubmit(form, submit, error, async () => {
-    const displayName = name.input.value.trim();
-    const why = nameProblem(displayName);
-    if (why) throw new Error(why);
-    await signUp(ctx.hearth, { name: displayName, email: email.input.value, password: password.input.value });
+  const { form, error } = accountForm(ctx, 'keep', 'Create my account', () => {
     toast('Your account is ready, and everything you made is still yours.', 'success');
     ctx.navigate('#/account');
   });
