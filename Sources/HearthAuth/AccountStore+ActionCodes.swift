@@ -13,9 +13,12 @@ extension AccountStore {
     /// Records an action code by the digest of its text. In emulator mode `listed` keeps the
     /// code and link readable for the emulator's listing; otherwise only the digest is kept.
     public func addActionCode(digest: Data, _ code: ActionCode, listed: (code: String, link: String)? = nil) throws {
-        try pool.write { db in
-            try db.execute(sql: "DELETE FROM action_code WHERE expires_at < ?", arguments: [code.createdAt])
-            try db.execute(
+        try pool.write { db in try Self.insertActionCode(digest: digest, code, listed: listed, in: db) }
+    }
+
+    static func insertActionCode(digest: Data, _ code: ActionCode, listed: (code: String, link: String)?, in db: Database) throws {
+        try db.execute(sql: "DELETE FROM action_code WHERE expires_at < ?", arguments: [code.createdAt])
+        try db.execute(
                 sql: """
                     INSERT INTO action_code (digest, kind, uid, email, new_email, created_at, expires_at, continue_url, code, link)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -24,7 +27,11 @@ extension AccountStore {
                     digest, code.kind.rawValue, code.uid, code.email, code.newEmail, code.createdAt, code.expiresAt,
                     code.continueURL, listed?.code, listed?.link,
                 ])
-        }
+    }
+
+    /// Forgets every code made for the account `uid` (after a reset or an email change).
+    static func deleteActionCodes(uid: String, in db: Database) throws {
+        try db.execute(sql: "DELETE FROM action_code WHERE uid = ?", arguments: [uid])
     }
 
     /// The unexpired code with this digest, left in place.

@@ -196,6 +196,20 @@ public final class AccountStore: Sendable {
         try pool.write { db in try Self.updateRow(user, in: db) }
     }
 
+    /// Reads the account `uid`, lets `change` edit it, and writes it back, all in one write
+    /// transaction: a change made meanwhile by another request (a password reset, a revocation,
+    /// disabling) is seen by `change` and never overwritten with an older copy.
+    /// - Throws: `USER_NOT_FOUND`, or what `change` throws (then nothing is written).
+    @discardableResult
+    public func modify(uid: String, _ change: (inout UserRecord) throws -> Void) throws -> UserRecord {
+        try pool.write { db in
+            guard var user = try Self.user(uid: uid, in: db) else { throw AuthError.userNotFound }
+            try change(&user)
+            try Self.updateRow(user, in: db)
+            return user
+        }
+    }
+
     /// Replaces an existing account's fields inside a write transaction.
     static func updateRow(_ user: UserRecord, in db: Database) throws {
         try checkUnique(user, in: db)

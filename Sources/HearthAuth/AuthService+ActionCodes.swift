@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import HearthCore
 import Logging
+import Synchronization
 
 /// Emailed one-time codes (Firebase's `sendOobCode`): password reset, email verification,
 /// sign-in by link, and email changes. A code is kept only as a SHA-256 digest (in emulator
@@ -31,6 +32,8 @@ extension AuthService {
         public var isAdmin = false
         /// Give the link back rather than emailing it (admins only).
         public var returnLink = false
+        /// The asking client's address, for its hourly allowance (not for admins).
+        public var client: String?
 
         public init(kind: ActionCode.Kind) { self.kind = kind }
     }
@@ -52,8 +55,11 @@ extension AuthService {
     ///   emulator uses the address it was reached at).
     public func sendActionCode(_ request: ActionCodeRequest, actionURL: String? = nil) async throws(AuthError) -> IssuedActionCode {
         if request.returnLink, !request.isAdmin { throw .insufficientPermission }
+        if !request.isAdmin { try countClientRequest(request.client) }
         if let continueURL = request.continueURL, !continueURL.isEmpty {
-            guard let url = URLComponents(string: continueURL), url.scheme != nil, url.host?.isEmpty == false else {
+            guard let url = URLComponents(string: continueURL), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
+                url.host?.isEmpty == false
+            else {
                 throw AuthError("INVALID_CONTINUE_URI", detail: "((expected an absolute URI with valid scheme and host))")
             }
             if !request.isAdmin { try checkAuthorizedDomain(continueURL) }
@@ -87,7 +93,10 @@ extension AuthService {
                 user = found
             } else {
                 guard request.idToken != nil else { throw AuthError("MISSING_ID_TOKEN") }
-                user = try await verifiedUser(idToken: request.idToken).user
+                let (found, claims) = try await verifiedUser(idToken: request.idToken)
+                // A token taken from a page must not turn into a new address for the account.
+                if request.kind == .verifyAndChangeEmail { try checkRecentSignIn(claims) }
+                user = found
             }
             guard let address = user.email else { throw .missingEmail }
             uid = user.uid
@@ -127,34 +136,60 @@ extension AuthService {
         }
         if request.isAdmin { return try await send() }
         if known {
-            let logger = logger
-            Task {
-                do {
-                    _ = try await send()
-                } catch {
-                    logger.error("an emailed code was not sent", metadata: ["kind": "\(request.kind.rawValue)", "error": "\(error)"])
-                }
-            }
+            sendInBackground(request.kind.rawValue) { () async throws(AuthError) in _ = try await send() }
         }
         return IssuedActionCode(email: recipient, code: "", link: "")
     }
 
     /// Stores a new code for `code` and makes its link.
     private func issueActionCode(_ code: ActionCode, actionURL: String?) async throws(AuthError) -> (code: String, link: String) {
-        let text = TokenIssuer.base64URL(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) })
-        var components = URLComponents(string: actionURL ?? email.actionURL) ?? URLComponents()
-        var items = [
-            URLQueryItem(name: "mode", value: code.kind.mode), URLQueryItem(name: "oobCode", value: text),
-            URLQueryItem(name: "apiKey", value: "hearth"),
-        ]
-        if let continueURL = code.continueURL { items.append(URLQueryItem(name: "continueUrl", value: continueURL)) }
-        items.append(URLQueryItem(name: "lang", value: "en"))
-        components.queryItems = (components.queryItems ?? []) + items
-        let link = components.string ?? ""
+        let text = Self.newCodeText()
+        let link = actionLink(code.kind, code: text, continueURL: code.continueURL, actionURL: actionURL)
         let digest = Self.digest(text)
         let listed = policy.emulator ? (code: text, link: link) : nil
         try await offload { [store] in try store.addActionCode(digest: digest, code, listed: listed) }
         return (text, link)
+    }
+
+    /// 256 random bits, base64url: a code's text (kept only as its digest).
+    static func newCodeText() -> String {
+        TokenIssuer.base64URL(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) })
+    }
+
+    /// The link that opens a code, with Firebase's parameters.
+    func actionLink(_ kind: ActionCode.Kind, code text: String, continueURL: String?, actionURL: String?) -> String {
+        var components = URLComponents(string: actionURL ?? email.actionURL) ?? URLComponents()
+        var items = [
+            URLQueryItem(name: "mode", value: kind.mode), URLQueryItem(name: "oobCode", value: text),
+            URLQueryItem(name: "apiKey", value: "hearth"),
+        ]
+        if let continueURL { items.append(URLQueryItem(name: "continueUrl", value: continueURL)) }
+        items.append(URLQueryItem(name: "lang", value: "en"))
+        components.queryItems = (components.queryItems ?? []) + items
+        return components.string ?? ""
+    }
+
+    /// Sends an email after the request is answered, at most ``maxBackgroundEmails`` at once
+    /// (more are dropped and logged: a flood of requests cannot open a flood of connections).
+    private func sendInBackground(_ kind: String, _ send: @escaping @Sendable () async throws(AuthError) -> Void) {
+        let admitted = backgroundEmails.withLock { count in
+            guard count < Self.maxBackgroundEmails else { return false }
+            count += 1
+            return true
+        }
+        guard admitted else {
+            logger.warning("an email was dropped: too many are being sent", metadata: ["kind": "\(kind)"])
+            return
+        }
+        let logger = logger
+        Task {
+            defer { self.backgroundEmails.withLock { $0 -= 1 } }
+            do {
+                try await send()
+            } catch {
+                logger.error("an email was not sent", metadata: ["kind": "\(kind)", "error": "\(error)"])
+            }
+        }
     }
 
     /// Emails a code's link with the operator's template.
@@ -196,8 +231,10 @@ extension AuthService {
     public func resetPassword(code: String?, newPassword: String?) async throws(AuthError) -> ActionCode {
         guard let code, !code.isEmpty else { throw AuthError("MISSING_OOB_CODE") }
         let password = try checkedPassword(newPassword)
-        let hash = try await offload { [hasher] in try hasher.hash(password) }
         let digest = Self.digest(code)
+        // A made-up code is refused before the (costly) hashing; the transaction below checks again.
+        guard try await inspectActionCode(code).kind == .passwordReset else { throw AuthError.invalidOOBCode }
+        let hash = try await offload { [hasher] in try hasher.hash(password) }
         let now = clock()
         return try await offload { [store] in
             try store.consumeActionCode(digest: digest, now: now) { found, db in
@@ -212,6 +249,8 @@ extension AuthService {
                 if user.provider == "anonymous" { user.provider = "password" }
                 try AccountStore.updateRow(user, in: db)
                 try AccountStore.revokeRefreshTokens(uid: uid, now: now, in: db)
+                // Other reset and sign-in links of the account stop working.
+                try AccountStore.deleteActionCodes(uid: uid, in: db)
                 return found
             }
         }
@@ -222,33 +261,58 @@ extension AuthService {
         guard let code, !code.isEmpty else { throw AuthError("MISSING_OOB_CODE") }
         let digest = Self.digest(code)
         let now = clock()
-        return try await offload { [store] in
-            try store.consumeActionCode(digest: digest, now: now) { found, db in
+        // An email change tells the old address, with a link that changes it back.
+        let recoveryText = Self.newCodeText()
+        let recoveryLink = actionLink(.recoverEmail, code: recoveryText, continueURL: nil, actionURL: nil)
+        let listed = policy.emulator ? (code: recoveryText, link: recoveryLink) : nil
+        let (user, previousEmail) = try await offload { [store] in
+            try store.consumeActionCode(digest: digest, now: now) { found, db -> (UserRecord, String?) in
                 guard let uid = found.uid, var user = try AccountStore.user(uid: uid, in: db) else {
                     throw AuthError.invalidOOBCode
                 }
+                var previous: String?
                 switch found.kind {
                 case .verifyEmail:
                     guard user.email == found.email else { throw AuthError.invalidOOBCode }
                     user.emailVerified = true
                 case .verifyAndChangeEmail:
                     guard user.email == found.email, let newEmail = found.newEmail else { throw AuthError.invalidOOBCode }
+                    previous = user.email
                     user.email = newEmail
                     user.emailVerified = true
-                    // A new address is a major change: every session ends, as with a new password.
+                    // A new address is a major change: every session ends, as with a new password,
+                    // and codes sent to the old address stop working.
                     user.validSince = now / 1000
                     try AccountStore.revokeRefreshTokens(uid: uid, now: now, in: db)
+                    try AccountStore.deleteActionCodes(uid: uid, in: db)
+                    try AccountStore.insertActionCode(
+                        digest: Self.digest(recoveryText),
+                        ActionCode(
+                            kind: .recoverEmail, uid: uid, email: newEmail, newEmail: found.email, createdAt: now,
+                            expiresAt: now + Self.lifetime(.recoverEmail)),
+                        listed: listed, in: db)
                 case .recoverEmail:
-                    guard let previous = found.newEmail else { throw AuthError.invalidOOBCode }
-                    user.email = previous
+                    guard user.email == found.email, let original = found.newEmail else { throw AuthError.invalidOOBCode }
+                    user.email = original
                     user.emailVerified = true
+                    // Someone else may have changed it: their sessions end too.
+                    user.validSince = now / 1000
+                    try AccountStore.revokeRefreshTokens(uid: uid, now: now, in: db)
+                    try AccountStore.deleteActionCodes(uid: uid, in: db)
                 case .passwordReset, .emailSignIn:
                     throw AuthError.invalidOOBCode
                 }
                 try AccountStore.updateRow(user, in: db)
-                return user
+                return (user, previous)
             }
         }
+        if let previousEmail, let changed = user.email {
+            let values = ["email": previousEmail, "newEmail": changed, "displayName": user.displayName ?? ""]
+            sendInBackground(ActionCode.Kind.recoverEmail.rawValue) { () async throws(AuthError) in
+                try await self.deliver(.recoverEmail, to: previousEmail, link: recoveryLink, values: values)
+            }
+        }
+        return user
     }
 
     /// Signs in with an emailed sign-in link: the account is made on first use, its email
@@ -256,7 +320,14 @@ extension AuthService {
     public func signIn(emailLinkCode code: String?, email address: String?, idToken: String? = nil) async throws(AuthError) -> Session {
         guard let code, !code.isEmpty else { throw AuthError("MISSING_OOB_CODE") }
         let email = try checkedEmail(address)
-        let linking = idToken == nil ? nil : try await verifiedUser(idToken: idToken).user
+        var linking: UserRecord?
+        if let idToken {
+            let (verified, claims) = try await verifiedUser(idToken: idToken)
+            // A token taken from a page must not turn into a new address for an account that has a way in.
+            if Self.hasCredential(verified) { try checkRecentSignIn(claims) }
+            linking = verified
+        }
+        let linkingUID = linking?.uid
         let digest = Self.digest(code)
         let now = clock()
         let newUID = Self.newUID()
@@ -264,8 +335,11 @@ extension AuthService {
             try store.consumeActionCode(digest: digest, now: now) { found, db -> (UserRecord, Bool) in
                 guard found.kind == .emailSignIn else { throw AuthError.invalidOOBCode }
                 guard found.email == email else { throw AuthError.invalidEmail }
-                if let linking {
-                    guard var user = try AccountStore.user(uid: linking.uid, in: db) else { throw AuthError.userNotFound }
+                if let linkingUID {
+                    guard var user = try AccountStore.user(uid: linkingUID, in: db) else { throw AuthError.userNotFound }
+                    guard user.email == nil || user.email == email else {
+                        throw AuthError("INVALID_EMAIL", detail: "the account has another email address; change it with a verification link")
+                    }
                     user.email = email
                     user.emailVerified = true
                     user.emailLinkSignIn = true
@@ -274,9 +348,13 @@ extension AuthService {
                     try AccountStore.updateRow(user, in: db)
                     return (user, false)
                 }
-                let existing = try found.uid.flatMap { try AccountStore.user(uid: $0, in: db) }
-                if var user = try existing ?? AccountStore.user(email: email, in: db) {
+                // The account the address belongs to now (the one the code was made for may have
+                // moved to another address since).
+                if var user = try AccountStore.user(email: email, in: db) {
                     guard !user.disabled else { throw AuthError.userDisabled }
+                    if Self.claimUnverifiedAccount(&user, now: now) {
+                        try AccountStore.revokeRefreshTokens(uid: user.uid, now: now, in: db)
+                    }
                     user.emailVerified = true
                     user.emailLinkSignIn = true
                     user.lastLoginAt = now

@@ -184,7 +184,7 @@ extension AuthService {
         else { throw .userNotFound }
         if checkRevoked {
             guard !user.disabled else { throw .userDisabled }
-            if let signedIn = claims.child(ChildKey("auth_time")).numberValue, Int64(signedIn) < user.validSince {
+            if let signedIn = claims.child(ChildKey("auth_time")).integerValue, signedIn < user.validSince {
                 throw AuthError("SESSION_COOKIE_REVOKED")
             }
         }

@@ -25,10 +25,13 @@ extension AuthService {
     }
 
     /// Starts a sign-in with `providerID`, coming back to `continueURI`.
+    /// - Parameter client: the asking client's address, for its hourly allowance.
     public func startSignIn(
-        providerID: String?, continueURI: String?, scopes: [String] = [], customParameters: [(String, String)] = []
+        providerID: String?, continueURI: String?, scopes: [String] = [], customParameters: [(String, String)] = [],
+        client: String? = nil
     ) async throws(AuthError) -> StartedSignIn {
         guard let federation else { throw AuthError("OPERATION_NOT_ALLOWED", detail: "this server does not sign in with providers") }
+        try countClientRequest(client)
         let config = try await enabledProvider(providerID)
         guard let continueURI, ProviderConfig.isHTTPURL(continueURI), !continueURI.contains("#") else {
             throw AuthError("INVALID_CONTINUE_URI")
@@ -110,74 +113,41 @@ extension AuthService {
 
     private func signIn(_ profile: FederatedProfile, linkingTo idToken: String?) async throws(AuthError) -> FederatedSignIn {
         let now = clock()
-        if let idToken {
-            var user = try await verifiedUser(idToken: idToken).user
-            if let owner = try await offload({ [store] in try store.user(providerID: profile.providerID, rawID: profile.rawID) }),
-                owner.uid != user.uid
-            {
-                throw .federatedUserIDAlreadyLinked
-            }
-            if let linked = user.identities.first(where: { $0.providerID == profile.providerID }) {
-                // One identity per provider, as Firebase allows; the same one again is a no-op.
-                guard linked.rawID == profile.rawID else {
-                    throw AuthError("PROVIDER_ALREADY_LINKED", detail: "User can only be linked to one identity for the given provider.")
+        if let idToken { return try await link(profile, to: idToken, now: now) }
+        if let owner = try await offload({ [store] in try store.user(providerID: profile.providerID, rawID: profile.rawID) }) {
+            let user = try await offload { [store] in
+                try store.modify(uid: owner.uid) { user in
+                    guard !user.disabled else { throw AuthError.userDisabled }
+                    if let index = user.identities.firstIndex(where: { $0.providerID == profile.providerID && $0.rawID == profile.rawID }) {
+                        user.identities[index] = profile.identity
+                    }
+                    user.lastLoginAt = now
                 }
             }
-            if let email = profile.email, let holder = try await offload({ [store] in try store.user(email: email) }), holder.uid != user.uid {
-                throw .emailExists
-            }
-            user.identities.removeAll { $0.providerID == profile.providerID }
-            user.identities.append(profile.identity)
-            if user.email == nil, let email = profile.email, profile.emailVerified,
-                try await offload({ [store] in try store.user(email: email) }) == nil
-            {
-                user.email = email
-                user.emailVerified = true
-            }
-            if user.displayName == nil { user.displayName = profile.displayName }
-            if user.photoURL == nil { user.photoURL = profile.photoURL }
-            if user.provider == "anonymous" || user.provider == "custom" { user.provider = profile.providerID }
-            user.lastLoginAt = now
-            let linked = user
-            try await offload { [store] in try store.update(linked) }
-            logger.info("provider linked", metadata: ["uid": "\(user.uid)", "provider": "\(profile.providerID)"])
             return FederatedSignIn(profile: profile, session: try await session(for: user, provider: profile.providerID, isNewUser: false), needConfirmation: false)
         }
-        if var user = try await offload({ [store] in try store.user(providerID: profile.providerID, rawID: profile.rawID) }) {
-            guard !user.disabled else { throw .userDisabled }
-            if let index = user.identities.firstIndex(where: { $0.providerID == profile.providerID && $0.rawID == profile.rawID }) {
-                user.identities[index] = profile.identity
-            }
-            user.lastLoginAt = now
-            let signedIn = user
-            try await offload { [store] in try store.update(signedIn) }
-            return FederatedSignIn(profile: profile, session: try await session(for: user, provider: profile.providerID, isNewUser: false), needConfirmation: false)
-        }
-        if let email = profile.email, var user = try await offload({ [store] in try store.user(email: email) }) {
-            guard profile.emailVerified else {
-                // The provider does not vouch for the address: the account's owner must sign
-                // in another way and link this provider themselves.
+        if let email = profile.email, let holder = try await offload({ [store] in try store.user(email: email) }) {
+            // Only a provider that vouches for the address may sign in to the account that has it;
+            // and not one whose other identity at the same provider is already linked there.
+            guard profile.emailVerified, !holder.identities.contains(where: { $0.providerID == profile.providerID }) else {
                 return FederatedSignIn(profile: profile, session: nil, needConfirmation: true)
             }
-            guard !user.disabled else { throw .userDisabled }
-            var revoke = false
-            if !user.emailVerified, user.passwordHash != nil {
-                // Whoever set this password never proved they hold the address: it goes, and
-                // with it every session it opened.
-                user.passwordHash = nil
-                user.validSince = now / 1000
-                revoke = true
-            }
-            user.emailVerified = true
-            user.identities.append(profile.identity)
-            if user.displayName == nil { user.displayName = profile.displayName }
-            if user.photoURL == nil { user.photoURL = profile.photoURL }
-            user.lastLoginAt = now
-            let linked = user
-            let revokeSessions = revoke
-            try await offload { [store] in
-                try store.update(linked)
-                if revokeSessions { try store.revokeRefreshTokens(uid: linked.uid, now: now) }
+            let user = try await offload { [store] in
+                var claimed = false
+                let linked = try store.modify(uid: holder.uid) { user in
+                    guard !user.disabled else { throw AuthError.userDisabled }
+                    guard user.email == email, !user.identities.contains(where: { $0.providerID == profile.providerID }) else {
+                        throw AuthError("INVALID_IDP_RESPONSE", detail: "the account changed during the sign-in; try again")
+                    }
+                    claimed = Self.claimUnverifiedAccount(&user, now: now)
+                    user.emailVerified = true
+                    user.identities.append(profile.identity)
+                    if user.displayName == nil { user.displayName = profile.displayName }
+                    if user.photoURL == nil { user.photoURL = profile.photoURL }
+                    user.lastLoginAt = now
+                }
+                if claimed { try store.revokeRefreshTokens(uid: linked.uid, now: now) }
+                return linked
             }
             logger.info("provider linked by verified email", metadata: ["uid": "\(user.uid)", "provider": "\(profile.providerID)"])
             return FederatedSignIn(profile: profile, session: try await session(for: user, provider: profile.providerID, isNewUser: false), needConfirmation: false)
@@ -191,6 +161,64 @@ extension AuthService {
         try await offload { [store] in try store.insert(created) }
         logger.info("account created", metadata: ["uid": "\(user.uid)", "provider": "\(profile.providerID)"])
         return FederatedSignIn(profile: profile, session: try await session(for: user, provider: profile.providerID, isNewUser: true), needConfirmation: false)
+    }
+
+    /// Links the provider to the account `idToken` speaks for (an anonymous one keeps its uid).
+    private func link(_ profile: FederatedProfile, to idToken: String, now: Int64) async throws(AuthError) -> FederatedSignIn {
+        let (verified, claims) = try await verifiedUser(idToken: idToken)
+        // A token taken from a page must not become a lasting way into an account that has one.
+        if Self.hasCredential(verified) { try checkRecentSignIn(claims) }
+        if let owner = try await offload({ [store] in try store.user(providerID: profile.providerID, rawID: profile.rawID) }),
+            owner.uid != verified.uid
+        {
+            throw .federatedUserIDAlreadyLinked
+        }
+        if let email = profile.email, let holder = try await offload({ [store] in try store.user(email: email) }), holder.uid != verified.uid {
+            throw .emailExists
+        }
+        let user = try await offload { [store] in
+            try store.modify(uid: verified.uid) { user in
+                guard !user.disabled else { throw AuthError.userDisabled }
+                if let linked = user.identities.first(where: { $0.providerID == profile.providerID }) {
+                    // One identity per provider, as Firebase allows; the same one again is a no-op.
+                    guard linked.rawID == profile.rawID else {
+                        throw AuthError("PROVIDER_ALREADY_LINKED", detail: "User can only be linked to one identity for the given provider.")
+                    }
+                }
+                user.identities.removeAll { $0.providerID == profile.providerID }
+                user.identities.append(profile.identity)
+                // The address becomes the account's (the store refuses one another account has).
+                if user.email == nil, let email = profile.email, profile.emailVerified {
+                    user.email = email
+                    user.emailVerified = true
+                }
+                if user.displayName == nil { user.displayName = profile.displayName }
+                if user.photoURL == nil { user.photoURL = profile.photoURL }
+                if user.provider == "anonymous" || user.provider == "custom" { user.provider = profile.providerID }
+                user.lastLoginAt = now
+            }
+        }
+        logger.info("provider linked", metadata: ["uid": "\(user.uid)", "provider": "\(profile.providerID)"])
+        return FederatedSignIn(profile: profile, session: try await session(for: user, provider: profile.providerID, isNewUser: false), needConfirmation: false)
+    }
+
+    /// True when the account has a way to sign in again (so changes to it need a recent sign-in).
+    static func hasCredential(_ user: UserRecord) -> Bool {
+        user.provider != "anonymous" || user.email != nil || user.passwordHash != nil || !user.identities.isEmpty
+    }
+
+    /// Someone proved they hold `user`'s address, which was never verified: whoever registered
+    /// it may not be them, so every way in they may have added goes (password, phone, other
+    /// providers, email-link sign-in) and every session ends. Answers whether anything was taken.
+    static func claimUnverifiedAccount(_ user: inout UserRecord, now: Int64) -> Bool {
+        guard !user.emailVerified else { return false }
+        user.passwordHash = nil
+        user.passwordUpdatedAt = nil
+        user.phoneNumber = nil
+        user.identities = []
+        user.emailLinkSignIn = false
+        user.validSince = now / 1000
+        return true
     }
 
     /// The sign-in methods an address can use (`accounts:createAuthUri` with an `identifier`).

@@ -3,6 +3,7 @@ import Foundation
 import HearthCore
 import Logging
 import NIOPosix
+import Synchronization
 
 /// The account service: sign-up, sign-in (password, anonymous, custom token), token refresh,
 /// profile and password changes, deletion and sign-out for users; and account management for
@@ -29,6 +30,8 @@ public final class AuthService: Sendable {
         public var recentSignInSeconds: Int64 = 300
         /// Emails one address may be sent in an hour (resets, verifications, sign-in links).
         public var emailsPerAddressPerHour = 5
+        /// Emails and provider sign-ins one client address may ask for in an hour.
+        public var requestsPerClientPerHour = 100
         /// The host names a sign-in may return to and emailed links may continue to (Firebase's
         /// authorized domains); nil allows any (emulator mode).
         public var authorizedDomains: Set<String>?
@@ -59,6 +62,11 @@ public final class AuthService: Sendable {
     private let addressFailures: RateLimiter
     /// Emails sent per address in the current hour (each send counts as a "failure").
     let emailsSent: RateLimiter
+    /// Emails and provider sign-ins asked for per client address (each counts as a "failure").
+    let clientRequests: RateLimiter
+    /// Emails being sent in the background: beyond ``maxBackgroundEmails`` more are dropped.
+    let backgroundEmails = Mutex(0)
+    static let maxBackgroundEmails = 32
     let logger: Logger
     /// A hash of a random password at this service's cost, checked when an email is unknown.
     private let decoyHash: String
@@ -79,6 +87,7 @@ public final class AuthService: Sendable {
         self.logger = logger
         accountFailures = RateLimiter(limit: policy.failuresPerAccount, window: policy.failureWindow, clock: clock)
         emailsSent = RateLimiter(limit: policy.emailsPerAddressPerHour, window: 3_600_000, clock: clock)
+        clientRequests = RateLimiter(limit: policy.requestsPerClientPerHour, window: 3_600_000, clock: clock)
         addressFailures = RateLimiter(limit: policy.failuresPerAddress, window: policy.failureWindow, clock: clock)
         decoyHash = (try? hasher.hash(UUID().uuidString)) ?? ""
     }
@@ -128,20 +137,25 @@ public final class AuthService: Sendable {
         // The hash is checked even for an unknown email, so timing does not tell which emails exist.
         let stored = found?.passwordHash ?? decoyHash
         let matches = await (try? offload { [hasher] in hasher.verify(password, against: stored) }) ?? false
-        guard var user = found, user.passwordHash != nil, matches else {
+        guard let user = found, user.passwordHash != nil, matches else {
             failed = true
             throw .invalidLoginCredentials
         }
         accountFailures.reset(accountKey)
         guard !user.disabled else { throw .userDisabled }
-        user.lastLoginAt = clock()
         // An imported or older hash becomes Hearth's own now that the password is known.
-        if hasher.needsRehash(stored) {
-            user.passwordHash = try await offload { [hasher] in try hasher.hash(password) }
+        let rehashed = hasher.needsRehash(stored) ? try await offload { [hasher] in try hasher.hash(password) } : nil
+        let now = clock()
+        let signedIn = try await offload { [store] in
+            try store.modify(uid: user.uid) { current in
+                // Changed meanwhile (a reset, disabling, a revocation): that change stands.
+                guard current.passwordHash == stored else { throw AuthError.invalidLoginCredentials }
+                guard !current.disabled else { throw AuthError.userDisabled }
+                current.lastLoginAt = now
+                if let rehashed { current.passwordHash = rehashed }
+            }
         }
-        let signedIn = user
-        try await offload { [store] in try store.update(signedIn) }
-        return try await session(for: user, provider: "password", isNewUser: false)
+        return try await session(for: signedIn, provider: "password", isNewUser: false)
     }
 
     /// Waits until `limiter` admits an attempt for `key`: at once unless attempts in progress
@@ -163,19 +177,18 @@ public final class AuthService: Sendable {
         let now = clock()
         var isNew = false
         var user: UserRecord
-        if let existing = try await offload({ [store] in try store.user(uid: uid) }) {
-            user = existing
-            guard !user.disabled else { throw .userDisabled }
+        if try await offload({ [store] in try store.user(uid: uid) }) != nil {
+            user = try await offload { [store] in
+                try store.modify(uid: uid) { current in
+                    guard !current.disabled else { throw AuthError.userDisabled }
+                    current.lastLoginAt = now
+                }
+            }
         } else {
-            user = UserRecord(uid: uid, provider: "custom", createdAt: now, validSince: now / 1000)
+            user = UserRecord(uid: uid, provider: "custom", createdAt: now, lastLoginAt: now, validSince: now / 1000)
             isNew = true
-        }
-        user.lastLoginAt = now
-        let stored = user
-        if isNew {
-            try await offload { [store] in try store.insert(stored) }
-        } else {
-            try await offload { [store] in try store.update(stored) }
+            let created = user
+            try await offload { [store] in try store.insert(created) }
         }
         // Developer claims in the custom token go into this session's ID tokens, refreshed ones
         // included, but not onto the account.
@@ -213,7 +226,7 @@ public final class AuthService: Sendable {
         guard case .string(let uid) = claims.child(ChildKey("sub")),
             let user = try await offload({ [store] in try store.user(uid: uid) })
         else { throw .userNotFound }
-        if let issued = claims.child(ChildKey("iat")).numberValue, Int64(issued) < user.validSince { throw .tokenExpired }
+        if let issued = claims.child(ChildKey("iat")).integerValue, issued < user.validSince { throw .tokenExpired }
         guard !user.disabled else { throw .userDisabled }
         return (user, claims)
     }
@@ -221,8 +234,8 @@ public final class AuthService: Sendable {
     /// Throws `CREDENTIAL_TOO_OLD_LOGIN_AGAIN` unless the token's sign-in (`auth_time`) is recent
     /// enough for a sensitive change (see ``Policy/recentSignInSeconds``).
     func checkRecentSignIn(_ claims: Node) throws(AuthError) {
-        guard let signedIn = claims.child(ChildKey("auth_time")).numberValue,
-            Int64(signedIn) >= nowSeconds - policy.recentSignInSeconds
+        guard let signedIn = claims.child(ChildKey("auth_time")).integerValue,
+            signedIn >= nowSeconds - policy.recentSignInSeconds
         else { throw .credentialTooOld }
     }
 
@@ -255,47 +268,52 @@ public final class AuthService: Sendable {
     /// account.
     public func update(idToken: String?, _ change: ProfileChange) async throws(AuthError) -> (UserRecord, Session?) {
         let (verified, claims) = try await verifiedUser(idToken: idToken)
-        var user = verified
         // An anonymous account has no credential to sign in again with: it may gain one at any time.
-        let hasCredential = user.provider != "anonymous" || user.email != nil || user.passwordHash != nil
+        let hasCredential = verified.provider != "anonymous" || verified.email != nil || verified.passwordHash != nil
         if hasCredential, change.password != nil || change.email != nil { try checkRecentSignIn(claims) }
-        if let name = change.displayName { user.displayName = name }
-        if let photo = change.photoURL { user.photoURL = photo }
-        if change.deleteAttributes.contains("DISPLAY_NAME") { user.displayName = nil }
-        if change.deleteAttributes.contains("PHOTO_URL") { user.photoURL = nil }
-        for provider in change.deleteProviders {
-            switch provider {
-            case "password": user.passwordHash = nil
-            case "phone": user.phoneNumber = nil
-            default: user.identities.removeAll { $0.providerID == provider }
-            }
-        }
-        var newSession = false
-        if change.email != nil {
-            let address = try checkedEmail(change.email)
-            if address != user.email {
-                // A new address is not verified until its owner says so, and, as a new password,
-                // ends every other session (an anonymous account gaining one has none to end).
-                user.emailVerified = false
-                if hasCredential {
-                    user.validSince = nowSeconds
-                    newSession = true
-                }
-            }
-            user.email = address
-        }
+        let address = change.email == nil ? nil : try checkedEmail(change.email)
+        var newHash: String?
         if change.password != nil {
             let password = try checkedPassword(change.password)
-            user.passwordHash = try await offload { [hasher] in try hasher.hash(password) }
-            user.validSince = nowSeconds
-            newSession = true
+            newHash = try await offload { [hasher] in try hasher.hash(password) }
         }
-        if user.provider == "anonymous", user.email != nil, user.passwordHash != nil { user.provider = "password" }
-        let updated = user
-        let revoke = newSession
-        try await offload { [store] in
-            try store.update(updated)
-            if revoke { try store.revokeRefreshTokens(uid: updated.uid, now: updated.validSince * 1000) }
+        let now = nowSeconds
+        let hash = newHash
+        // Applied to the account as it is when written, not as it was read above.
+        let (user, newSession) = try await offload { [store] in
+            var endsSessions = false
+            let updated = try store.modify(uid: verified.uid) { user in
+                if let name = change.displayName { user.displayName = name }
+                if let photo = change.photoURL { user.photoURL = photo }
+                if change.deleteAttributes.contains("DISPLAY_NAME") { user.displayName = nil }
+                if change.deleteAttributes.contains("PHOTO_URL") { user.photoURL = nil }
+                for provider in change.deleteProviders {
+                    switch provider {
+                    case "password": user.passwordHash = nil
+                    case "phone": user.phoneNumber = nil
+                    default: user.identities.removeAll { $0.providerID == provider }
+                    }
+                }
+                if let address, address != user.email {
+                    // A new address is not verified until its owner says so, and, as a new
+                    // password, ends every other session (an anonymous account has none to end).
+                    user.emailVerified = false
+                    user.email = address
+                    if hasCredential {
+                        user.validSince = now
+                        endsSessions = true
+                    }
+                }
+                if let hash {
+                    user.passwordHash = hash
+                    user.passwordUpdatedAt = now * 1000
+                    user.validSince = now
+                    endsSessions = true
+                }
+                if user.provider == "anonymous", user.email != nil, user.passwordHash != nil { user.provider = "password" }
+            }
+            if endsSessions { try store.revokeRefreshTokens(uid: updated.uid, now: now * 1000) }
+            return (updated, endsSessions)
         }
         guard newSession else { return (user, nil) }
         return (user, try await session(for: user, provider: user.provider, isNewUser: false))
@@ -375,7 +393,7 @@ public final class AuthService: Sendable {
         let uid = fields.uid ?? Self.newUID()
         guard !uid.isEmpty, uid.utf8.count <= 128 else { throw .invalidArgument("uid must be 1 to 128 characters") }
         var user = UserRecord(uid: uid, provider: "password", createdAt: now, validSince: now / 1000)
-        try await apply(fields, to: &user)
+        try apply(fields, passwordHash: try await passwordHash(of: fields), now: now, to: &user)
         if user.email == nil && user.passwordHash == nil { user.provider = user.phoneNumber == nil ? "custom" : "phone" }
         let created = user
         try await offload { [store] in try store.insert(created) }
@@ -383,19 +401,20 @@ public final class AuthService: Sendable {
         return user
     }
 
-    /// Updates an account as an admin.
+    /// Updates an account as an admin (applied to the account as it is when written).
     public func updateUser(uid: String, _ fields: AccountFields) async throws(AuthError) -> UserRecord {
-        guard var user = try await offload({ [store] in try store.user(uid: uid) }) else { throw .userNotFound }
-        try await apply(fields, to: &user)
-        // A new password ends every session, as a password the user changes does.
-        if fields.password != nil, fields.validSince == nil { user.validSince = nowSeconds }
-        let updated = user
-        let revoke = fields.validSince != nil || fields.password != nil
-        try await offload { [store] in
-            try store.update(updated)
-            if revoke { try store.revokeRefreshTokens(uid: uid, now: updated.validSince * 1000) }
+        let hash = try await passwordHash(of: fields)
+        let now = clock()
+        return try await offload { [store] in
+            let user = try store.modify(uid: uid) { user in
+                try self.apply(fields, passwordHash: hash, now: now, to: &user)
+                // A new password ends every session, as a password the user changes does.
+                if hash != nil, fields.validSince == nil { user.validSince = now / 1000 }
+            }
+            // An explicit validSince needs no more: refreshes check it. A password ends them all.
+            if hash != nil { try store.revokeRefreshTokens(uid: uid, now: now) }
+            return user
         }
-        return user
     }
 
     /// Deletes an account as an admin.
@@ -412,12 +431,18 @@ public final class AuthService: Sendable {
         return (users, page.count > maxResults ? users.last?.uid : nil)
     }
 
-    private func apply(_ fields: AccountFields, to user: inout UserRecord) async throws(AuthError) {
+    /// The hash of the password `fields` sets, if any (checked first).
+    private func passwordHash(of fields: AccountFields) async throws(AuthError) -> String? {
+        guard fields.password != nil else { return nil }
+        let password = try checkedPassword(fields.password)
+        return try await offload { [hasher] in try hasher.hash(password) }
+    }
+
+    private func apply(_ fields: AccountFields, passwordHash: String?, now: Int64, to user: inout UserRecord) throws(AuthError) {
         if fields.email != nil { user.email = try checkedEmail(fields.email) }
-        if fields.password != nil {
-            let password = try checkedPassword(fields.password)
-            user.passwordHash = try await offload { [hasher] in try hasher.hash(password) }
-            user.passwordUpdatedAt = clock()
+        if let passwordHash {
+            user.passwordHash = passwordHash
+            user.passwordUpdatedAt = now
         }
         if let name = fields.displayName { user.displayName = name }
         if let photo = fields.photoURL { user.photoURL = photo }
@@ -471,10 +496,25 @@ public final class AuthService: Sendable {
     func checkedEmail(_ email: String?) throws(AuthError) -> String {
         guard let email, !email.isEmpty else { throw .missingEmail }
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+        // Characters that are quoting or delimiters in mail headers never appear (nothing can be
+        // read as another address when the message is sent).
+        let delimiters = Set("<>\"(),;:\\[]")
         guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty, email.utf8.count <= 254,
-            !email.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 32 })
+            !email.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 32 || $0.value == 127 }),
+            !email.contains(where: { delimiters.contains($0) })
         else { throw .invalidEmail }
         return email.lowercased()
+    }
+
+    /// Counts a request that costs the server (an email, a begun sign-in) against `client`'s
+    /// hourly allowance; throws `TOO_MANY_ATTEMPTS_TRY_LATER` when it is used up.
+    func countClientRequest(_ client: String?) throws(AuthError) {
+        guard let client else { return }
+        let key = "client:" + client
+        switch clientRequests.admit(key) {
+        case .blocked: throw .tooManyAttempts
+        case .admitted, .busy: clientRequests.finish(key, failed: true)
+        }
     }
 
     /// Throws `UNAUTHORIZED_DOMAIN` unless `url`'s host is an authorized domain (or a

@@ -83,6 +83,8 @@ public struct ImportedPasswordHash: Codable, Sendable, Equatable {
             guard let blockSize, (1...64).contains(blockSize) else { throw AuthError("INVALID_HASH_BLOCK_SIZE") }
             guard let parallelization, (1...16).contains(parallelization) else { throw AuthError("INVALID_HASH_PARALLELIZATION") }
             guard let derivedKeyLength, (1...128).contains(derivedKeyLength) else { throw AuthError("INVALID_HASH_DERIVED_KEY_LENGTH") }
+            // Every sign-in attempt on the account pays this memory (128·N·r·p bytes): at most 256 MiB.
+            guard 128 * memoryCost * blockSize * parallelization <= 256 << 20 else { throw AuthError("INVALID_HASH_MEMORY_COST") }
         case "PBKDF_SHA1", "PBKDF2_SHA256":
             guard let rounds, (0...120_000).contains(rounds) else { throw AuthError("INVALID_HASH_ROUNDS") }
         case "HMAC_MD5", "HMAC_SHA1", "HMAC_SHA256", "HMAC_SHA512":
@@ -112,15 +114,23 @@ public struct ImportedPasswordHash: Codable, Sendable, Equatable {
     /// True when `password` gives this hash; the comparison takes the same time wherever
     /// the hashes differ.
     public func verify(_ password: String) -> Bool {
-        guard let derived = try? derive(Data(password.utf8)), !derived.isEmpty else { return false }
-        if hash.count == derived.count * 2 {
-            let hex = Data(derived.map { String(format: "%02x", $0) }.joined().utf8)
-            return SymmetricKey(data: hex) == SymmetricKey(data: hash)
+        let bytes = Data(password.utf8)
+        if let derived = try? derive(bytes, length: hash.count), !derived.isEmpty,
+            SymmetricKey(data: derived) == SymmetricKey(data: hash)
+        {
+            return true
         }
-        return SymmetricKey(data: derived) == SymmetricKey(data: hash)
+        // Or the digest's lower-case hex text, as exports of digests often hold.
+        guard hash.count % 2 == 0, let derived = try? derive(bytes, length: hash.count / 2), !derived.isEmpty,
+            derived.count * 2 == hash.count
+        else { return false }
+        let hex = Data(derived.map { String(format: "%02x", $0) }.joined().utf8)
+        return SymmetricKey(data: hex) == SymmetricKey(data: hash)
     }
 
-    private func derive(_ password: Data) throws -> Data {
+    /// The algorithm's output for `password`; `length` is the key length for the key
+    /// derivation functions whose output length is free (PBKDF2).
+    private func derive(_ password: Data, length: Int) throws -> Data {
         switch algorithm {
         case "SCRYPT":
             guard let key, let rounds, let memoryCost else { return Data() }
@@ -138,7 +148,7 @@ public struct ImportedPasswordHash: Codable, Sendable, Equatable {
         case "PBKDF_SHA1", "PBKDF2_SHA256":
             let function: KDF.Insecure.PBKDF2.HashFunction = algorithm == "PBKDF_SHA1" ? .insecureSHA1 : .sha256
             let derived = try KDF.Insecure.PBKDF2.deriveKey(
-                from: password, salt: salt, using: function, outputByteCount: hash.count, unsafeUncheckedRounds: max(rounds ?? 1, 1))
+                from: password, salt: salt, using: function, outputByteCount: max(length, 1), unsafeUncheckedRounds: max(rounds ?? 1, 1))
             return derived.withUnsafeBytes { Data($0) }
         case "HMAC_MD5": return hmac(Insecure.MD5.self, password)
         case "HMAC_SHA1": return hmac(Insecure.SHA1.self, password)

@@ -37,14 +37,14 @@ public struct ProviderConfig: Sendable, Equatable {
     }
 
     /// The providers Hearth knows how to sign in with besides `oidc.*`: GitHub (OAuth 2.0) and
-    /// the OIDC ones Firebase names (Google, Apple, Microsoft, Yahoo) by their issuers.
-    public static let builtInProviders: Set<String> = ["github.com", "google.com", "apple.com", "microsoft.com", "yahoo.com"]
+    /// the OIDC ones Firebase names (Google, Apple, Yahoo) by their issuers. (Microsoft's
+    /// multi-tenant issuer is a pattern, not an issuer: configure a tenant as `oidc.<name>`.)
+    public static let builtInProviders: Set<String> = ["github.com", "google.com", "apple.com", "yahoo.com"]
 
     /// The issuers of the built-in OpenID Connect providers.
     public static let builtInIssuers: [String: String] = [
         "google.com": "https://accounts.google.com",
         "apple.com": "https://appleid.apple.com",
-        "microsoft.com": "https://login.microsoftonline.com/common/v2.0",
         "yahoo.com": "https://api.login.yahoo.com",
     ]
 

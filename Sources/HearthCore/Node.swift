@@ -91,6 +91,15 @@ extension Node {
         }
     }
 
+    /// The value of a number leaf that is a whole number within `Int64` (nil for `1e300`, `1.5`).
+    public var integerValue: Int64? {
+        switch unprioritized {
+        case .int(let value): return value
+        case .double(let value): return Int64(exactly: value)
+        default: return nil
+        }
+    }
+
     /// Builds an object node from children, dropping null values; null when nothing remains.
     public static func object(_ entries: [(ChildKey, Node)]) -> Node {
         let kept = entries.filter { !$0.1.isNull }

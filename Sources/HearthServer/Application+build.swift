@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import HearthAuth
 import HearthFiles
@@ -32,7 +31,8 @@ public func buildApplication(
     let hub = ListenerHub(
         maxEventBytes: configuration.maxStreamEventBytes, rules: { rules.loadedRules(named: $0) }, clock: configuration.clock)
     let admin = AdminCredential(token: configuration.adminToken, emulator: configuration.emulator)
-    let accounts = try await makeAuthService(configuration: configuration, folder: folder, logger: logger)
+    let providerHTTP = IdentityProviderHTTP()
+    let accounts = try await makeAuthService(configuration: configuration, folder: folder, http: providerHTTP, logger: logger)
     let storageRules = try configuration.storageRules.map { text throws(StorageRulesSyntaxError) in try StorageRules(parsing: text) }
     let files = try FileStore(
         directory: folder.url.appendingPathComponent("files"), maxObjectSize: configuration.maxFileBytes,
@@ -72,6 +72,7 @@ public func buildApplication(
     var services: [any Service] = [
         DataFolderService(folder: folder),
         StreamKeepAliveService(hub: hub, realtime: realtime, longPolling: longPolling, interval: configuration.keepAliveInterval, clock: configuration.clock),
+        IdentityProviderHTTP.ShutdownService(http: providerHTTP),
     ]
     if let filesPort = configuration.filesPort {
         var filesResponder = responder
@@ -103,7 +104,9 @@ public func buildApplication(
 }
 
 /// The account service over `<data>/auth/`: the accounts database and the token signing key.
-func makeAuthService(configuration: ServerConfiguration, folder: DataFolder, logger: Logger) async throws -> AuthService {
+func makeAuthService(
+    configuration: ServerConfiguration, folder: DataFolder, http: any HTTPFetching, logger: Logger
+) async throws -> AuthService {
     var policy = AuthService.Policy()
     policy.emulator = configuration.emulator
     policy.failuresPerAccount = configuration.signInFailuresPerAccount
@@ -115,12 +118,12 @@ func makeAuthService(configuration: ServerConfiguration, folder: DataFolder, log
         policy.authorizedDomains = Set([publicHost.lowercased(), "localhost", "127.0.0.1", local] + configuration.authorizedDomains)
     }
     let email = EmailDelivery(
-        mailer: configuration.smtp.map { SMTPMailer(settings: $0) }, sender: configuration.emailSender ?? "noreply@\(publicHost)",
+        mailer: try configuration.smtp.map { try SMTPMailer(settings: $0) }, sender: configuration.emailSender ?? "noreply@\(publicHost)",
         appName: configuration.appName, actionURL: publicURL + "/__/auth/action", templates: configuration.emailTemplates)
     let service = try await AuthService.open(
         in: folder.url.appendingPathComponent("auth"), projectID: configuration.projectID, policy: policy,
         hasher: PasswordHasher(rounds: configuration.passwordHashRounds), email: email,
-        http: IdentityProviderHTTP(client: .shared), clock: configuration.clock, logger: logger)
+        http: http, clock: configuration.clock, logger: logger)
     try await service.installProviders(configuration.providers)
     return service
 }

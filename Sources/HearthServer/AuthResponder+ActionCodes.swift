@@ -6,7 +6,7 @@ import Hummingbird
 /// Emailed codes: `accounts:sendOobCode`, `accounts:resetPassword`, `accounts:update` with an
 /// `oobCode`, `accounts:signInWithEmailLink`, and the emulator's code listing.
 extension AuthResponder {
-    func sendOobCode(_ body: RequestFields, request: Request) async throws -> Response {
+    func sendOobCode(_ body: RequestFields, request: Request, client: String?) async throws -> Response {
         guard let type = body.string("requestType"), let kind = ActionCode.Kind(rawValue: type), kind != .recoverEmail else {
             throw AuthError("INVALID_REQ_TYPE")
         }
@@ -17,6 +17,7 @@ extension AuthResponder {
         code.continueURL = body.string("continueUrl")
         code.isAdmin = isAdmin(request)
         code.returnLink = body.bool("returnOobLink") ?? false
+        code.client = client
         let issued = try await service.sendActionCode(code, actionURL: emulatorActionURL(request))
         var entries: [(ChildKey, Node)] = [
             (ChildKey("kind"), .string("identitytoolkit#GetOobConfirmationCodeResponse")),

@@ -52,8 +52,10 @@ extension AuthResponder {
         fields.disabled = body.bool("disabled") ?? body.bool("disableUser")
         fields.deleteAttributes = body.strings("deleteAttribute")
         fields.deleteProviders = body.strings("deleteProvider")
-        if let since = body.string("validSince") ?? body.node.child(ChildKey("validSince")).numberValue.map({ String(Int64($0)) }) {
-            guard let seconds = Int64(since) else { throw AuthError.invalidArgument("validSince must be a number of seconds") }
+        if !body.node.child(ChildKey("validSince")).isNull {
+            guard let seconds = body.integer("validSince"), seconds >= 0 else {
+                throw AuthError.invalidArgument("validSince must be a number of seconds")
+            }
             fields.validSince = seconds
         }
         if let claims = body.string("customAttributes") {
@@ -122,9 +124,8 @@ extension AuthResponder {
             guard let bytes = base64(salt) else { throw AuthError("INVALID_SALT", detail: "salt is invalid") }
             user.salt = bytes
         }
-        user.createdAt = fields.string("createdAt").flatMap { Int64($0) } ?? fields.node.child(ChildKey("createdAt")).numberValue.map { Int64($0) }
-        user.lastLoginAt = fields.string("lastLoginAt").flatMap { Int64($0) }
-            ?? fields.node.child(ChildKey("lastLoginAt")).numberValue.map { Int64($0) }
+        user.createdAt = fields.integer("createdAt")
+        user.lastLoginAt = fields.integer("lastLoginAt")
         for entry in fields.node.child(ChildKey("providerUserInfo")).children.map { Array($0) } ?? [] {
             let info = RequestFields(node: entry.value)
             user.identities.append(LinkedIdentity(
@@ -137,7 +138,7 @@ extension AuthResponder {
     private static func importHash(_ body: RequestFields) throws -> ImportedPasswordHash? {
         guard let algorithm = body.string("hashAlgorithm") else { return nil }
         func number(_ key: String) -> Int? {
-            body.node.child(ChildKey(key)).numberValue.map { Int($0) } ?? body.string(key).flatMap { Int($0) }
+            body.integer(key).flatMap { Int(exactly: $0) }
         }
         func bytes(_ key: String) throws -> Data? {
             guard let text = body.string(key) else { return nil }
@@ -162,8 +163,7 @@ extension AuthResponder {
     // MARK: - Session cookies and queries
 
     func createSessionCookie(_ body: RequestFields) async throws -> Response {
-        let duration = body.node.child(ChildKey("validDuration")).numberValue.map { Int64($0) }
-            ?? body.string("validDuration").flatMap { Int64($0) } ?? 0
+        let duration = body.integer("validDuration") ?? 0
         let cookie = try await service.createSessionCookie(idToken: body.string("idToken"), validSeconds: duration)
         return Self.json(.object([(ChildKey("sessionCookie"), .string(cookie))]))
     }
@@ -171,7 +171,7 @@ extension AuthResponder {
     /// `accounts:query`: Firebase's user query (by exact email, uid or phone in `expression`),
     /// and Hearth's console search: `search` text and `disabled` filter, `after` a uid.
     func queryUsers(_ body: RequestFields) async throws -> Response {
-        let limit = min(max(body.node.child(ChildKey("limit")).numberValue.map { Int($0) } ?? body.string("limit").flatMap { Int($0) } ?? 500, 1), 500)
+        let limit = Int(min(max(body.integer("limit") ?? 500, 1), 500))
         var users: [UserRecord]
         if let expressions = body.node.child(ChildKey("expression")).children, !expressions.isEmpty {
             var identifiers = AuthService.Identifiers()

@@ -5,7 +5,7 @@ import Hummingbird
 
 /// Provider sign-in: `accounts:createAuthUri` and `accounts:signInWithIdp`.
 extension AuthResponder {
-    func createAuthUri(_ body: RequestFields) async throws -> Response {
+    func createAuthUri(_ body: RequestFields, client: String?) async throws -> Response {
         if body.string("providerId") == nil, body.string("identifier") != nil {
             // Which sign-in methods an address has (fetchSignInMethodsForEmail).
             let found = try await service.signInMethods(email: body.string("identifier"))
@@ -23,7 +23,8 @@ extension AuthResponder {
             return nil
         }
         let started = try await service.startSignIn(
-            providerID: body.string("providerId"), continueURI: body.string("continueUri"), scopes: scopes, customParameters: custom)
+            providerID: body.string("providerId"), continueURI: body.string("continueUri"), scopes: scopes, customParameters: custom,
+            client: client)
         return Self.json(.object([
             (ChildKey("kind"), .string("identitytoolkit#CreateAuthUriResponse")),
             (ChildKey("authUri"), .string(started.authURI)),

@@ -143,11 +143,11 @@ struct AuthResponder: Sendable {
             try await service.delete(idToken: body.string("idToken"))
             return Self.json(.object([(ChildKey("kind"), .string("identitytoolkit#DeleteAccountResponse"))]))
         case "accounts:createAuthUri":
-            return try await createAuthUri(body)
+            return try await createAuthUri(body, client: proxies.clientAddress(of: request, peer: context.remoteAddress))
         case "accounts:signInWithIdp":
             return try await signInWithIdp(body)
         case "accounts:sendOobCode":
-            return try await sendOobCode(body, request: request)
+            return try await sendOobCode(body, request: request, client: proxies.clientAddress(of: request, peer: context.remoteAddress))
         case "accounts:resetPassword":
             return try await resetPassword(body)
         case "accounts:signInWithEmailLink":
@@ -211,7 +211,7 @@ struct AuthResponder: Sendable {
         switch endpoint {
         case "accounts": return try await adminCreate(body)
         case "accounts:batchCreate": return try await importUsers(body)
-        case "accounts:sendOobCode": return try await sendOobCode(body, request: request)
+        case "accounts:sendOobCode": return try await sendOobCode(body, request: request, client: nil)
         case "accounts:query": return try await queryUsers(body)
         case "accounts:lookup": return try await adminLookup(body)
         case "accounts:update": return try await adminUpdate(body)
@@ -277,6 +277,13 @@ struct AuthResponder: Sendable {
             case .string("false"): return false
             default: return nil
             }
+        }
+
+        /// A whole number given as a JSON number or as a string (as Google's APIs write int64s);
+        /// nil when absent or not a whole number within `Int64`.
+        func integer(_ key: String) -> Int64? {
+            if let text = string(key) { return Int64(text) }
+            return node.child(ChildKey(key)).integerValue
         }
 
         /// A list of strings (a JSON array), or a single string as a list of one.

@@ -38,8 +38,9 @@ struct WebSessionResponder: Sendable {
             return try await route(request, secure: secure)
         } catch let error as AuthError {
             var response = AuthResponder.errorResponse(error)
-            // A session the server no longer knows is over: forget it in the browser too.
-            if error == .invalidRefreshToken || error == .userDisabled {
+            // A session the server no longer knows, or that was ended (revoked, the account gone
+            // or disabled), is over: forget it in the browser too.
+            if [.invalidRefreshToken, .tokenExpired, .userNotFound, .userDisabled].contains(error) {
                 response.setCookie(Self.expiredCookie(for: request, secure: secure))
             }
             return response

@@ -79,7 +79,7 @@ PROVIDER_USERS = {
     for tag in [
         "first", "unknownsession", "forged", "replayed", "otherpath", "denied", "reusedcode", "disabled", "direct", "wrongnonce",
         "badsig", "audience", "issuer", "linker", "linked-elsewhere", "unlinker", "byemail", "unverified-byemail",
-        "noemailclash", "twice", "twice-other",
+        "noemailclash", "twice", "twice-other", "prehijacked",
     ]
 }
 

@@ -379,6 +379,11 @@ def test_bad_and_revoked_access_tokens_are_refused(gh_hearth, github):
     revoked = github.issue_token(user.login)
     github.revoke(revoked)
     assert_firebase_error(sign_in_with_access_token(hearth, revoked), "INVALID_IDP_RESPONSE")
+    # A real token of the same person, but issued to another OAuth app, or a personal access
+    # token: GitHub's token check says it is not this app's, and nobody is signed in with it.
+    for foreign in (github.issue_token(user.login, client_id="Iv1.someoneelse"), github.issue_token(user.login, client_id=None)):
+        assert_firebase_error(sign_in_with_access_token(hearth, foreign), "INVALID_IDP_RESPONSE",
+                              detail="the access token was not issued to this app")
     # An ID token is no GitHub credential.
     post = urlencode({"id_token": "x.y.z", "providerId": GITHUB})
     hearth.refused("signInWithIdp", {"postBody": post, "requestUri": "http://localhost"}, "INVALID_CREDENTIAL_OR_PROVIDER_ID")

@@ -167,6 +167,23 @@ def test_a_verified_provider_email_signs_in_to_the_account_with_that_address(hea
     assert hearth.refresh(signed_in["refreshToken"]).status_code == 200
 
 
+def test_an_address_named_by_an_anonymous_account_is_claimed_with_its_sessions(hearth, provider):
+    """Pre-hijacking: someone browsing anonymously names the victim's address (no password).
+    When the victim signs in with a provider that vouches for the address, the account becomes
+    theirs and the squatter's session ends: refreshing it answers TOKEN_EXPIRED."""
+    user = PROVIDER_USERS["prehijacked"]
+    squatter = hearth.sign_up()
+    named = hearth.ok("update", {"idToken": squatter["idToken"], "email": user.email, "returnSecureToken": True})
+    assert named["email"] == user.email
+    assert hearth.refresh(squatter["refreshToken"]).status_code == 200
+
+    victim = oidc_sign_in(hearth, provider, user)
+    assert victim["localId"] == squatter["localId"]
+    assert_firebase_error(hearth.refresh(squatter["refreshToken"]), "TOKEN_EXPIRED")
+    assert set(provider_infos(hearth.account(victim["localId"]))) == {PROVIDER_ID}
+    assert hearth.refresh(victim["refreshToken"]).status_code == 200
+
+
 def test_an_unverified_provider_email_needs_confirmation_and_links_nothing(hearth, provider):
     user = PROVIDER_USERS["unverified-byemail"]
     assert not user.email_verified

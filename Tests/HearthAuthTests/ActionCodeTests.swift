@@ -17,14 +17,16 @@ import Testing
         var all: [MailMessage] { messages.withLock { $0 } }
     }
 
-    static func withService(_ body: (AuthService, TestClock, Outbox) async throws -> Void) async throws {
+    static func withService(
+        policy: AuthService.Policy = AuthService.Policy(), _ body: (AuthService, TestClock, Outbox) async throws -> Void
+    ) async throws {
         let directory = try TemporaryDirectory(prefix: "hearth-codes")
         defer { directory.remove() }
         let clock = TestClock()
         let outbox = Outbox()
         let email = EmailDelivery(mailer: outbox, sender: "Hearth <noreply@example.com>", appName: "Test App", actionURL: "https://app.example.com/__/auth/action")
         let service = try await AuthService.open(
-            in: directory.url.appendingPathComponent("auth"), projectID: "proj", hasher: PasswordHasher(rounds: 1 << 10), email: email,
+            in: directory.url.appendingPathComponent("auth"), projectID: "proj", policy: policy, hasher: PasswordHasher(rounds: 1 << 10), email: email,
             clock: { clock.now }, logger: Logger(label: "codes", factory: { _ in SwiftLogNoOpLogHandler() }))
         try await body(service, clock, outbox)
     }
@@ -129,5 +131,100 @@ import Testing
         #expect(rendered.text.contains("https://l"))
         try "{{#broken}".write(to: folder.url.appendingPathComponent("verify-email.text.mustache"), atomically: true, encoding: .utf8)
         #expect(throws: EmailTemplates.TemplateError.self) { _ = try EmailTemplates(folder: folder.url) }
+    }
+
+    // MARK: - What the review of account takeovers asked for
+
+    @Test func anEmailChangeTellsTheOldAddressWhichCanChangeItBack() async throws {
+        try await Self.withService { service, _, outbox in
+            let session = try await service.signUp(email: "old@example.com", password: "password-1")
+            var change = AuthService.ActionCodeRequest(kind: .verifyAndChangeEmail)
+            change.idToken = session.idToken
+            change.newEmail = "new@example.com"
+            change.isAdmin = true
+            _ = try await service.sendActionCode(change)
+            let verify = try #require(outbox.all.last)
+            #expect(verify.to == "new@example.com" && verify.text.contains("mode=verifyAndChangeEmail"))
+            let changed = try await service.applyActionCode(try Self.code(in: verify))
+            #expect(changed.email == "new@example.com")
+            // The old address hears of it, in the background, with a link that undoes it.
+            var notice: MailMessage?
+            for _ in 0..<200 where notice == nil {
+                notice = outbox.all.first { $0.to == "old@example.com" }
+                if notice == nil { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            let recovery = try #require(notice)
+            #expect(recovery.text.contains("mode=recoverEmail"))
+            let restored = try await service.applyActionCode(try Self.code(in: recovery))
+            #expect(restored.email == "old@example.com" && restored.uid == session.user.uid)
+            await #expect(throws: AuthError.tokenExpired) { _ = try await service.refresh(refreshToken: session.refreshToken) }
+        }
+    }
+
+    @Test func aStolenOldTokenCannotChangeTheAddress() async throws {
+        try await Self.withService { service, clock, outbox in
+            let session = try await service.signUp(email: "victim@example.com", password: "password-1")
+            clock.advance(by: 10 * 60 * 1000)
+            let token = try await service.refresh(refreshToken: session.refreshToken).idToken  // valid, but not a recent sign-in
+            var change = AuthService.ActionCodeRequest(kind: .verifyAndChangeEmail)
+            change.idToken = token
+            change.newEmail = "thief@example.com"
+            await #expect(throws: AuthError.credentialTooOld) { _ = try await service.sendActionCode(change) }
+            // Nor link an address the thief holds to it.
+            var link = Self.adminRequest(.emailSignIn, email: "thief@example.com")
+            link.continueURL = "https://app.example.com/done"
+            _ = try await service.sendActionCode(link)
+            let code = try Self.code(in: try #require(outbox.all.last))
+            await #expect(throws: AuthError.credentialTooOld) {
+                _ = try await service.signIn(emailLinkCode: code, email: "thief@example.com", idToken: token)
+            }
+            #expect(try await service.users(matching: { var ids = AuthService.Identifiers(); ids.uids = [session.user.uid]; return ids }())
+                .first?.email == "victim@example.com")
+        }
+    }
+
+    @Test func anAddressRegisteredByOthersIsClaimedByWhoeverProvesItHolds() async throws {
+        try await Self.withService { service, _, outbox in
+            // Someone registers the address first (anonymously, then naming it, with a password).
+            let squatter = try await service.signUp(email: nil, password: nil)
+            _ = try await service.update(idToken: squatter.idToken, AuthService.ProfileChange(email: "owner@example.com", password: "squatted"))
+            let squatterSession = try await service.signIn(email: "owner@example.com", password: "squatted", client: "x")
+            // The owner signs in with a link sent to the address.
+            var link = Self.adminRequest(.emailSignIn, email: "owner@example.com")
+            link.continueURL = "https://app.example.com/done"
+            _ = try await service.sendActionCode(link)
+            let owner = try await service.signIn(emailLinkCode: try Self.code(in: try #require(outbox.all.last)), email: "owner@example.com")
+            #expect(owner.user.uid == squatter.user.uid && owner.user.emailVerified)
+            // Every way in the squatter had is gone.
+            #expect(owner.user.passwordHash == nil)
+            await #expect(throws: AuthError.tokenExpired) { _ = try await service.refresh(refreshToken: squatterSession.refreshToken) }
+            await #expect(throws: AuthError.invalidLoginCredentials) {
+                _ = try await service.signIn(email: "owner@example.com", password: "squatted", client: "x")
+            }
+        }
+    }
+
+    @Test func requestsAreCheckedBeforeTheyCost() async throws {
+        var policy = AuthService.Policy()
+        policy.requestsPerClientPerHour = 3
+        try await Self.withService(policy: policy) { service, _, _ in
+            var request = AuthService.ActionCodeRequest(kind: .passwordReset)
+            request.client = "203.0.113.9"
+            for index in 0..<3 {
+                request.email = "nobody\(index)@example.com"
+                _ = try await service.sendActionCode(request)
+            }
+            request.email = "nobody9@example.com"
+            await #expect(throws: AuthError.tooManyAttempts) { _ = try await service.sendActionCode(request) }
+            // Links continue only to web pages.
+            var scripted = AuthService.ActionCodeRequest(kind: .passwordReset)
+            scripted.email = "a@example.com"
+            scripted.continueURL = "javascript://app.example.com/%0aalert(1)"
+            await #expect(throws: AuthError("INVALID_CONTINUE_URI", detail: "((expected an absolute URI with valid scheme and host))")) {
+                _ = try await service.sendActionCode(scripted)
+            }
+            // Addresses with quoting or delimiters are no addresses.
+            await #expect(throws: AuthError.invalidEmail) { _ = try await service.signUp(email: "x<mallory@evil.com>@corp.com", password: "password-1") }
+        }
     }
 }

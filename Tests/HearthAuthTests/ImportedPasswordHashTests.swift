@@ -1,4 +1,5 @@
 import Crypto
+import CryptoExtras
 import Foundation
 import HearthAuth
 import Testing
@@ -79,5 +80,23 @@ import Testing
         #expect(code(ImportedPasswordHash(
             algorithm: "STANDARD_SCRYPT", hash: Data(), salt: Data(), memoryCost: 1000, parallelization: 1, blockSize: 8, derivedKeyLength: 64))
             == "INVALID_HASH_MEMORY_COST")
+    }
+
+    @Test func pbkdfDigestsMayBeHexAndScryptCostIsBounded() throws {
+        let salt = Data("salt".utf8)
+        let raw = try KDF.Insecure.PBKDF2.deriveKey(
+            from: Data("pw-123456".utf8), salt: salt, using: .sha256, outputByteCount: 32, unsafeUncheckedRounds: 1000)
+        let bytes = raw.withUnsafeBytes { Data($0) }
+        let hex = Data(bytes.map { String(format: "%02x", $0) }.joined().utf8)
+        #expect(ImportedPasswordHash(algorithm: "PBKDF2_SHA256", hash: bytes, salt: salt, rounds: 1000).verify("pw-123456"))
+        #expect(ImportedPasswordHash(algorithm: "PBKDF2_SHA256", hash: hex, salt: salt, rounds: 1000).verify("pw-123456"))
+        #expect(!ImportedPasswordHash(algorithm: "PBKDF2_SHA256", hash: hex, salt: salt, rounds: 1000).verify("pw-1234567"))
+        // 128·N·r·p above 256 MiB would be paid by every sign-in attempt: refused.
+        #expect(throws: AuthError("INVALID_HASH_MEMORY_COST")) {
+            try ImportedPasswordHash(
+                algorithm: "STANDARD_SCRYPT", hash: Data(), salt: Data(), memoryCost: 1 << 20, parallelization: 16, blockSize: 64,
+                derivedKeyLength: 64
+            ).validatedParameters()
+        }
     }
 }

@@ -309,6 +309,7 @@ class GitHubServer:
         self._lock = threading.Lock()
         self._codes: dict[str, _Grant] = {}
         self._tokens: dict[str, tuple[str, tuple[str, ...]]] = {}  # token -> (login, scopes)
+        self._token_apps: dict[str, Optional[str]] = {}  # token -> the OAuth app (client ID) it was issued to
         self._pending: dict[str, _PendingAuthorization] = {}
         self._sessions: dict[str, str] = {}  # session cookie -> login
         self._granted: dict[tuple[str, str], set[str]] = {}  # (login, client_id) -> scopes
@@ -335,15 +336,33 @@ class GitHubServer:
     def avatar_url(self, user: GitHubUser) -> str:
         return user.avatar_url or f"{self.url}/avatars/u/{user.id}?v=4"
 
-    def issue_token(self, login: str, scopes: Iterable[str] = ("read:user", "user:email")) -> str:
-        """A token for ``login`` made without the web flow: one GitHub issued earlier, or a
-        personal access token (classic) with ``scopes``."""
+    def issue_token(self, login: str, scopes: Iterable[str] = ("read:user", "user:email"),
+                    client_id: Optional[str] = "this app") -> str:
+        """A token for ``login`` made without the web flow: one GitHub issued earlier to this
+        OAuth app (the default), to another app (``client_id``), or a personal access token
+        (classic, ``client_id=None``) with ``scopes``."""
         if login not in self.users:
             raise KeyError(login)
-        token = "gho_" + _random_token(string.ascii_letters + string.digits, 36)
+        token = ("gho_" if client_id else "ghp_") + _random_token(string.ascii_letters + string.digits, 36)
         with self._lock:
             self._tokens[token] = (login, tuple(scopes))
+            self._token_apps[token] = self.client_id if client_id == "this app" else client_id
         return token
+
+    def check_token(self, client_id: str, client_secret: str, token: str) -> Optional[dict[str, Any]]:
+        """``POST /applications/{client_id}/token``: the token's record when the app's
+        credentials are right and the token was issued to that app; None otherwise (404)."""
+        if not (hmac.compare_digest(client_id.encode(), self.client_id.encode())
+                and hmac.compare_digest(client_secret.encode(), self.client_secret.encode())):
+            return None
+        with self._lock:
+            found = self._tokens.get(token)
+            app = self._token_apps.get(token)
+        if found is None or app != client_id:
+            return None
+        user = self.users.get(found[0])
+        return {"token": token, "scopes": list(found[1]), "app": {"client_id": client_id, "name": "Hearth"},
+                "user": self.user_json(user) if user else None}
 
     def revoke(self, token: str) -> None:
         """Revokes a token (the user removed the app's authorization)."""
@@ -657,8 +676,26 @@ def _handler_for(github: GitHubServer):
                 self._authorize_post(form)
             elif path == "/login/oauth/access_token":
                 self._access_token({**query, **form})
+            elif path.startswith(API_PREFIX + "/applications/") and path.endswith("/token"):
+                self._check_token(path[len(API_PREFIX + "/applications/"):-len("/token")], form)
             else:
                 self._not_found(path)
+
+        def _check_token(self, client_id: str, form: dict[str, str]) -> None:
+            """GitHub's "check a token": Basic auth with the app's client ID and secret."""
+            authorization = self.headers.get("Authorization", "")
+            user, password = "", ""
+            if authorization.lower().startswith("basic "):
+                try:
+                    user, _, password = base64.b64decode(authorization[6:].strip()).decode().partition(":")
+                except (ValueError, UnicodeDecodeError):
+                    pass
+            found = github.check_token(client_id, password, form.get("access_token", "")) if user == client_id else None
+            if found is None:
+                self._json(404, {"message": "Not Found", "documentation_url": DOCS + "/rest/apps/oauth-applications#check-a-token",
+                                 "status": "404"})
+            else:
+                self._json(200, found)
 
         def _not_found(self, path: str) -> None:
             if path.startswith(API_PREFIX):

@@ -134,7 +134,10 @@ public actor IdentityProviderClient {
             }
         }
         let now = Double(clock()) / 1000
-        guard claims.iss == document.issuer else { throw Self.idpError("the ID token comes from another issuer") }
+        // Google's tokens may name their issuer without the scheme, as Google documents.
+        guard claims.iss == document.issuer || (config.id == "google.com" && claims.iss == "accounts.google.com") else {
+            throw Self.idpError("the ID token comes from another issuer")
+        }
         guard let client = config.clientID, claims.aud.value.contains(client) else { throw Self.idpError("the ID token is for another client") }
         guard let expires = claims.exp, expires > now - 60 else { throw Self.idpError("the ID token has expired") }
         if let issued = claims.iat, issued > now + 300 { throw Self.idpError("the ID token is issued in the future") }
@@ -163,16 +166,33 @@ public actor IdentityProviderClient {
 
     // MARK: - GitHub
 
-    /// Who a GitHub access token (from the app's own OAuth flow) belongs to.
+    /// Who a GitHub access token an app holds belongs to. The token must have been issued to
+    /// this server's OAuth app (GitHub's "check a token" API): a token another app or person
+    /// holds for the same user signs nobody in.
     public func gitHubProfile(_ config: ProviderConfig, accessToken: String) async throws(AuthError) -> FederatedProfile {
-        guard let github = GitHubEndpoints(config) else { throw AuthError("INVALID_CREDENTIAL_OR_PROVIDER_ID") }
+        guard let github = GitHubEndpoints(config), let client = config.clientID, let secret = config.clientSecret else {
+            throw AuthError("INVALID_CREDENTIAL_OR_PROVIDER_ID")
+        }
+        let credentials = Data("\(client):\(secret)".utf8).base64EncodedString()
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        let path = client.addingPercentEncoding(withAllowedCharacters: allowed) ?? client
+        let body = JSONWriter.bytes(.object([(ChildKey("access_token"), .string(accessToken))]))
+        let check = try await fetch(OutboundRequest(
+            method: "POST", url: "\(github.api)/applications/\(path)/token",
+            headers: [
+                ("Authorization", "Basic \(credentials)"), ("Accept", "application/vnd.github+json"),
+                ("Content-Type", "application/json"), ("User-Agent", "Hearth"),
+            ],
+            body: Data(body)), what: "GitHub's token check")
+        guard check.status == 200 else { throw Self.idpError("the access token was not issued to this app") }
         return try await gitHubProfile(config, github: github, accessToken: accessToken)
     }
 
     private func gitHubProfile(_ config: ProviderConfig, github: GitHubEndpoints, accessToken: String) async throws(AuthError) -> FederatedProfile {
         let headers = [("Authorization", "Bearer \(accessToken)"), ("Accept", "application/vnd.github+json"), ("User-Agent", "Hearth")]
         let user = try await json(OutboundRequest(url: github.user, headers: headers), what: "GitHub's user API")
-        guard let id = user.child(ChildKey("id")).numberValue.map({ String(Int64($0)) }) ?? Self.string(user, "id") else {
+        guard let id = user.child(ChildKey("id")).integerValue.map({ String($0) }) ?? Self.string(user, "id") else {
             throw Self.idpError("GitHub gave no user ID")
         }
         // The address GitHub has verified and marked primary; the public one is not vouched for.
@@ -212,7 +232,12 @@ public actor IdentityProviderClient {
     }
 
     private func keys(for document: Discovery, refresh: Bool) async throws(AuthError) -> JWTKeyCollection {
-        if !refresh, let cached = keySets[document.jwksURI], clock() - cached.fetched < Self.cacheMilliseconds { return cached.keys }
+        if let cached = keySets[document.jwksURI] {
+            let age = clock() - cached.fetched
+            // A token the keys do not verify fetches them again at most once a minute, so
+            // made-up tokens cannot drive requests to the provider.
+            if age < (refresh ? 60_000 : Self.cacheMilliseconds) { return cached.keys }
+        }
         let response = try await fetch(OutboundRequest(url: document.jwksURI, headers: [("Accept", "application/json")]), what: "the provider's keys")
         let collection = JWTKeyCollection()
         do {
@@ -281,6 +306,8 @@ public actor IdentityProviderClient {
 struct GitHubEndpoints {
     var authorize: String
     var token: String
+    /// The REST API's root.
+    var api: String
     var user: String
     var emails: String
 
@@ -290,13 +317,15 @@ struct GitHubEndpoints {
             let web = base.hasSuffix("/") ? String(base.dropLast()) : base
             authorize = web + "/login/oauth/authorize"
             token = web + "/login/oauth/access_token"
-            user = web + "/api/v3/user"
-            emails = web + "/api/v3/user/emails"
+            api = web + "/api/v3"
+            user = api + "/user"
+            emails = api + "/user/emails"
         } else {
             authorize = "https://github.com/login/oauth/authorize"
             token = "https://github.com/login/oauth/access_token"
-            user = "https://api.github.com/user"
-            emails = "https://api.github.com/user/emails"
+            api = "https://api.github.com"
+            user = api + "/user"
+            emails = api + "/user/emails"
         }
     }
 }

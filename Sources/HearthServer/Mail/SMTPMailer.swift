@@ -63,15 +63,19 @@ public struct SMTPMailer: Mailer {
     public let settings: Settings
     private let group: any EventLoopGroup
     private let clock: @Sendable () -> Date
+    /// Made once: reading the trust store and the extra certificates is file I/O.
+    private let tls: NIOSSLContext?
 
-    public init(settings: Settings, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, clock: @escaping @Sendable () -> Date = Date.init) {
+    /// - Throws: when the trusted certificates file cannot be read.
+    public init(settings: Settings, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, clock: @escaping @Sendable () -> Date = Date.init) throws {
         self.settings = settings
         self.group = group
         self.clock = clock
+        tls = try Self.makeTLSContext(settings)
     }
 
     public func send(_ message: MailMessage) async throws {
-        let tls = try makeTLSContext()
+        let tls = self.tls
         let hostname = Self.isIPAddress(settings.host) ? nil : settings.host
         let implicitTLS = settings.security == .tls
         let bootstrap = ClientBootstrap(group: group)
@@ -127,7 +131,7 @@ public struct SMTPMailer: Mailer {
         _ = try? await session.expect(221, after: "QUIT")
     }
 
-    private func makeTLSContext() throws -> NIOSSLContext? {
+    private static func makeTLSContext(_ settings: Settings) throws -> NIOSSLContext? {
         guard settings.security != .none else { return nil }
         var configuration = TLSConfiguration.makeClientConfiguration()
         if let file = settings.trustedCertificatesFile {

@@ -53,10 +53,16 @@ struct SMTPSession: Sendable {
         return try await promise.futureResult.get()
     }
 
-    /// Puts TLS under the conversation (after the server's 220 to STARTTLS).
+    /// Puts TLS under the conversation (after the server's 220 to STARTTLS). Anything the
+    /// server sent after that 220 came before TLS, where anyone on the way could have written
+    /// it: the conversation ends rather than read it as the protected server's answers.
     func startTLS(context: NIOSSLContext, hostname: String?) async throws {
         let channel = channel
         try await channel.eventLoop.submit {
+            let replies = try channel.pipeline.syncOperations.handler(type: SMTPReplyHandler.self)
+            guard !replies.hasBuffered else {
+                throw SMTPMailer.Failure(description: "the mail server sent data before TLS began")
+            }
             try channel.pipeline.syncOperations.addHandler(
                 NIOSSLClientHandler(context: context, serverHostname: hostname), position: .first)
         }.get()
@@ -72,6 +78,9 @@ final class SMTPReplyHandler: ChannelInboundHandler {
     private var ready: [SMTPReply] = []
     private var waiting: EventLoopPromise<SMTPReply>?
     private var failure: (any Error)?
+
+    /// True when replies or part of one arrived that nobody has asked for yet.
+    var hasBuffered: Bool { !ready.isEmpty || !lines.isEmpty }
 
     func await(_ promise: EventLoopPromise<SMTPReply>) {
         if !ready.isEmpty {
