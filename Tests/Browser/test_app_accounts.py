@@ -282,7 +282,10 @@ def test_console_searches_users_and_disables_resets_and_revokes(accounts, smtp, 
     # Revoking the third's sessions ends its refresh token.
     row(emails[2]).find_element(By.CSS_SELECTOR, "[data-testid=user-revoke]").click()
     wait_for(browser, "dialog [data-testid=confirm-ok]").click()
-    wait_for(browser, ".toast-success")
+    # Its own toast (an earlier action's may still be showing).
+    wait_through_redraws(browser, lambda d: any("Ended every session" in toast.text
+                                                for toast in d.find_elements(By.CSS_SELECTOR, ".toast-success")),
+                         "the sessions were not revoked")
     refreshed = requests.post(f"{accounts.url}/securetoken.googleapis.com/v1/token?key=x",
                               data={"grant_type": "refresh_token", "refresh_token": sessions[2]["refreshToken"]}, timeout=10)
     assert refreshed.status_code == 400 and refreshed.json()["error"]["message"] == "TOKEN_EXPIRED"
