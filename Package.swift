@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "HearthClient", targets: ["HearthClient"]),
         .library(name: "HearthSocial", targets: ["HearthSocial"]),
         .library(name: "HearthTesting", targets: ["HearthTesting"]),
+        .library(name: "HearthCluster", targets: ["HearthCluster"]),
         .executable(name: "hearth", targets: ["hearth"]),
         .executable(name: "hearth-bench", targets: ["hearth-bench"]),
     ],
@@ -39,6 +40,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         .target(
@@ -136,6 +138,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "HearthCluster",
+            dependencies: [
+                "HearthCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "HearthTesting",
             dependencies: [
                 "HearthCore", "HearthStore", "HearthServer", "HearthAuth",
@@ -221,5 +232,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "HearthToolTests", dependencies: ["HearthTesting", "hearth"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HearthClusterTests",
+            dependencies: [
+                "HearthCluster", "HearthTesting",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
     ]
 )

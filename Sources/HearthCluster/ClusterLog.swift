@@ -1,0 +1,173 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The write log a cluster shares, in PostgreSQL: for each database, one gapless sequence of
+/// records that every node appends to and follows, so every node applies the same writes in
+/// the same order (no home-made consensus: PostgreSQL's transactions order them).
+///
+/// A node appends after the position it has applied. The database's head row is locked for the
+/// append, so appends to one database are serialized; when another node's append got there
+/// first, nothing is written and the answer says how far the log has gone (``AppendResult/behind(latest:)``),
+/// so the node catches up, checks its write again and retries. The append commits with a
+/// `NOTIFY` on ``channel`` carrying `<database> <seq>`, which wakes the other nodes; they read
+/// what they missed by sequence (``entries(database:after:limit:)``), so a lost notification
+/// delays nothing for longer than the next one or the next poll.
+///
+/// Threading: all state is in PostgreSQL; the type is a thin, `Sendable` wrapper over a
+/// `PostgresClient` (a connection pool the caller runs as a service).
+public final class ClusterLog: Sendable {
+    /// The notification channel appends are announced on.
+    public static let channel = "hearth_log"
+
+    /// One record of the log.
+    public struct Entry: Sendable, Equatable {
+        public var sequence: Int64
+        /// `set` or `merge`, as the single-node log writes them.
+        public var kind: String
+        public var path: String
+        public var data: [UInt8]
+        /// The node that appended it.
+        public var node: String
+
+        public init(sequence: Int64, kind: String, path: String, data: [UInt8], node: String) {
+            self.sequence = sequence
+            self.kind = kind
+            self.path = path
+            self.data = data
+            self.node = node
+        }
+    }
+
+    /// A record to append (its sequence is given by the append).
+    public struct Record: Sendable, Equatable {
+        public var kind: String
+        public var path: String
+        public var data: [UInt8]
+
+        public init(kind: String, path: String, data: [UInt8]) {
+            self.kind = kind
+            self.path = path
+            self.data = data
+        }
+    }
+
+    /// What an append did.
+    public enum AppendResult: Sendable, Equatable {
+        /// Written: the last record's sequence.
+        case appended(last: Int64)
+        /// Nothing written: the log is past the position the node gave (at `latest`).
+        case behind(latest: Int64)
+    }
+
+    private let client: PostgresClient
+    private let logger: Logger
+
+    /// - Parameter client: a running client (its `run()` is the caller's to run).
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// Makes the tables when they are missing (safe to run on every node at start).
+    public func prepare() async throws {
+        try await client.withTransaction(logger: logger) { connection in
+            // One node at a time (two starting together would both try to create the tables).
+            try await connection.query("SELECT pg_advisory_xact_lock(7361001)", logger: logger)
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS hearth_log_head (
+                    database TEXT PRIMARY KEY,
+                    sequence BIGINT NOT NULL
+                )
+                """, logger: logger)
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS hearth_log (
+                    database TEXT NOT NULL,
+                    sequence BIGINT NOT NULL,
+                    kind TEXT NOT NULL,
+                    path TEXT NOT NULL,
+                    data BYTEA NOT NULL,
+                    node TEXT NOT NULL,
+                    committed_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+                    PRIMARY KEY (database, sequence)
+                )
+                """, logger: logger)
+        }
+    }
+
+    /// Appends `records` to `database`'s log right after `position` (the last sequence the
+    /// node has applied), in one transaction, announced on ``channel`` when it commits.
+    /// - Returns: the last new sequence, or how far the log is when it is past `position`.
+    public func append(database: String, after position: Int64, records: [Record], node: String) async throws -> AppendResult {
+        precondition(!records.isEmpty, "an append holds at least one record")
+        return try await client.withTransaction(logger: logger) { connection in
+            try await connection.query(
+                "INSERT INTO hearth_log_head (database, sequence) VALUES (\(database), 0) ON CONFLICT (database) DO NOTHING",
+                logger: logger)
+            // The head row's lock orders appends to this database.
+            let rows = try await connection.query(
+                "SELECT sequence FROM hearth_log_head WHERE database = \(database) FOR UPDATE", logger: logger)
+            var head: Int64 = 0
+            for try await (sequence) in rows.decode(Int64.self) { head = sequence }
+            guard head == position else { return .behind(latest: head) }
+            var sequence = position
+            for record in records {
+                sequence += 1
+                let data = ByteBuffer(bytes: record.data)
+                try await connection.query(
+                    """
+                    INSERT INTO hearth_log (database, sequence, kind, path, data, node)
+                    VALUES (\(database), \(sequence), \(record.kind), \(record.path), \(data), \(node))
+                    """, logger: logger)
+            }
+            try await connection.query(
+                "UPDATE hearth_log_head SET sequence = \(sequence) WHERE database = \(database)", logger: logger)
+            let announcement = "\(database) \(sequence)"
+            try await connection.query("SELECT pg_notify(\(Self.channel), \(announcement))", logger: logger)
+            return .appended(last: sequence)
+        }
+    }
+
+    /// Up to `limit` records of `database` after `position`, in order.
+    public func entries(database: String, after position: Int64, limit: Int = 1000) async throws -> [Entry] {
+        let rows = try await client.query(
+            """
+            SELECT sequence, kind, path, data, node FROM hearth_log
+            WHERE database = \(database) AND sequence > \(position)
+            ORDER BY sequence LIMIT \(limit)
+            """, logger: logger)
+        var entries: [Entry] = []
+        for try await (sequence, kind, path, data, node) in rows.decode((Int64, String, String, ByteBuffer, String).self) {
+            entries.append(Entry(sequence: sequence, kind: kind, path: path, data: Array(data.readableBytesView), node: node))
+        }
+        return entries
+    }
+
+    /// The last sequence of `database`'s log (0 when it has none).
+    public func latest(database: String) async throws -> Int64 {
+        let rows = try await client.query("SELECT sequence FROM hearth_log_head WHERE database = \(database)", logger: logger)
+        var head: Int64 = 0
+        for try await (sequence) in rows.decode(Int64.self) { head = sequence }
+        return head
+    }
+
+    /// Announced appends (database and last sequence), as they commit, until the task is
+    /// cancelled. `listening` is called once PostgreSQL listens: appends committed before it
+    /// are not announced (a node reads by sequence after it).
+    public func announcements(
+        listening: @Sendable () -> Void = {}, _ body: @Sendable (_ database: String, _ sequence: Int64) async -> Void
+    ) async throws {
+        try await client.withConnection { connection in
+            try await connection.listen(on: Self.channel) { notifications in
+                listening()
+                for try await notification in notifications {
+                    let parts = notification.payload.split(separator: " ")
+                    guard parts.count == 2, let sequence = Int64(parts[1]) else { continue }
+                    await body(String(parts[0]), sequence)
+                }
+            }
+        }
+    }
+}
