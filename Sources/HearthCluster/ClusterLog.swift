@@ -130,6 +130,9 @@ public final class ClusterLog: Sendable {
         }
     }
 
+    /// The registry of nodes on the same PostgreSQL.
+    public func nodes() -> ClusterNodes { ClusterNodes(client: client, logger: logger) }
+
     /// Up to `limit` records of `database` after `position`, in order.
     public func entries(database: String, after position: Int64, limit: Int = 1000) async throws -> [Entry] {
         let rows = try await client.query(
