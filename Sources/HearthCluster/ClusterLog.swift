@@ -71,29 +71,34 @@ public final class ClusterLog: Sendable {
 
     /// Makes the tables when they are missing (safe to run on every node at start).
     public func prepare() async throws {
+        try await Self.createTables(on: client, logger: logger, [
+            """
+            CREATE TABLE IF NOT EXISTS hearth_log_head (
+                database TEXT PRIMARY KEY,
+                sequence BIGINT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS hearth_log (
+                database TEXT NOT NULL,
+                sequence BIGINT NOT NULL,
+                kind TEXT NOT NULL,
+                path TEXT NOT NULL,
+                data BYTEA NOT NULL,
+                node TEXT NOT NULL,
+                committed_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+                PRIMARY KEY (database, sequence)
+            )
+            """,
+        ])
+    }
+
+    /// Runs `statements` (table definitions) in one transaction, one node at a time: two nodes
+    /// starting together would otherwise both try to create the tables.
+    static func createTables(on client: PostgresClient, logger: Logger, _ statements: [PostgresQuery]) async throws {
         try await client.withTransaction(logger: logger) { connection in
-            // One node at a time (two starting together would both try to create the tables).
             try await connection.query("SELECT pg_advisory_xact_lock(7361001)", logger: logger)
-            try await connection.query(
-                """
-                CREATE TABLE IF NOT EXISTS hearth_log_head (
-                    database TEXT PRIMARY KEY,
-                    sequence BIGINT NOT NULL
-                )
-                """, logger: logger)
-            try await connection.query(
-                """
-                CREATE TABLE IF NOT EXISTS hearth_log (
-                    database TEXT NOT NULL,
-                    sequence BIGINT NOT NULL,
-                    kind TEXT NOT NULL,
-                    path TEXT NOT NULL,
-                    data BYTEA NOT NULL,
-                    node TEXT NOT NULL,
-                    committed_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-                    PRIMARY KEY (database, sequence)
-                )
-                """, logger: logger)
+            for statement in statements { try await connection.query(statement, logger: logger) }
         }
     }
 

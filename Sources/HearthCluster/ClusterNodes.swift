@@ -35,28 +35,25 @@ public final class ClusterNodes: Sendable {
     /// Makes the tables when they are missing (after ``ClusterLog/prepare()``, whose head table
     /// the lag is computed from).
     public func prepare() async throws {
-        try await client.withTransaction(logger: logger) { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(7361001)", logger: logger)
-            try await connection.query(
-                """
-                CREATE TABLE IF NOT EXISTS hearth_node (
-                    id TEXT PRIMARY KEY,
-                    address TEXT NOT NULL,
-                    heartbeat_at TIMESTAMPTZ NOT NULL,
-                    lease_until TIMESTAMPTZ NOT NULL,
-                    taken_over_by TEXT
-                )
-                """, logger: logger)
-            try await connection.query(
-                """
-                CREATE TABLE IF NOT EXISTS hearth_node_position (
-                    node TEXT NOT NULL REFERENCES hearth_node(id) ON DELETE CASCADE,
-                    database TEXT NOT NULL,
-                    applied BIGINT NOT NULL,
-                    PRIMARY KEY (node, database)
-                )
-                """, logger: logger)
-        }
+        try await ClusterLog.createTables(on: client, logger: logger, [
+            """
+            CREATE TABLE IF NOT EXISTS hearth_node (
+                id TEXT PRIMARY KEY,
+                address TEXT NOT NULL,
+                heartbeat_at TIMESTAMPTZ NOT NULL,
+                lease_until TIMESTAMPTZ NOT NULL,
+                taken_over_by TEXT
+            )
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS hearth_node_position (
+                node TEXT NOT NULL REFERENCES hearth_node(id) ON DELETE CASCADE,
+                database TEXT NOT NULL,
+                applied BIGINT NOT NULL,
+                PRIMARY KEY (node, database)
+            )
+            """,
+        ])
     }
 
     /// Renews `node`'s lease for `leaseSeconds` and records how far it has applied each

@@ -112,14 +112,19 @@ def test_forged_state_is_refused_and_ends_the_sign_in(hearth, provider):
     assert oidc_sign_in(hearth, provider, user)["isNewUser"] is True
 
 
-def test_replayed_redirect_is_refused(hearth, provider):
-    user = PROVIDER_USERS["replayed"]
+def finished_sign_in(hearth, provider, user):
+    """A provider sign-in taken to its end: the redirect it used, the account's uid, and the
+    accounts and that account as they are afterwards (to show a refusal changed nothing)."""
     redirect = provider_redirect(hearth, provider, user)
     done = hearth.sign_in_with_idp(redirect.request_uri, redirect.session_id)
     assert done.status_code == 200, done.text
     uid = done.json()["localId"]
-    before = hearth.uids()
-    account_before = hearth.account(uid)
+    return redirect, uid, hearth.uids(), hearth.account(uid)
+
+
+def test_replayed_redirect_is_refused(hearth, provider):
+    user = PROVIDER_USERS["replayed"]
+    redirect, uid, before, account_before = finished_sign_in(hearth, provider, user)
 
     error = assert_firebase_error(hearth.sign_in_with_idp(redirect.request_uri, redirect.session_id), "INVALID_IDP_RESPONSE")
     assert "session" in error["message"]
@@ -175,12 +180,7 @@ def test_provider_error_access_denied_is_user_cancelled(hearth, provider):
 
 def test_a_used_authorization_code_is_refused_by_the_provider(hearth, provider):
     user = PROVIDER_USERS["reusedcode"]
-    redirect = provider_redirect(hearth, provider, user)
-    done = hearth.sign_in_with_idp(redirect.request_uri, redirect.session_id)
-    assert done.status_code == 200, done.text
-    uid = done.json()["localId"]
-    before = hearth.uids()
-    account_before = hearth.account(uid)
+    redirect, uid, before, account_before = finished_sign_in(hearth, provider, user)
 
     # A new sign-in session, finished with the old (already exchanged) code and the new state:
     # everything Hearth checks itself passes, so the provider's token endpoint refuses it.

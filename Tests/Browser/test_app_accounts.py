@@ -85,6 +85,14 @@ def link_in(message) -> str:
     return match.group(0)
 
 
+def log_in_at_provider(driver, user: OIDCUser):
+    """Fills the provider's own login form (on its origin) once the app sent the browser there."""
+    wait_until(driver, lambda d: "/login/" in d.current_url, 20, "the provider's login page")
+    driver.find_element(By.NAME, "username").send_keys(user.email)
+    driver.find_element(By.NAME, "password").send_keys(user.password)
+    driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+
+
 def current_user(driver) -> dict | None:
     return driver.execute_script(
         "const u = window.hearth?.auth.currentUser; return u && { uid: u.uid, email: u.email, name: u.displayName,"
@@ -107,10 +115,7 @@ def test_continue_with_a_provider_signs_in_through_its_login_page(accounts, brow
     browser.get(f"{accounts.url}/#/signin")
     wait_for(browser, "[data-testid='provider-oidc.test']").click()
     # The provider's own login form, on its own origin.
-    wait_until(browser, lambda d: "/login/" in d.current_url, 20, "the provider's login page")
-    browser.find_element(By.NAME, "username").send_keys(ADA.email)
-    browser.find_element(By.NAME, "password").send_keys(ADA.password)
-    browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    log_in_at_provider(browser, ADA)
     user = signed_in(browser, lambda u: u["email"] == ADA.email)
     assert user["name"] == "Ada Provider" and user["verified"] and not user["anonymous"]
     assert browser.current_url.startswith(f"{accounts.url}/#/")
@@ -228,10 +233,7 @@ def test_an_anonymous_visitor_connects_a_provider_and_keeps_their_uid(accounts, 
     anonymous = signed_in(browser, lambda u: u["anonymous"])
     browser.get(f"{accounts.url}/#/account")
     wait_for(browser, "[data-testid='keep-what-you-made'] [data-testid='provider-oidc.test']").click()
-    wait_until(browser, lambda d: "/login/" in d.current_url, 20, "the provider's login page")
-    browser.find_element(By.NAME, "username").send_keys(LINKED.email)
-    browser.find_element(By.NAME, "password").send_keys(LINKED.password)
-    browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    log_in_at_provider(browser, LINKED)
     user = signed_in(browser, lambda u: u["email"] == LINKED.email)
     assert user["uid"] == anonymous["uid"] and not user["anonymous"]
     assert lookup(accounts, LINKED.email)["localId"] == anonymous["uid"]
