@@ -141,6 +141,9 @@ let package = Package(
             name: "HearthCluster",
             dependencies: [
                 "HearthCore",
+                "HearthStore",
+                "HearthAuth",
+                "HearthFiles",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],

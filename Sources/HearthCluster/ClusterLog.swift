@@ -60,12 +60,17 @@ public final class ClusterLog: Sendable {
         case behind(latest: Int64)
     }
 
-    private let client: PostgresClient
-    private let logger: Logger
+    let client: PostgresClient
+    let logger: Logger
+    /// This node's ID, recorded with what it appends as a ``HearthStore/SharedLog``.
+    public let node: String
 
-    /// - Parameter client: a running client (its `run()` is the caller's to run).
-    public init(client: PostgresClient, logger: Logger) {
+    /// - Parameters:
+    ///   - client: a running client (its `run()` is the caller's to run).
+    ///   - node: the ID of the node appending.
+    public init(client: PostgresClient, node: String = "", logger: Logger) {
         self.client = client
+        self.node = node
         self.logger = logger
     }
 
@@ -87,6 +92,26 @@ public final class ClusterLog: Sendable {
                 data BYTEA NOT NULL,
                 node TEXT NOT NULL,
                 committed_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+                PRIMARY KEY (database, sequence)
+            )
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS hearth_snapshot (
+                database TEXT NOT NULL,
+                sequence BIGINT NOT NULL,
+                chunk INTEGER NOT NULL,
+                data BYTEA NOT NULL,
+                PRIMARY KEY (database, sequence, chunk)
+            )
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS hearth_snapshot_done (
+                database TEXT NOT NULL,
+                sequence BIGINT NOT NULL,
+                settings TEXT NOT NULL,
+                bytes BIGINT NOT NULL,
+                node TEXT NOT NULL,
+                created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
                 PRIMARY KEY (database, sequence)
             )
             """,
@@ -117,16 +142,18 @@ public final class ClusterLog: Sendable {
             var head: Int64 = 0
             for try await (sequence) in rows.decode(Int64.self) { head = sequence }
             guard head == position else { return .behind(latest: head) }
-            var sequence = position
-            for record in records {
-                sequence += 1
-                let data = ByteBuffer(bytes: record.data)
-                try await connection.query(
-                    """
-                    INSERT INTO hearth_log (database, sequence, kind, path, data, node)
-                    VALUES (\(database), \(sequence), \(record.kind), \(record.path), \(data), \(node))
-                    """, logger: logger)
-            }
+            let sequence = position + Int64(records.count)
+            // One statement for the whole batch: a round trip per record would cap throughput.
+            let sequences = Array((position + 1)...sequence)
+            let kinds = records.map(\.kind)
+            let paths = records.map(\.path)
+            let data = records.map { ByteBuffer(bytes: $0.data) }
+            try await connection.query(
+                """
+                INSERT INTO hearth_log (database, sequence, kind, path, data, node)
+                SELECT \(database), s, k, p, d, \(node)
+                FROM unnest(\(sequences)::bigint[], \(kinds)::text[], \(paths)::text[], \(data)::bytea[]) AS t(s, k, p, d)
+                """, logger: logger)
             try await connection.query(
                 "UPDATE hearth_log_head SET sequence = \(sequence) WHERE database = \(database)", logger: logger)
             let announcement = "\(database) \(sequence)"

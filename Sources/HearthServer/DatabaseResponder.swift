@@ -154,7 +154,7 @@ struct DatabaseResponder: Sendable {
             return JSONResponse.make(bytes: Array(try operations.rulesText(of: database, strict: parameters["format"] == "strict").utf8))
         case .put:
             let body = try await self.body(of: request)
-            try operations.deployRules(String(decoding: body.readableBytesView, as: UTF8.self), to: database)
+            try await operations.deployRules(String(decoding: body.readableBytesView, as: UTF8.self), to: database)
             return JSONResponse.make(bytes: Array(#"{"status":"ok"}"#.utf8))
         default:
             throw HearthError(.invalidData, "Invalid method for /.settings/rules: \(request.method.rawValue).")

@@ -35,9 +35,9 @@ final class RulesRegistry: Sendable {
     /// - Returns: the new rules.
     /// - Throws: ``RulesError`` for an invalid document; nothing changes then.
     @discardableResult
-    func setRules(_ text: String, for database: Database) throws -> SecurityRules {
+    func setRules(_ text: String, for database: Database) async throws -> SecurityRules {
         let rules = try SecurityRules(parsing: text)
-        try database.setSetting(named: Self.settingName, to: text)
+        try await database.setSetting(named: Self.settingName, to: text)
         compiled.withLock { $0[database.name] = rules }
         return rules
     }

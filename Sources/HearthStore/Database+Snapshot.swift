@@ -36,6 +36,7 @@ extension Database {
 
     /// Streams the published version into the snapshot store and compacts the log behind it.
     private func takeSnapshot() {
+        guard let log else { return }
         let version = current
         defer { writer.withLock { $0.snapshotting = false } }
         do {
@@ -68,6 +69,10 @@ extension Database {
     /// Waits for in-flight commits, then writes a final snapshot if the log has grown since the
     /// last one, so the next start replays little.
     public func close() {
+        if shared != nil {
+            closeReplica()
+            return
+        }
         commitQueue.sync {}
         let needsSnapshot = writer.withLock { $0.writesSinceSnapshot > 0 }
         if needsSnapshot { snapshot() }

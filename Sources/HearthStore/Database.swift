@@ -12,6 +12,15 @@ import Synchronization
 /// queued records in a single SQLite transaction (group commit); only after that commit is the
 /// new version published to readers and the writers' calls return. Readers take the published
 /// version without waiting for the writer.
+///
+/// A database opened with ``replica(name:log:options:logger:)`` keeps its log in a cluster's
+/// ``SharedLog`` instead (see `Database+Replica.swift`): writes are checked the same way, then
+/// appended to the shared log after the position this node has applied, and checked again
+/// whenever another node's writes got there first.
+///
+/// Threading: `writer` guards the writing state and is never held across a suspension or I/O;
+/// `published` is taken briefly by readers. Commit observers run on the commit thread (the
+/// replication task for a replica), one batch at a time, in log order.
 public final class Database: Sendable {
     /// A write that reached the disk.
     public struct Committed: Sendable {
@@ -51,30 +60,33 @@ public final class Database: Sendable {
         /// Refused writes whose refusal waits for the writes queued before them to be
         /// published: `(the last of those, its completion, the error)`.
         var deferredFailures: [(after: Int64, completion: Completion, error: any Error)] = []
+        /// For a replica: the shared log's state on this node and its local writes.
+        var replica: ReplicaQueue?
     }
 
     /// The database's name.
     public let name: String
     let options: DatabaseOptions
-    let log: WriteLog
+    /// The local log (single node), or nil for a replica.
+    let log: WriteLog?
+    /// The cluster's log, for a replica.
+    let shared: (any SharedLog)?
     let logger: Logger
     let writer: Mutex<WriterState>
     let published: Mutex<Published>
     let observers = Mutex<[@Sendable ([Committed], Published) -> Void]>([])
+    let settingObservers = Mutex<[@Sendable (String) -> Void]>([])
     let commitQueue: DispatchQueue
     let snapshotQueue: DispatchQueue
+    /// Wakes a replica's replication task (local writes, announcements, polls).
+    let wake: AsyncStream<Void>.Continuation
+    let wakes: AsyncStream<Void>
 
     /// Opens (or creates) the database stored in `folder`: loads the newest snapshot and
     /// replays the log after it.
-    public init(name: String, folder: URL, options: DatabaseOptions = DatabaseOptions(), logger: Logger) throws {
+    public convenience init(name: String, folder: URL, options: DatabaseOptions = DatabaseOptions(), logger: Logger) throws {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        self.name = name
-        self.options = options
-        self.logger = logger
-        self.log = try WriteLog(folder: folder)
-        self.commitQueue = DispatchQueue(label: "hearth.commit.\(name)")
-        self.snapshotQueue = DispatchQueue(label: "hearth.snapshot.\(name)", qos: .utility)
-
+        let log = try WriteLog(folder: folder)
         var state = DatabaseState()
         var sequence: Int64 = 0
         var snapshotBytes = 0
@@ -91,12 +103,29 @@ public final class Database: Sendable {
             replayed += 1
             replayedBytes += record.data.count
         }
-        writer = Mutex(WriterState(
-            pending: state, nextSequence: sequence + 1, random: options.makeRandom(),
-            writesSinceSnapshot: replayed, bytesSinceSnapshot: replayedBytes, lastSnapshotBytes: snapshotBytes
-        ))
-        published = Mutex(Published(state: state, sequence: sequence))
+        self.init(
+            name: name, options: options, logger: logger, log: log, shared: nil,
+            writer: WriterState(
+                pending: state, nextSequence: sequence + 1, random: options.makeRandom(),
+                writesSinceSnapshot: replayed, bytesSinceSnapshot: replayedBytes, lastSnapshotBytes: snapshotBytes),
+            published: Published(state: state, sequence: sequence))
         logger.debug("database opened", metadata: ["database": "\(name)", "sequence": "\(sequence)", "replayed": "\(replayed)"])
+    }
+
+    init(
+        name: String, options: DatabaseOptions, logger: Logger, log: WriteLog?, shared: (any SharedLog)?,
+        writer: sending WriterState, published: Published
+    ) {
+        self.name = name
+        self.options = options
+        self.logger = logger
+        self.log = log
+        self.shared = shared
+        self.commitQueue = DispatchQueue(label: "hearth.commit.\(name)")
+        self.snapshotQueue = DispatchQueue(label: "hearth.snapshot.\(name)", qos: .utility)
+        self.writer = Mutex(writer)
+        self.published = Mutex(published)
+        (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     // MARK: - Reading
@@ -133,7 +162,9 @@ public final class Database: Sendable {
         writer.withLock { state in
             guard state.pending.index(at: path, order: order) == nil else { return }
             state.pending = state.pending.addingIndex(at: path, order: order)
-            if state.committing || !state.batch.isEmpty {
+            if state.replica != nil {
+                addReplicaIndex(DatabaseState.IndexID(path: path, order: order), state: &state)
+            } else if state.committing || !state.batch.isEmpty {
                 state.republish = true
             } else {
                 let pending = state.pending
@@ -177,10 +208,7 @@ public final class Database: Sendable {
         authorize: Authorization? = nil,
         completion: @escaping Completion
     ) {
-        enqueue(authorize: authorize, completion: completion) { state in
-            if let precondition { try precondition(state.pending) }
-            return (write, nil)
-        }
+        enqueue(precondition: precondition, authorize: authorize, completion: completion) { _ in (write, nil) }
     }
 
     /// Queues a push at once (as ``submit(_:precondition:authorize:completion:)`` does a write).
@@ -188,7 +216,7 @@ public final class Database: Sendable {
         at path: Path, value: JSONParser.Parsed, authorize: Authorization? = nil, completion: @escaping Completion
     ) {
         let now = options.clock()
-        enqueue(authorize: authorize, completion: completion) { state in
+        enqueue(precondition: nil, authorize: authorize, completion: completion) { state in
             let name = state.pushIDs.next(now: now, using: &state.random)
             return (.set(path.child(ChildKey(name)), value), name)
         }
@@ -211,6 +239,12 @@ public final class Database: Sendable {
     /// imports; the value must already be valid data.
     public func replace(at path: Path, with value: Node, maxRecordBytes: Int = 8 << 20) async throws {
         let pieces = ResolvedWrite.chunkedSet(value, at: path, maxBytes: maxRecordBytes)
+        if shared != nil {
+            _ = try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Committed, any Error>) in
+                enqueueReplica(completion: { continuation.resume(with: $0) }) { _ in .replace(path, value, pieces: pieces) }
+            }
+            return
+        }
         var remaining = pieces.count
         // Every piece joins the same batch (they are queued under one lock hold), so they
         // commit in one transaction; the last continuation reports the outcome.
@@ -243,17 +277,26 @@ public final class Database: Sendable {
     }
 
     private func enqueue(
+        precondition: (@Sendable (DatabaseState) throws -> Void)?,
         authorize: Authorization?,
         completion: @escaping Completion,
-        _ prepare: (inout WriterState) throws -> (Write, String?)
+        _ prepare: (inout WriterState) -> (Write, String?)
     ) {
+        if shared != nil {
+            enqueueReplica(completion: completion) { state in
+                let (write, pushID) = prepare(&state)
+                return .write(write, pushID: pushID, precondition: precondition, authorize: authorize)
+            }
+            return
+        }
         let startCommit = writer.withLock { state -> Bool in
             if let failure = state.failure {
                 completion(.failure(failure))
                 return false
             }
             do {
-                let (write, pushID) = try prepare(&state)
+                let (write, pushID) = prepare(&state)
+                if let precondition { try precondition(state.pending) }
                 let now = options.clock()
                 let (next, resolved) = try state.pending.applying(write, now: now)
                 try authorize?(state.pending, next, resolved, now)
@@ -304,7 +347,7 @@ public final class Database: Sendable {
             }
             guard let (batch, state) = taken else { return }
             do {
-                try log.append(batch.map(\.record))
+                try log!.append(batch.map(\.record))
             } catch {
                 fail(batch: batch, error: error)
                 return
@@ -348,12 +391,27 @@ public final class Database: Sendable {
 
     /// A stored setting of this database (such as its rules document), or nil.
     public func setting(named name: String) throws -> String? {
-        try log.setting(named: name)
+        if let replica = writer.withLock({ $0.replica }) { return replica.settings[name] }
+        return try log!.setting(named: name)
     }
 
-    /// Stores a setting durably; it is on disk when this returns.
-    public func setSetting(named name: String, to value: String) throws {
-        try log.setSetting(named: name, to: value)
+    /// Stores a setting durably: on disk, or in a replica's shared log and applied on this node,
+    /// when this returns. Setting observers run on every node that applies it.
+    public func setSetting(named name: String, to value: String) async throws {
+        guard shared != nil else {
+            try log!.setSetting(named: name, to: value)
+            for observer in settingObservers.withLock({ $0 }) { observer(name) }
+            return
+        }
+        _ = try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Committed, any Error>) in
+            enqueueReplica(completion: { continuation.resume(with: $0) }) { _ in .setting(name: name, value: value) }
+        }
+    }
+
+    /// Calls `observer` with a setting's name after it changed (on a replica, also when another
+    /// node changed it).
+    public func addSettingObserver(_ observer: @escaping @Sendable (String) -> Void) {
+        settingObservers.withLock { $0.append(observer) }
     }
 
     // MARK: - Observing

@@ -2,16 +2,18 @@ import HearthCore
 
 /// How a ``ResolvedWrite`` is stored in a log row: its kind, its path, and its value as JSON in
 /// export form (priorities kept). An update's value is an object keyed by relative paths.
-struct LogRecord: Sendable {
-    static let setKind = "set"
-    static let updateKind = "update"
+public struct LogRecord: Sendable, Equatable {
+    public static let setKind = "set"
+    public static let updateKind = "update"
+    /// A change of a setting (in a shared log): `path` is its name, `data` its UTF-8 value.
+    public static let settingKind = "setting"
 
-    var sequence: Int64
-    var kind: String
-    var path: String
-    var data: [UInt8]
+    public var sequence: Int64
+    public var kind: String
+    public var path: String
+    public var data: [UInt8]
 
-    init(sequence: Int64, write: ResolvedWrite) {
+    public init(sequence: Int64, write: ResolvedWrite) {
         self.sequence = sequence
         var writer = JSONWriter(format: .init(export: true))
         switch write {
@@ -27,7 +29,7 @@ struct LogRecord: Sendable {
         }
     }
 
-    init(sequence: Int64, kind: String, path: String, data: [UInt8]) {
+    public init(sequence: Int64, kind: String, path: String, data: [UInt8]) {
         self.sequence = sequence
         self.kind = kind
         self.path = path
@@ -35,7 +37,7 @@ struct LogRecord: Sendable {
     }
 
     /// Decodes the stored write.
-    func write() throws -> ResolvedWrite {
+    public func write() throws -> ResolvedWrite {
         // A set of a priority (`/a/.priority`) is logged at its `.priority` path.
         let path = try Path(parsing: self.path, allowPriority: true)
         switch kind {

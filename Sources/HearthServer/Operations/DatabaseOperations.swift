@@ -156,9 +156,9 @@ struct DatabaseOperations: Sendable {
 
     /// Checks `text` and makes it `database`'s rules; streams whose reads it no longer allows end.
     /// - Throws: `invalidData` with the line and column of the first problem; nothing changes then.
-    func deployRules(_ text: String, to database: Database) throws {
+    func deployRules(_ text: String, to database: Database) async throws {
         do {
-            try rules.setRules(text, for: database)
+            try await rules.setRules(text, for: database)
         } catch let error as RulesError {
             throw HearthError(.invalidData, "Line \(error.position.line), column \(error.position.column): \(error.message)")
         }

@@ -1,0 +1,48 @@
+/// The ordered write log that the nodes of a cluster share (HearthCluster keeps it in
+/// PostgreSQL). A ``Database`` opened with ``Database/replica(name:log:options:logger:)`` appends
+/// its writes here and applies everything here, in order, so every node holds the same data.
+///
+/// Records carry their sequence: 1, 2, 3… per database with no gaps. Records below the newest
+/// snapshot may be dropped (compaction); a node that needs them starts again from the snapshot.
+public protocol SharedLog: Sendable {
+    /// Appends `records` (their sequences are ignored) right after `position`, atomically.
+    /// - Returns: the sequence of the last record written, or ``SharedLogAppend/behind(latest:)``
+    ///   and nothing written when the log is already past `position`.
+    func append(database: String, after position: Int64, records: [LogRecord]) async throws -> SharedLogAppend
+
+    /// Up to `limit` records after `position`, in order. The first one's sequence is above
+    /// `position + 1` when compaction dropped the ones between.
+    func records(database: String, after position: Int64, limit: Int) async throws -> [LogRecord]
+
+    /// The newest snapshot of `database`, if one was stored.
+    func newestSnapshot(database: String) async throws -> SharedSnapshot?
+
+    /// Stores `snapshot` and compacts the log behind the snapshot before it, unless another
+    /// node is storing one at the same time or a newer one exists.
+    /// - Returns: true when it was stored.
+    func storeSnapshot(database: String, _ snapshot: SharedSnapshot) async throws -> Bool
+}
+
+/// What ``SharedLog/append(database:after:records:)`` did.
+public enum SharedLogAppend: Sendable, Equatable {
+    /// Written, ending at this sequence.
+    case appended(last: Int64)
+    /// Nothing written: the log has records after the given position, up to `latest`.
+    case behind(latest: Int64)
+}
+
+/// A database's whole state at one log position.
+public struct SharedSnapshot: Sendable {
+    /// The last log record the snapshot includes.
+    public var sequence: Int64
+    /// The tree as export JSON, in pieces of a few megabytes.
+    public var chunks: [[UInt8]]
+    /// The database's settings (its rules document) at that position.
+    public var settings: [String: String]
+
+    public init(sequence: Int64, chunks: [[UInt8]], settings: [String: String]) {
+        self.sequence = sequence
+        self.chunks = chunks
+        self.settings = settings
+    }
+}
