@@ -6,9 +6,11 @@ import PostgresNIO
 /// appends to and follows, and where its snapshots live.
 extension ClusterLog: SharedLog {
     public func append(database: String, after position: Int64, records: [LogRecord]) async throws -> SharedLogAppend {
-        let result = try await append(
-            database: database, after: position,
-            records: records.map { Record(kind: $0.kind, path: $0.path, data: $0.data) }, node: node)
+        let result = try await withDeadline {
+            try await self.append(
+                database: database, after: position,
+                records: records.map { Record(kind: $0.kind, path: $0.path, data: $0.data) }, node: self.node)
+        }
         switch result {
         case .appended(let last): return .appended(last: last)
         case .behind(let latest): return .behind(latest: latest)
@@ -16,8 +18,29 @@ extension ClusterLog: SharedLog {
     }
 
     public func records(database: String, after position: Int64, limit: Int) async throws -> [LogRecord] {
-        try await entries(database: database, after: position, limit: limit).map {
-            LogRecord(sequence: $0.sequence, kind: $0.kind, path: $0.path, data: $0.data)
+        try await withDeadline {
+            try await self.entries(database: database, after: position, limit: limit).map {
+                LogRecord(sequence: $0.sequence, kind: $0.kind, path: $0.path, data: $0.data)
+            }
+        }
+    }
+
+    /// Runs `operation`, giving up after ``operationTimeout``: with PostgreSQL unreachable the
+    /// pool waits for a connection without end, and a client waiting for its write should
+    /// hear "unavailable" instead. (An append given up on may still commit: its record then
+    /// arrives like another node's.)
+    func withDeadline<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await operation() }
+            group.addTask {
+                try await Task.sleep(for: self.operationTimeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let result = first else {
+                throw ClusterUnavailable(timeout: operationTimeout)
+            }
+            return result
         }
     }
 
@@ -91,4 +114,10 @@ extension ClusterLog: SharedLog {
         for try await (name) in rows.decode(String.self) { names.append(name) }
         return names
     }
+}
+
+/// PostgreSQL did not answer in time.
+public struct ClusterUnavailable: Error, CustomStringConvertible {
+    public var timeout: Duration
+    public var description: String { "PostgreSQL did not answer within \(timeout)" }
 }

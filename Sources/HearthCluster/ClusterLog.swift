@@ -64,13 +64,16 @@ public final class ClusterLog: Sendable {
     let logger: Logger
     /// This node's ID, recorded with what it appends as a ``HearthStore/SharedLog``.
     public let node: String
+    /// How long an append or a catch-up read may take before the node gives up on it.
+    public let operationTimeout: Duration
 
     /// - Parameters:
     ///   - client: a running client (its `run()` is the caller's to run).
     ///   - node: the ID of the node appending.
-    public init(client: PostgresClient, node: String = "", logger: Logger) {
+    public init(client: PostgresClient, node: String = "", operationTimeout: Duration = .seconds(5), logger: Logger) {
         self.client = client
         self.node = node
+        self.operationTimeout = operationTimeout
         self.logger = logger
     }
 

@@ -59,8 +59,15 @@ public final class ClusterNodes: Sendable {
     /// Renews `node`'s lease for `leaseSeconds` and records how far it has applied each
     /// database. A node that comes back after being taken over starts afresh (its old
     /// connections' work was done by another).
-    public func heartbeat(node: String, address: String, leaseSeconds: Int, applied: [String: Int64]) async throws {
+    /// - Returns: true when another node had taken `node` over (its lease had run out): the
+    ///   node's connections must end, since their onDisconnect operations already ran.
+    @discardableResult
+    public func heartbeat(node: String, address: String, leaseSeconds: Int, applied: [String: Int64]) async throws -> Bool {
         try await client.withTransaction(logger: logger) { connection in
+            let previous = try await connection.query(
+                "SELECT taken_over_by FROM hearth_node WHERE id = \(node) FOR UPDATE", logger: logger)
+            var takenOver = false
+            for try await (by) in previous.decode(String?.self) { takenOver = by != nil }
             try await connection.query(
                 """
                 INSERT INTO hearth_node (id, address, heartbeat_at, lease_until)
@@ -75,7 +82,13 @@ public final class ClusterNodes: Sendable {
                     ON CONFLICT (node, database) DO UPDATE SET applied = excluded.applied
                     """, logger: logger)
             }
+            return takenOver
         }
+    }
+
+    /// Ends `node`'s lease now (it is stopping): status shows it gone at once.
+    public func leave(node: String) async throws {
+        try await client.query("UPDATE hearth_node SET lease_until = now() WHERE id = \(node)", logger: logger)
     }
 
     /// Every node, with its lease, positions and lag, in ID order.

@@ -1,5 +1,6 @@
 import Foundation
 import HearthAuth
+import HearthCluster
 import HearthFiles
 import HearthRules
 import HearthStore
@@ -13,6 +14,8 @@ import ServiceLifecycle
 /// - Parameters:
 ///   - configuration: where to listen and request limits.
 ///   - folder: the opened, locked data folder; it is closed when the application stops.
+///   - cluster: the cluster this server is a node of (prepared; its client running), or nil
+///     for a single node whose databases live in `folder`.
 ///   - logger: the logger for the server and its requests.
 ///   - onServerRunning: called with the bound port once the server accepts connections.
 ///   - onFilesServerRunning: called with the bound files port (``ServerConfiguration/filesPort``)
@@ -22,6 +25,7 @@ import ServiceLifecycle
 public func buildApplication(
     configuration: ServerConfiguration,
     folder: DataFolder,
+    cluster: ClusterNode? = nil,
     logger: Logger,
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
     onFilesServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
@@ -35,7 +39,7 @@ public func buildApplication(
     let accounts = try await makeAuthService(configuration: configuration, folder: folder, http: providerHTTP, logger: logger)
     let storageRules = try configuration.storageRules.map { text throws(StorageRulesSyntaxError) in try StorageRules(parsing: text) }
     let files = try FileStore(
-        directory: folder.url.appendingPathComponent("files"), maxObjectSize: configuration.maxFileBytes,
+        directory: configuration.filesDirectory ?? folder.url.appendingPathComponent("files"), maxObjectSize: configuration.maxFileBytes,
         clock: configuration.clock)
     // This process holds the data folder: what a crash left half-done can go.
     let leftovers = try files.removeLeftovers()
@@ -44,13 +48,23 @@ public func buildApplication(
     }
     let filesOrigin = FilesOrigin(origin: configuration.filesOrigin)
     let proxies = ProxyTrust(addresses: configuration.trustedProxies)
-    let operations = DatabaseOperations(folder: folder, rules: rules, hub: hub, clock: configuration.clock, logger: logger)
-    let realtimeFolder = folder.url.appendingPathComponent("realtime")
-    try FileManager.default.createDirectory(at: realtimeFolder, withIntermediateDirectories: true)
+    let databases: any DatabaseProvider = cluster?.databases ?? folder
+    let operations = DatabaseOperations(databases: databases, rules: rules, hub: hub, clock: configuration.clock, logger: logger)
+    let disconnects: any DisconnectQueue
+    if let cluster {
+        disconnects = cluster.disconnects
+    } else {
+        let realtimeFolder = folder.url.appendingPathComponent("realtime")
+        try FileManager.default.createDirectory(at: realtimeFolder, withIntermediateDirectories: true)
+        disconnects = try DisconnectQueueStore(path: realtimeFolder.appendingPathComponent("disconnects.sqlite").path)
+    }
     let realtime = RealtimeService(
-        operations: operations, admin: admin, issuer: accounts.issuer,
-        disconnects: try DisconnectQueueStore(path: realtimeFolder.appendingPathComponent("disconnects.sqlite").path),
+        operations: operations, admin: admin, issuer: accounts.issuer, disconnects: disconnects,
         limits: configuration.realtimeLimits, logger: logger)
+    if let cluster {
+        cluster.onTakeOver { records, deadNode in await realtime.applyDisconnects(records, of: "node \(deadNode)") }
+        cluster.onLeaseLost { realtime.shutDown() }
+    }
     // Before any client connects: the onDisconnect operations of connections the last run had.
     await realtime.applyLeftoverDisconnects()
     let longPolling = RealtimeLongPolling(service: realtime, defaultDatabase: configuration.defaultDatabase)
@@ -63,13 +77,16 @@ public func buildApplication(
         files: FilesResponder(
             store: files, rules: storageRules ?? .closed, admin: admin, issuer: accounts.issuer, clock: configuration.clock,
             proxies: proxies),
-        stats: StatsResponder(folder: folder, hub: hub, realtime: realtime, admin: admin, clock: configuration.clock, started: configuration.clock()),
+        stats: StatsResponder(databases: databases, hub: hub, realtime: realtime, admin: admin, clock: configuration.clock, started: configuration.clock()),
         web: WebResponder(
             root: configuration.webRoot, projectID: configuration.projectID, bucket: configuration.storageBucket, logger: logger),
         filesOrigin: filesOrigin,
         proxies: proxies
     )
-    var services: [any Service] = [
+    // Services stop in reverse order: the cluster node, first here, keeps replicating until
+    // everything else has stopped.
+    var services: [any Service] = cluster.map { [$0] } ?? []
+    services += [
         DataFolderService(folder: folder),
         StreamKeepAliveService(hub: hub, realtime: realtime, longPolling: longPolling, interval: configuration.keepAliveInterval, clock: configuration.clock),
         IdentityProviderHTTP.ShutdownService(http: providerHTTP),

@@ -30,7 +30,7 @@ struct DatabaseResponder: Sendable {
             }
             let auth = try await RequestAuth.resolve(
                 request, parameters: rest.parameters, admin: admin, issuer: issuer, now: configuration.clock())
-            let database = try operations.database(named: databaseName(for: request, parameters: rest.parameters))
+            let database = try await operations.database(named: databaseName(for: request, parameters: rest.parameters))
             if Self.wantsStream(request) {
                 return try stream(rest, database: database, auth: auth, connection: context.channel)
             }
@@ -148,7 +148,7 @@ struct DatabaseResponder: Sendable {
         guard admin.isAdmin(request, parameters: parameters) else {
             throw HearthError.permissionDeniedByRules
         }
-        let database = try operations.database(named: databaseName(for: request, parameters: parameters))
+        let database = try await operations.database(named: databaseName(for: request, parameters: parameters))
         switch request.method {
         case .get:
             return JSONResponse.make(bytes: Array(try operations.rulesText(of: database, strict: parameters["format"] == "strict").utf8))

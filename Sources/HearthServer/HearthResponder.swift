@@ -57,7 +57,7 @@ struct HearthResponder: HTTPResponder {
             response = await longPolling.respond(to: request, connection: context.channel)
             if RealtimeLongPolling.isDisconnectFrame(request) { kind = .longPollFrame }
         } else if path == StatsResponder.path {
-            response = stats.respond(to: request)
+            response = await stats.respond(to: request)
         } else if WebResponder.handles(request) {
             let origin = filesOrigin(for: request, context: context)
             response = await web.respond(to: request, context: context, filesOrigin: origin)

@@ -10,6 +10,7 @@ final class RulesRegistry: Sendable {
 
     let defaultRules: SecurityRules
     private let compiled = Mutex<[String: SecurityRules]>([:])
+    private let watched = Mutex<Set<String>>([])
 
     init(defaultRules: SecurityRules) {
         self.defaultRules = defaultRules
@@ -29,6 +30,18 @@ final class RulesRegistry: Sendable {
     /// The rules in force for the database named `name`, if they were loaded already.
     func loadedRules(named name: String) -> SecurityRules? {
         compiled.withLock { $0[name] }
+    }
+
+    /// Follows changes of `database`'s stored rules made elsewhere (another node of a cluster):
+    /// the compiled copy is dropped and `hub`'s streams are judged again. Once per database.
+    func watch(_ database: Database, hub: ListenerHub) {
+        guard watched.withLock({ $0.insert(database.name).inserted }) else { return }
+        database.addSettingObserver { [weak self, weak hub, weak database] name in
+            guard name == Self.settingName, let self, let database else { return }
+            self.compiled.withLock { $0[database.name] = nil }
+            _ = try? self.rules(for: database)
+            hub?.rulesChanged(for: database)
+        }
     }
 
     /// Checks and compiles `text` and makes it the rules of `database`, durably.

@@ -69,6 +69,15 @@ public struct ServerConfiguration: Sendable {
     /// Sign-in providers from the settings file (installed into the account store at start).
     public var providers: [ProviderConfig] = []
     /// The server clock in milliseconds since the epoch (token expiry).
+    /// The cluster this server joins: a PostgreSQL URL, or nil for a single node.
+    public var clusterURL: String?
+    /// This node's ID in the cluster (default: host name and port).
+    public var clusterNodeID: String?
+    /// Where this node is reached, shown by `hearth cluster status` (default: its address and port).
+    public var clusterNodeAddress: String?
+    /// Where file content lives (default: `files` in the data folder); in a cluster, a folder
+    /// every node mounts.
+    public var filesDirectory: URL?
     public var clock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
 
     /// `origin` as `scheme://host[:port]` when it is an `http` or `https` origin with no path,

@@ -22,7 +22,9 @@ import HearthCore
 ///         "clientId": "hearth", "clientSecretFile": "/etc/hearth/corp-secret" },
 ///       { "id": "github.com", "clientId": "…", "clientSecret": "…" }
 ///     ]
-///   }
+///   },
+///   "cluster": { "url": "postgres://hearth@db.internal/hearth", "passwordFile": "/etc/hearth/pg-password",
+///                "nodeID": "node-1", "address": "http://10.0.0.11:9000", "filesDir": "/mnt/hearth-files" }
 /// }
 /// ```
 /// Secrets may be given inline or, better, as `…File` paths. Relative paths are read from the
@@ -30,6 +32,18 @@ import HearthCore
 public struct SettingsFile: Decodable, Sendable {
     public var publicURL: String?
     public var auth: Auth?
+    public var cluster: Cluster?
+
+    /// Running as a node of a cluster (docs/cluster.md).
+    public struct Cluster: Decodable, Sendable {
+        public var url: String
+        /// The PostgreSQL password, when the URL has none.
+        public var password: String?
+        public var passwordFile: String?
+        public var nodeID: String?
+        public var address: String?
+        public var filesDir: String?
+    }
 
     public struct Auth: Decodable, Sendable {
         public var appName: String?
@@ -113,6 +127,18 @@ public struct SettingsFile: Decodable, Sendable {
             }
             configuration.publicURL = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
         }
+        if let cluster {
+            guard var url = URLComponents(string: cluster.url), ["postgres", "postgresql"].contains(url.scheme ?? "") else {
+                throw Problem(description: "cluster.url must be a PostgreSQL URL such as postgres://hearth@db.internal/hearth")
+            }
+            if let password = try secret(cluster.password, cluster.passwordFile, "cluster.password") {
+                url.password = password
+            }
+            configuration.clusterURL = url.string
+            if let id = cluster.nodeID { configuration.clusterNodeID = id }
+            if let address = cluster.address { configuration.clusterNodeAddress = address }
+            if let files = cluster.filesDir { configuration.filesDirectory = file(files) }
+        }
         guard let auth else { return }
         if let name = auth.appName { configuration.appName = name }
         for domain in auth.authorizedDomains ?? [] {
@@ -169,7 +195,8 @@ public struct SettingsFile: Decodable, Sendable {
 
     /// The settings each object may hold: a misspelt one is an error, not silently ignored.
     private static let knownKeys: [String: Set<String>] = [
-        "": ["publicURL", "auth"],
+        "": ["publicURL", "auth", "cluster"],
+        "cluster": ["url", "password", "passwordFile", "nodeID", "address", "filesDir"],
         "auth": ["appName", "authorizedDomains", "email", "providers"],
         "auth.email": ["from", "smtp", "templates"],
         "auth.email.smtp": ["host", "port", "security", "username", "password", "passwordFile", "trustedCertificates"],

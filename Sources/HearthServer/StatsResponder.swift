@@ -10,7 +10,7 @@ import Hummingbird
 struct StatsResponder: Sendable {
     static let path = "/.hearth/stats"
 
-    let folder: DataFolder
+    let databases: any DatabaseProvider
     let hub: ListenerHub
     let realtime: RealtimeService
     let admin: AdminCredential
@@ -42,7 +42,7 @@ struct StatsResponder: Sendable {
         var databases: [DatabaseFigures]
     }
 
-    func respond(to request: Request) -> Response {
+    func respond(to request: Request) async -> Response {
         var parameters: [String: String] = [:]
         for (key, value) in request.uri.queryParameters { parameters[String(key)] = String(value) }
         guard admin.isAdmin(request, parameters: parameters) else {
@@ -51,7 +51,7 @@ struct StatsResponder: Sendable {
         guard request.method == .get else {
             return HearthError(.invalidData, "Invalid method for \(Self.path): \(request.method.rawValue).").response()
         }
-        let figures = self.figures()
+        let figures = await self.figures()
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         guard let body = try? encoder.encode(figures) else {
@@ -60,10 +60,11 @@ struct StatsResponder: Sendable {
         return JSONResponse.make(bytes: Array(body))
     }
 
-    func figures() -> Figures {
-        let open = folder.openDatabases()
+    func figures() async -> Figures {
+        let open = databases.openDatabases()
         let streams = hub.countsByDatabase()
-        let names = Set(folder.databaseNames()).union(open.keys).sorted()
+        let stored = (try? await databases.databaseNames()) ?? []
+        let names = Set(stored).union(open.keys).sorted()
         let databases = names.map { name in
             Figures.DatabaseFigures(
                 name: name, open: open[name] != nil, writes: open[name]?.current.sequence, streams: streams[name] ?? 0)

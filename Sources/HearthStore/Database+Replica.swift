@@ -314,6 +314,8 @@ extension Database {
         }
         for (completion, outcome) in outcomes { completion(outcome) }
         notifySettings(changedSettings)
+        // Writes queued behind a new setting (the rules) are judged by it.
+        if !changedSettings.isEmpty { writer.withLock { recheckLocalWrites(&$0) } }
         noteApplied(committed.count + changedSettings.count, bytes: bytes)
     }
 
@@ -363,8 +365,23 @@ extension Database {
     }
 
     /// Applies other nodes' records (in order, right after this node's position), then checks
-    /// the local writes again on top.
+    /// the local writes again on top. A setting (the rules) takes effect where it is in the
+    /// log: its observers run before anything after it is applied or checked.
     private func apply(_ records: [LogRecord]) throws {
+        var segment: [LogRecord] = []
+        for record in records {
+            segment.append(record)
+            if record.kind == LogRecord.settingKind {
+                try applySegment(segment)
+                segment = []
+            }
+        }
+        if !segment.isEmpty { try applySegment(segment) }
+        writer.withLock { recheckLocalWrites(&$0) }
+        noteApplied(records.count, bytes: records.reduce(0) { $0 + $1.data.count })
+    }
+
+    private func applySegment(_ records: [LogRecord]) throws {
         var writes: [(Int64, ResolvedWrite)] = []
         for record in records where record.kind != LogRecord.settingKind {
             writes.append((record.sequence, try record.write()))
@@ -386,7 +403,6 @@ extension Database {
             }
             state.replica!.base = base
             state.replica!.position = records[records.count - 1].sequence
-            recheckLocalWrites(&state)
             let version = Published(state: base, sequence: state.replica!.position)
             published.withLock { $0 = version }
             return version
@@ -396,7 +412,6 @@ extension Database {
             for observer in observers.withLock({ $0 }) { observer(committed, version) }
         }
         notifySettings(changedSettings)
-        noteApplied(records.count, bytes: records.reduce(0) { $0 + $1.data.count })
     }
 
     /// Replaces the replica's state with the newest snapshot: listeners get the whole tree as

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import HearthCluster
+import PostgresNIO
 import HearthFiles
 import HearthRules
 import HearthServer
@@ -93,6 +95,26 @@ struct Serve: AsyncParsableCommand {
         help: "A JSON settings file: the public URL, the mail server and email templates, sign-in providers (see docs/accounts.md).")
     var settings: String?
 
+    @Option(
+        name: .long,
+        help: """
+            Join a cluster: every node given the same PostgreSQL URL (postgres://user:password@host:port/database) \
+            serves the same databases (see docs/cluster.md).
+            """)
+    var cluster: String?
+
+    @Option(name: .long, help: "This node's ID in the cluster, the same across restarts (default: host name and port).")
+    var nodeID: String?
+
+    @Option(name: .long, help: "Where this node is reached, for `hearth cluster status` (default: http://<host>:<port>).")
+    var nodeAddress: String?
+
+    @Option(name: .long, help: "Seconds a node counts as alive after its last heartbeat; then another node applies its connections' onDisconnect operations.")
+    var nodeLeaseSeconds: Int = 10
+
+    @Option(name: .long, help: "Keep file content in this folder (default: files/ in the data folder); in a cluster, one every node mounts.")
+    var filesDir: String?
+
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
 
@@ -104,6 +126,7 @@ struct Serve: AsyncParsableCommand {
         guard Self.byteCount(maxFileSize) != nil else {
             throw ValidationError("--max-file-size must be a positive number of bytes, such as 10485760, 10M or 5G.")
         }
+        guard (2...3600).contains(nodeLeaseSeconds) else { throw ValidationError("--node-lease-seconds must be 2 to 3600.") }
         guard snapshotAfterWrites > 0 else { throw ValidationError("--snapshot-after-writes must be positive.") }
         if let filesPort {
             guard (0...65535).contains(filesPort) else { throw ValidationError("--files-port must be between 0 and 65535.") }
@@ -124,7 +147,7 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "hearth") { ConsoleLogHandler(label: $0) }
         logger.logLevel = logLevel
         let dataURL = URL(fileURLWithPath: data)
-        let demo = runsDemo(in: dataURL)
+        let demo = cluster == nil && settings == nil ? runsDemo(in: dataURL) : (self.demo ?? false)
         let folder: DataFolder
         do {
             folder = try DataFolder(url: dataURL, options: DatabaseOptions(snapshotAfterWrites: snapshotAfterWrites), logger: logger)
@@ -158,12 +181,20 @@ struct Serve: AsyncParsableCommand {
                 throw ValidationError(problem.description)
             }
         }
+        if let cluster { configuration.clusterURL = cluster }
+        if let nodeID { configuration.clusterNodeID = nodeID }
+        if let nodeAddress { configuration.clusterNodeAddress = nodeAddress }
+        if let filesDir { configuration.filesDirectory = URL(fileURLWithPath: filesDir, isDirectory: true) }
         if let webRoot {
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: webRoot, isDirectory: &isFolder), isFolder.boolValue else {
                 throw ValidationError("--web-root \(webRoot) is not a folder.")
             }
             configuration.webRoot = URL(fileURLWithPath: webRoot, isDirectory: true)
+        }
+        if let url = configuration.clusterURL {
+            try await serveInCluster(url: url, configuration: configuration, folder: folder, logger: logger)
+            return
         }
         let started = ContinuousClock.now
         _ = try folder.database(named: database)
@@ -197,6 +228,50 @@ struct Serve: AsyncParsableCommand {
 }
 
 extension Serve {
+    /// Runs as a node of the cluster at `url`: joins it, loads the default database from it,
+    /// then serves until SIGINT or SIGTERM.
+    func serveInCluster(url: String, configuration: ServerConfiguration, folder: DataFolder, logger: Logger) async throws {
+        let clientConfiguration: PostgresClient.Configuration
+        do {
+            clientConfiguration = try ClusterNode.clientConfiguration(url: url)
+        } catch let error as ClusterURLError {
+            throw ValidationError(error.description)
+        }
+        let local = host == "0.0.0.0" || host == "::" ? ProcessInfo.processInfo.hostName : host
+        // Port 0 picks a port only when listening: such a node gets an ID of its own each start.
+        let defaultID = port == 0 ? "\(ProcessInfo.processInfo.hostName)-\(UInt32.random(in: .min ... .max))" : "\(ProcessInfo.processInfo.hostName)-\(port)"
+        var nodeSettings = ClusterNode.Settings(
+            id: configuration.clusterNodeID ?? defaultID, address: configuration.clusterNodeAddress ?? "http://\(local):\(port)")
+        nodeSettings.leaseSeconds = nodeLeaseSeconds
+        nodeSettings.heartbeatInterval = .milliseconds(Int64(nodeLeaseSeconds) * 1000 / 4)
+        let node = ClusterNode(
+            client: PostgresClient(configuration: clientConfiguration, backgroundLogger: logger), settings: nodeSettings,
+            options: DatabaseOptions(snapshotAfterWrites: snapshotAfterWrites), logger: logger)
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { await node.runClient() }
+            let started = ContinuousClock.now
+            do {
+                try await node.prepare()
+                _ = try await node.databases.database(named: database)
+            } catch {
+                throw ValidationError("cannot join the cluster at \(ClusterURLError(text: url, problem: "").shownURL): \(String(reflecting: error))")
+            }
+            let loadTime = ContinuousClock.now - started
+            let shownSettings = nodeSettings
+            let app = try await buildApplication(
+                configuration: configuration, folder: folder, cluster: node, logger: logger,
+                onServerRunning: { boundPort in
+                    FileHandle.standardOutput.write(Data("""
+                        Hearth is serving http://\(host):\(boundPort)/ as node \(shownSettings.id) of the cluster \
+                        (database \(database) loaded in \(loadTime))
+
+                        """.utf8))
+                })
+            try await app.runService()
+            group.cancelAll()
+        }
+    }
+
     /// Whether to run the demo app: as asked; else on a new data folder (or one the demo made)
     /// unless the operator brought their own rules or wants the emulator. A folder that holds
     /// other data never gets demo content or the app's rules unasked.

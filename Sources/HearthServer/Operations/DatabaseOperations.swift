@@ -13,7 +13,7 @@ import Logging
 /// without locks; writes go through the database's single writer, which runs the rules and
 /// conditions in write order against the state that includes every earlier write.
 struct DatabaseOperations: Sendable {
-    let folder: DataFolder
+    let databases: any DatabaseProvider
     let rules: RulesRegistry
     let hub: ListenerHub
     /// Server time in milliseconds (the rules' `now`).
@@ -23,8 +23,19 @@ struct DatabaseOperations: Sendable {
     let queryCache = QueryResultCache()
 
     /// The database named `name`, opened on first use.
-    func database(named name: String) throws -> Database {
-        try folder.database(named: name)
+    func database(named name: String) async throws -> Database {
+        let database = try await databases.database(named: name)
+        rules.watch(database, hub: hub)
+        return database
+    }
+
+    /// The database named `name` if it is open or opens without waiting (see
+    /// ``HearthStore/DatabaseProvider/databaseIfReady(named:)``); nil while a cluster node is
+    /// still loading it.
+    func databaseIfReady(named name: String) throws -> Database? {
+        guard let database = try databases.databaseIfReady(named: name) else { return nil }
+        rules.watch(database, hub: hub)
+        return database
     }
 
     // MARK: - Reading
@@ -133,9 +144,14 @@ struct DatabaseOperations: Sendable {
     /// The rules check a write by `auth` goes through, in write order; nil for an admin.
     func writeAuthorization(for auth: RequestAuth, on database: Database) throws -> Database.Authorization? {
         guard case .rules(let authVariable, _) = auth else { return nil }
-        let rules = try self.rules.rules(for: database)
+        let registry = self.rules
+        let loaded = try registry.rules(for: database)
         let logger = self.logger
+        let name = database.name
         return { before, after, write, now in
+            // The rules in force when the write is checked: on a cluster node a write is checked
+            // again after other nodes' records, which may have changed the rules.
+            let rules = registry.loadedRules(named: name) ?? loaded
             do {
                 try rules.authorizeWrite(
                     changing: write.changedPaths, by: .init(auth: authVariable, now: now), before: before.root, after: after.root)

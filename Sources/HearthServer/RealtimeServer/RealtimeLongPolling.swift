@@ -34,7 +34,7 @@ final class RealtimeLongPolling: Sendable {
 
     func respond(to request: Request, connection: any Channel) async -> Response {
         let parameters = request.uri.firstQueryParameters
-        if parameters["start"] == "t" { return connect(request, parameters: parameters) }
+        if parameters["start"] == "t" { return await connect(request, parameters: parameters) }
         if parameters["dframe"] == "t" { return disconnectFrame(parameters) }
         if parameters["dscript"] == "t" { return Self.script(Self.disconnectScript) }
         guard let id = parameters["id"], let transport = transports.withLock({ $0.byID[id] }),
@@ -97,7 +97,7 @@ final class RealtimeLongPolling: Sendable {
         })();
         """
 
-    private func connect(_ request: Request, parameters: [String: String]) -> Response {
+    private func connect(_ request: Request, parameters: [String: String]) async -> Response {
         // The callback number becomes part of a script: digits only.
         guard let callback = parameters["cb"], !callback.isEmpty, callback.count <= 10, callback.allSatisfy(\.isASCIIDigit) else {
             return Self.script("")
@@ -105,7 +105,8 @@ final class RealtimeLongPolling: Sendable {
         let name = parameters["ns"] ?? DatabaseResponder.databaseName(host: request.head.authority) ?? defaultDatabase
         let session: RealtimeSession
         do {
-            session = try service.openSession(database: name, host: request.head.authority ?? "localhost")
+            let database = try await service.operations.database(named: name)
+            session = service.openSession(on: database, host: request.head.authority ?? "localhost")
         } catch {
             return Self.script("")
         }

@@ -14,14 +14,14 @@ final class RealtimeService: Sendable {
     let admin: AdminCredential
     let issuer: TokenIssuer
     let limits: RealtimeLimits
-    let disconnects: DisconnectQueueStore
+    let disconnects: any DisconnectQueue
     let logger: Logger
     /// Makes session IDs (random; injected for tests).
     private let makeID: @Sendable () -> String
     private let sessions = Mutex<[String: RealtimeSession]>([:])
 
     init(
-        operations: DatabaseOperations, admin: AdminCredential, issuer: TokenIssuer, disconnects: DisconnectQueueStore,
+        operations: DatabaseOperations, admin: AdminCredential, issuer: TokenIssuer, disconnects: any DisconnectQueue,
         limits: RealtimeLimits = .init(), logger: Logger,
         makeID: @escaping @Sendable () -> String = RealtimeService.randomID
     ) {
@@ -41,11 +41,17 @@ final class RealtimeService: Sendable {
         return String(decoding: (0..<24).map { _ in alphabet.randomElement(using: &generator)! }, as: UTF8.self)
     }
 
-    /// Opens a session on the database named `name`, its handshake already queued.
+    /// Opens a session on the database named `name`, its handshake already queued; nil while
+    /// the database is still loading (a cluster node opening it: see ``DatabaseOperations/database(named:)``).
     /// - Parameter host: the host the client reached, which it should reconnect to.
     /// - Throws: when the database cannot be opened (a bad name, storage failing).
-    func openSession(database name: String, host: String) throws -> RealtimeSession {
-        let database = try operations.database(named: name)
+    func openSession(database name: String, host: String) throws -> RealtimeSession? {
+        try operations.databaseIfReady(named: name).map { openSession(on: $0, host: host) }
+    }
+
+    /// Opens a session on `database`, its handshake already queued.
+    func openSession(on database: Database, host: String) -> RealtimeSession {
+        let name = database.name
         let session = RealtimeSession(id: makeID(), database: database, service: self)
         session.sendHandshake(host: host)
         sessions.withLock { $0[session.id] = session }
@@ -89,11 +95,17 @@ final class RealtimeService: Sendable {
     func applyLeftoverDisconnects() async {
         let records: [DisconnectQueueStore.Record]
         do {
-            records = try await disconnects.all()
+            records = try await disconnects.leftovers()
         } catch {
             logger.error("could not read the onDisconnect queue", metadata: ["error": "\(error)"])
             return
         }
+        await applyDisconnects(records, of: "the previous run")
+    }
+
+    /// Applies onDisconnect operations whose sessions are gone (left by an earlier run, or by
+    /// a cluster node that died), each session's in order, then forgets them.
+    func applyDisconnects(_ records: [DisconnectQueueStore.Record], of owner: String) async {
         guard !records.isEmpty else { return }
         var bySession: [String: [DisconnectQueueStore.Record]] = [:]
         for record in records { bySession[record.session, default: []].append(record) }
@@ -101,6 +113,6 @@ final class RealtimeService: Sendable {
             await RealtimeSession.apply(queued, operations: operations, logger: logger)
             try? await disconnects.remove(session: session)
         }
-        logger.info("applied onDisconnect operations left by the previous run", metadata: ["operations": "\(records.count)"])
+        logger.info("applied onDisconnect operations left by \(owner)", metadata: ["operations": "\(records.count)"])
     }
 }

@@ -419,7 +419,7 @@ final class RealtimeSession: Sendable {
     static func apply(_ records: [DisconnectQueueStore.Record], operations: DatabaseOperations, logger: Logger) async {
         for record in records {
             do {
-                let database = try operations.database(named: record.database)
+                let database = try await operations.database(named: record.database)
                 let path = try Path(parsing: record.path)
                 let change: DatabaseOperations.Change =
                     record.kind == "update"

@@ -1,4 +1,5 @@
 import HearthCore
+import HearthStore
 import Logging
 import NIOCore
 import NIOWebSocket
@@ -28,6 +29,8 @@ final class RealtimeSocketHandler: ChannelInboundHandler, RemovableChannelHandle
 
     private enum Mode {
         case starting
+        /// Waiting for the database to load (a cluster node opening it); requests wait here.
+        case opening(waiting: [RealtimeClientMessage])
         case session(RealtimeSession)
         /// Waiting for the long-poll side to end (`n`); requests wait here meanwhile.
         case upgrading(LongPollTransport, waiting: [RealtimeClientMessage])
@@ -64,12 +67,24 @@ final class RealtimeSocketHandler: ChannelInboundHandler, RemovableChannelHandle
         switch start {
         case .open(let database, let host):
             do {
-                attach(try service.openSession(database: database, host: host), context: context)
+                if let session = try service.openSession(database: database, host: host) {
+                    attach(session, context: context)
+                    return
+                }
+                mode = .opening(waiting: [])
+                let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+                let operations = service.operations
+                Task {
+                    let result: Result<Database, any Error>
+                    do {
+                        result = .success(try await operations.database(named: database))
+                    } catch {
+                        result = .failure(error)
+                    }
+                    handler.eventLoop.execute { handler.value.finishOpening(result, host: host) }
+                }
             } catch {
-                // A database that cannot be opened (a bad name): the protocol's error, then close.
-                let text = (error as? HearthError)?.message ?? "The database is unavailable."
-                write(ByteBuffer(bytes: RealtimeServerMessage.error(text)), context: context)
-                close(context: context, code: .policyViolation)
+                refuse(error, context: context)
             }
         case .upgrade(let sessionID, let host):
             guard let transport = longPolling.transport(forSession: sessionID) else {
@@ -86,6 +101,28 @@ final class RealtimeSocketHandler: ChannelInboundHandler, RemovableChannelHandle
                 let upgraded = await transport.waitForUpgrade()
                 handler.eventLoop.execute { handler.value.finishUpgrade(transport, upgraded: upgraded) }
             }
+        }
+    }
+
+    /// A database that cannot be opened (a bad name, the cluster unreachable): the protocol's
+    /// error, then close.
+    private func refuse(_ error: any Error, context: ChannelHandlerContext) {
+        let text = (error as? HearthError)?.message ?? "The database is unavailable."
+        write(ByteBuffer(bytes: RealtimeServerMessage.error(text)), context: context)
+        close(context: context, code: .policyViolation)
+    }
+
+    /// The database loaded: the session opens and the requests that waited go first.
+    private func finishOpening(_ result: Result<Database, any Error>, host: String) {
+        guard case .opening(let waiting) = mode, let context else { return }
+        switch result {
+        case .success(let database):
+            let session = service.openSession(on: database, host: host)
+            attach(session, context: context)
+            for message in waiting { deliver(message, to: session, context: context) }
+        case .failure(let error):
+            mode = .starting
+            refuse(error, context: context)
         }
     }
 
@@ -134,7 +171,7 @@ final class RealtimeSocketHandler: ChannelInboundHandler, RemovableChannelHandle
         case .upgrading(let transport, _):
             // Long-polling carries on; whoever waits for this upgrade stops.
             transport.abandonUpgradeWaits()
-        case .starting, .ended:
+        case .starting, .opening, .ended:
             break
         }
     }
@@ -199,6 +236,14 @@ final class RealtimeSocketHandler: ChannelInboundHandler, RemovableChannelHandle
                 case .request, .rejected:
                     waiting.append(message)
                     mode = .upgrading(transport, waiting: waiting)
+                }
+            case .opening(var waiting):
+                if case .ping = message {
+                    write(ByteBuffer(bytes: RealtimeServerMessage.pong), context: context)
+                    context.flush()
+                } else {
+                    waiting.append(message)
+                    mode = .opening(waiting: waiting)
                 }
             case .starting, .ended:
                 break

@@ -1,0 +1,115 @@
+import Foundation
+import HearthCore
+import HearthStore
+import Logging
+import Synchronization
+
+/// A cluster node's databases: each a replica (``HearthStore/Database/replica(name:log:options:logger:)``)
+/// of the shared log, opened on first use and then kept following the log by ``run()``.
+///
+/// Threading: `state` guards the open and opening databases; opening one runs in a task that
+/// every caller asking for the same name awaits, so a database is loaded once.
+public final class ClusterDatabases: DatabaseProvider {
+    struct State {
+        var open: [String: Database] = [:]
+        var opening: [String: Task<Database, any Error>] = [:]
+        var closed = false
+    }
+
+    let log: ClusterLog
+    let options: DatabaseOptions
+    let logger: Logger
+    private let state = Mutex(State())
+    private let opened: AsyncStream<Database>
+    private let announceOpened: AsyncStream<Database>.Continuation
+
+    public init(log: ClusterLog, options: DatabaseOptions, logger: Logger) {
+        self.log = log
+        self.options = options
+        self.logger = logger
+        (opened, announceOpened) = AsyncStream.makeStream(of: Database.self)
+    }
+
+    public func database(named name: String) async throws -> Database {
+        guard DataFolder.isValidDatabaseName(name) else {
+            throw HearthError(.notFound, "Database name \(name) is not valid.")
+        }
+        let (existing, task) = state.withLock { state -> (Database?, Task<Database, any Error>?) in
+            if let database = state.open[name] { return (database, nil) }
+            guard !state.closed else { return (nil, nil) }
+            if let task = state.opening[name] { return (nil, task) }
+            let task = Task { [log, options, logger] in
+                try await Database.replica(name: name, log: log, options: options, logger: logger)
+            }
+            state.opening[name] = task
+            return (nil, task)
+        }
+        if let existing { return existing }
+        guard let task else { throw HearthError(.unavailable, "The server is stopping.") }
+        do {
+            let database = try await task.value
+            let isNew = state.withLock { state -> Bool in
+                state.opening[name] = nil
+                guard state.open[name] == nil else { return false }
+                state.open[name] = database
+                return true
+            }
+            if isNew { announceOpened.yield(database) }
+            return state.withLock { $0.open[name] } ?? database
+        } catch let error as HearthError {
+            state.withLock { $0.opening[name] = nil }
+            throw error
+        } catch {
+            state.withLock { $0.opening[name] = nil }
+            logger.error("could not load a database from the cluster", metadata: ["database": "\(name)", "error": "\(error)"])
+            throw HearthError(.unavailable, "The database is unavailable: the cluster's log cannot be reached. Try again.")
+        }
+    }
+
+    public func databaseIfReady(named name: String) throws -> Database? {
+        guard DataFolder.isValidDatabaseName(name) else {
+            throw HearthError(.notFound, "Database name \(name) is not valid.")
+        }
+        if let database = state.withLock({ $0.open[name] }) { return database }
+        Task { _ = try? await self.database(named: name) }
+        return nil
+    }
+
+    public func databaseNames() async throws -> [String] {
+        let open = state.withLock { Array($0.open.keys) }
+        let stored = (try? await log.databaseNames()) ?? []
+        return Set(open + stored).sorted()
+    }
+
+    public func openDatabases() -> [String: Database] {
+        state.withLock { $0.open }
+    }
+
+    /// The last log position each open database applied.
+    public func appliedPositions() -> [String: Int64] {
+        openDatabases().compactMapValues(\.appliedPosition)
+    }
+
+    /// Asks every open database to look for new records.
+    public func pokeAll() {
+        for database in openDatabases().values { database.poke() }
+    }
+
+    /// Runs the replication of every database opened, until ``close()``.
+    public func run() async {
+        await withDiscardingTaskGroup { group in
+            for await database in opened {
+                group.addTask { await database.runReplication() }
+            }
+        }
+    }
+
+    public func close() {
+        let open = state.withLock { state -> [Database] in
+            state.closed = true
+            return Array(state.open.values)
+        }
+        for database in open { database.close() }
+        announceOpened.finish()
+    }
+}

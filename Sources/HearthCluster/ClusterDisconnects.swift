@@ -1,0 +1,100 @@
+import Foundation
+import HearthStore
+import Logging
+import PostgresNIO
+
+/// The onDisconnect operations of a cluster node's realtime connections, in PostgreSQL, so
+/// that when the node dies another one applies them (see ``ClusterNodes/takeOverExpired(by:)``).
+///
+/// Claiming (``leftovers()``, ``claim(node:)``) removes the operations in the same statement that
+/// returns them, so exactly one node applies each, even when a dead node restarts while
+/// another is taking it over.
+public final class ClusterDisconnects: DisconnectQueue {
+    let client: PostgresClient
+    let logger: Logger
+    /// The node whose operations this queue keeps.
+    public let node: String
+
+    public init(client: PostgresClient, node: String, logger: Logger) {
+        self.client = client
+        self.node = node
+        self.logger = logger
+    }
+
+    /// Makes the table when it is missing.
+    public func prepare() async throws {
+        try await ClusterLog.createTables(on: client, logger: logger, [
+            """
+            CREATE TABLE IF NOT EXISTS hearth_disconnect (
+                node TEXT NOT NULL,
+                session TEXT NOT NULL,
+                position BIGINT NOT NULL,
+                database TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                path TEXT NOT NULL,
+                data BYTEA NOT NULL,
+                PRIMARY KEY (session, position)
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS hearth_disconnect_node ON hearth_disconnect (node)",
+        ])
+    }
+
+    public func add(_ record: DisconnectQueueStore.Record) async throws {
+        let data = ByteBuffer(bytes: record.data)
+        try await client.query(
+            """
+            INSERT INTO hearth_disconnect (node, session, position, database, kind, path, data)
+            VALUES (\(node), \(record.session), \(record.position), \(record.database), \(record.kind), \(record.path), \(data))
+            ON CONFLICT (session, position) DO UPDATE SET database = excluded.database, kind = excluded.kind,
+                path = excluded.path, data = excluded.data
+            """, logger: logger)
+    }
+
+    public func remove(session: String, positions: [Int64]) async throws {
+        guard !positions.isEmpty else { return }
+        try await client.query(
+            "DELETE FROM hearth_disconnect WHERE session = \(session) AND position = ANY(\(positions))", logger: logger)
+    }
+
+    public func remove(session: String) async throws {
+        try await client.query("DELETE FROM hearth_disconnect WHERE session = \(session)", logger: logger)
+    }
+
+    public func all() async throws -> [DisconnectQueueStore.Record] {
+        try await records(
+            client.query(
+                """
+                SELECT session, position, database, kind, path, data FROM hearth_disconnect
+                WHERE node = \(node) ORDER BY session, position
+                """, logger: logger))
+    }
+
+    public func leftovers() async throws -> [DisconnectQueueStore.Record] {
+        try await claim(node: node)
+    }
+
+    /// Removes and returns the operations of `node` (a dead node this one took over), by
+    /// session and then position.
+    public func claim(node: String) async throws -> [DisconnectQueueStore.Record] {
+        let claimed = try await records(
+            client.query(
+                """
+                DELETE FROM hearth_disconnect WHERE node = \(node)
+                RETURNING session, position, database, kind, path, data
+                """, logger: logger))
+        return claimed.sorted { ($0.session, $0.position) < ($1.session, $1.position) }
+    }
+
+    private func records(_ rows: PostgresRowSequence) async throws -> [DisconnectQueueStore.Record] {
+        var records: [DisconnectQueueStore.Record] = []
+        for try await (session, position, database, kind, path, data) in rows.decode(
+            (String, Int64, String, String, String, ByteBuffer).self)
+        {
+            records.append(DisconnectQueueStore.Record(
+                session: session, position: position, database: database, kind: kind, path: path,
+                data: Array(data.readableBytesView)))
+        }
+        return records
+    }
+}
