@@ -55,6 +55,9 @@ extension Database {
         var lastSnapshotBytes = 0
         var snapshotting = false
         var closed = false
+        /// True from publishing a new base until its commit observers ran: a refusal made
+        /// meanwhile waits in the queue, so the client hears it after the data that caused it.
+        var delivering = false
     }
 
     /// Records read from the shared log per query while catching up.
@@ -128,7 +131,9 @@ extension Database {
             }
             var item = QueuedWrite(work: prepare(&state), completion: completion)
             state.pending = Self.check(&item, on: state.pending, now: options.clock())
-            if case .failure(let error) = item.checked, state.replica!.queued.isEmpty, state.replica!.inFlight.isEmpty {
+            if case .failure(let error) = item.checked, state.replica!.queued.isEmpty, state.replica!.inFlight.isEmpty,
+                !state.replica!.delivering
+            {
                 // Nothing local is ahead of it: refuse at once.
                 return error
             }
@@ -304,6 +309,7 @@ extension Database {
             replica.base = base
             replica.position = last
             replica.inFlight = []
+            replica.delivering = true
             state.replica = replica
             let version = Published(state: base, sequence: last)
             published.withLock { $0 = version }
@@ -312,6 +318,7 @@ extension Database {
         if !committed.isEmpty {
             for observer in observers.withLock({ $0 }) { observer(committed, version) }
         }
+        writer.withLock { $0.replica!.delivering = false }
         for (completion, outcome) in outcomes { completion(outcome) }
         notifySettings(changedSettings)
         // Writes queued behind a new setting (the rules) are judged by it.
@@ -377,7 +384,6 @@ extension Database {
             }
         }
         if !segment.isEmpty { try applySegment(segment) }
-        writer.withLock { recheckLocalWrites(&$0) }
         noteApplied(records.count, bytes: records.reduce(0) { $0 + $1.data.count })
     }
 
@@ -403,6 +409,8 @@ extension Database {
             }
             state.replica!.base = base
             state.replica!.position = records[records.count - 1].sequence
+            state.replica!.delivering = true
+            recheckLocalWrites(&state)
             let version = Published(state: base, sequence: state.replica!.position)
             published.withLock { $0 = version }
             return version
@@ -411,7 +419,10 @@ extension Database {
         if !committed.isEmpty {
             for observer in observers.withLock({ $0 }) { observer(committed, version) }
         }
+        writer.withLock { $0.replica!.delivering = false }
         notifySettings(changedSettings)
+        // The rules may have changed: local writes are judged by the new ones.
+        if !changedSettings.isEmpty { writer.withLock { recheckLocalWrites(&$0) } }
     }
 
     /// Replaces the replica's state with the newest snapshot: listeners get the whole tree as
@@ -431,6 +442,7 @@ extension Database {
             writer.replica!.settings = settings
             writer.replica!.recordsSinceSnapshot = 0
             writer.replica!.lastSnapshotBytes = bytes
+            writer.replica!.delivering = true
             recheckLocalWrites(&writer)
             let version = Published(state: base, sequence: position)
             published.withLock { $0 = version }
@@ -439,6 +451,7 @@ extension Database {
         guard let version else { return }
         let whole = Committed(sequence: position, write: .set(.root, version.state.root), pushID: nil)
         for observer in observers.withLock({ $0 }) { observer([whole], version) }
+        writer.withLock { $0.replica!.delivering = false }
         notifySettings(Array(settings.keys))
     }
 
