@@ -242,7 +242,7 @@ let package = Package(
         .testTarget(
             name: "HearthClusterTests",
             dependencies: [
-                "HearthCluster", "HearthTesting",
+                "HearthCluster", "HearthTesting", "HearthStore", "HearthCore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -23,13 +23,38 @@ def _binary():
 
 
 @pytest.fixture(scope="session")
-def server():
+def cluster_args():
+    """With HEARTH_CONFORMANCE_CLUSTER=1 the suite runs against a node of a cluster: a throwaway
+    real PostgreSQL (Tests/Support/postgres_server.py) and `hearth serve --cluster` on it, with
+    a second node beside it writing nothing (so the node under test follows a real cluster)."""
+    if os.environ.get("HEARTH_CONFORMANCE_CLUSTER") != "1":
+        yield []
+        return
+    import sys
+    sys.path.insert(0, os.path.join(HERE, "..", "Support"))
+    from postgres_server import PostgresServer
+
+    postgres = PostgresServer()
+    data = tempfile.mkdtemp(prefix="hearth-conformance-peer-")
+    peer = subprocess.Popen(
+        [_binary(), "serve", "--emulator", "--port", "0", "--data", data, "--log-level", "warning",
+         "--project", NAMESPACE, "--cluster", postgres.url, "--node-id", "peer"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    yield ["--cluster", postgres.url, "--node-id", "conformance"]
+    peer.terminate()
+    peer.wait(timeout=30)
+    postgres.close()
+    shutil.rmtree(data, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def server(cluster_args):
     """The server's base URL; the process runs for the whole session."""
     data = tempfile.mkdtemp(prefix="hearth-conformance-")
     process = subprocess.Popen(
         # Short keep-alives, so closed SSE clients notice promptly and the keep-alive test is quick.
         [_binary(), "serve", "--emulator", "--port", "0", "--data", data, "--log-level", "warning",
-         "--keep-alive-seconds", "1", "--project", NAMESPACE],
+         "--keep-alive-seconds", "1", "--project", NAMESPACE, *cluster_args],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     port = None

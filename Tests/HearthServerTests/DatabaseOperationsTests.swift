@@ -23,8 +23,8 @@ struct DatabaseOperationsTests {
         let logger = Logger(label: "operations-test") { _ in SwiftLogNoOpLogHandler() }
         let folder = try DataFolder(url: directory.url, logger: logger)
         let rules = RulesRegistry(defaultRules: try SecurityRules(parsing: rulesText))
-        let operations = DatabaseOperations(folder: folder, rules: rules, hub: ListenerHub(), clock: { 1_000 }, logger: logger)
-        try await body(operations, try operations.database(named: "default"))
+        let operations = DatabaseOperations(databases: folder, rules: rules, hub: ListenerHub(), clock: { 1_000 }, logger: logger)
+        try await body(operations, try await operations.database(named: "default"))
         try folder.close()
     }
 
