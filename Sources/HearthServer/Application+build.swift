@@ -41,10 +41,13 @@ public func buildApplication(
     let files = try FileStore(
         directory: configuration.filesDirectory ?? folder.url.appendingPathComponent("files"), maxObjectSize: configuration.maxFileBytes,
         clock: configuration.clock)
-    // This process holds the data folder: what a crash left half-done can go.
-    let leftovers = try files.removeLeftovers()
-    if leftovers != FileStore.Leftovers() {
-        logger.info("removed unfinished uploads", metadata: ["uploads": "\(leftovers.uploads)", "files": "\(leftovers.blobs)"])
+    // This process holds the data folder: what a crash left half-done can go. (Not in a cluster,
+    // whose nodes share the files folder: another node's upload may be under way.)
+    if cluster == nil {
+        let leftovers = try files.removeLeftovers()
+        if leftovers != FileStore.Leftovers() {
+            logger.info("removed unfinished uploads", metadata: ["uploads": "\(leftovers.uploads)", "files": "\(leftovers.blobs)"])
+        }
     }
     let filesOrigin = FilesOrigin(origin: configuration.filesOrigin)
     let proxies = ProxyTrust(addresses: configuration.trustedProxies)
