@@ -12,6 +12,9 @@ import HearthCore
 /// answers: `DUPLICATE_LOCAL_ID`, `EMAIL_EXISTS`, `PHONE_NUMBER_EXISTS`,
 /// `FEDERATED_USER_ID_ALREADY_LINKED`.
 ///
+/// Closures given to the store must only compute (no side effects): a store whose transaction
+/// lost a race to another node runs it again, closures included, and writes the last run's result.
+///
 /// Emails are stored as given (the service lower-cases them) and looked up lower-cased.
 /// Times are milliseconds since the epoch unless a doc says otherwise.
 public protocol AccountStorage: Sendable {
