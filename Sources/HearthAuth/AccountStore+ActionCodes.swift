@@ -3,17 +3,11 @@ import GRDB
 import HearthCore
 
 extension AccountStore {
-    /// A code as the emulator lists it (`/emulator/v1/projects/<id>/oobCodes`).
-    public struct ListedActionCode: Sendable, Equatable {
-        public var code: ActionCode
-        public var oobCode: String
-        public var link: String
-    }
+    /// A code as the emulator lists it.
+    public typealias ListedActionCode = HearthAuth.ListedActionCode
 
-    /// Records an action code by the digest of its text. In emulator mode `listed` keeps the
-    /// code and link readable for the emulator's listing; otherwise only the digest is kept.
-    public func addActionCode(digest: Data, _ code: ActionCode, listed: (code: String, link: String)? = nil) throws {
-        try pool.write { db in try Self.insertActionCode(digest: digest, code, listed: listed, in: db) }
+    public func addActionCode(digest: Data, _ code: ActionCode, listed: (code: String, link: String)?) async throws {
+        try await pool.write { db in try Self.insertActionCode(digest: digest, code, listed: listed, in: db) }
     }
 
     static func insertActionCode(digest: Data, _ code: ActionCode, listed: (code: String, link: String)?, in db: Database) throws {
@@ -34,10 +28,8 @@ extension AccountStore {
         try db.execute(sql: "DELETE FROM action_code WHERE uid = ?", arguments: [uid])
     }
 
-    /// The unexpired code with this digest, left in place.
-    /// - Throws: `INVALID_OOB_CODE` when there is none, `EXPIRED_OOB_CODE` when it expired.
-    public func actionCode(digest: Data, now: Int64) throws -> ActionCode {
-        try pool.read { db in try Self.liveActionCode(digest: digest, now: now, in: db) }
+    public func actionCode(digest: Data, now: Int64) async throws -> ActionCode {
+        try await pool.read { db in try Self.liveActionCode(digest: digest, now: now, in: db) }
     }
 
     private static func liveActionCode(digest: Data, now: Int64, in db: Database) throws -> ActionCode {
@@ -48,21 +40,39 @@ extension AccountStore {
         return code
     }
 
-    /// Uses up the unexpired code with this digest: it is removed in the same transaction
-    /// that runs `apply`, so a code works once even when two requests race.
-    public func consumeActionCode<T>(
-        digest: Data, now: Int64, apply: (ActionCode, Database) throws -> T
-    ) throws -> T {
-        try pool.write { db in
+    public func consumeActionCode<T: Sendable>(
+        digest: Data, now: Int64, account: @escaping @Sendable (ActionCode) throws -> AccountChange.Lookup?,
+        apply: @escaping @Sendable (ActionCode, UserRecord?) throws -> (AccountChange, T)
+    ) async throws -> T {
+        // The code goes in the transaction that applies it, so it works once even when two
+        // requests race; a refused use rolls back and leaves it.
+        try await pool.write { db in
             let code = try Self.liveActionCode(digest: digest, now: now, in: db)
             try db.execute(sql: "DELETE FROM action_code WHERE digest = ?", arguments: [digest])
-            return try apply(code, db)
+            let user: UserRecord? =
+                switch try account(code) {
+                case .uid(let uid): try Self.user(uid: uid, in: db)
+                case .email(let email): try Self.user(email: email, in: db)
+                case nil: nil
+                }
+            let (change, result) = try apply(code, user)
+            try Self.write(change, now: now, in: db)
+            return result
         }
     }
 
-    /// The codes kept readable in emulator mode, oldest first.
-    public func listedActionCodes() throws -> [ListedActionCode] {
-        try pool.read { db in
+    /// Writes what using a code changes, inside its transaction.
+    static func write(_ change: AccountChange, now: Int64, in db: Database) throws {
+        if let user = change.user {
+            if change.isNew { try insertRow(user, in: db) } else { try updateRow(user, in: db) }
+            if change.revokesSessions { try revokeRefreshTokens(uid: user.uid, now: now, in: db) }
+            if change.deletesActionCodes { try deleteActionCodes(uid: user.uid, in: db) }
+        }
+        if let new = change.newActionCode { try insertActionCode(digest: new.digest, new.code, listed: new.listed, in: db) }
+    }
+
+    public func listedActionCodes() async throws -> [ListedActionCode] {
+        try await pool.read { db in
             try Row.fetchAll(
                 db, sql: "SELECT * FROM action_code WHERE code IS NOT NULL ORDER BY created_at, rowid"
             ).compactMap { row in
@@ -74,9 +84,8 @@ extension AccountStore {
         }
     }
 
-    /// Forgets every listed code (the emulator's `DELETE …/oobCodes`).
-    public func clearListedActionCodes() throws {
-        try pool.write { db in try db.execute(sql: "DELETE FROM action_code WHERE code IS NOT NULL") }
+    public func clearListedActionCodes() async throws {
+        try await pool.write { db in try db.execute(sql: "DELETE FROM action_code WHERE code IS NOT NULL") }
     }
 
     private static func actionCode(_ row: Row) -> ActionCode? {
@@ -86,14 +95,14 @@ extension AccountStore {
             expiresAt: row["expires_at"], continueURL: row["continue_url"])
     }
 
-    // MARK: - Writing accounts inside a code's transaction
+    // MARK: - Reading accounts inside a transaction
 
-    /// The account `uid` read inside a write transaction.
+    /// The account `uid` read inside a transaction.
     static func user(uid: String, in db: Database) throws -> UserRecord? {
         try Row.fetchOne(db, sql: "SELECT * FROM user WHERE uid = ?", arguments: [uid]).map { try record($0, db) }
     }
 
-    /// The account with `email` read inside a write transaction.
+    /// The account with `email` (as given) read inside a transaction.
     static func user(email: String, in db: Database) throws -> UserRecord? {
         try Row.fetchOne(db, sql: "SELECT * FROM user WHERE email = ?", arguments: [email]).map { try record($0, db) }
     }

@@ -3,9 +3,8 @@ import GRDB
 import HearthCore
 
 extension AccountStore {
-    /// Stores a provider configuration; `create` refuses one that exists (`CONFIGURATION_EXISTS`).
-    public func putProviderConfig(_ config: ProviderConfig, create: Bool, now: Int64) throws {
-        try pool.write { db in
+    public func putProviderConfig(_ config: ProviderConfig, create: Bool, now: Int64) async throws {
+        try await pool.write { db in
             let exists = try Row.fetchOne(db, sql: "SELECT 1 FROM provider_config WHERE id = ?", arguments: [config.id]) != nil
             if create, exists { throw AuthError("CONFIGURATION_EXISTS", status: 409) }
             if !create, !exists { throw AuthError.configurationNotFound }
@@ -18,25 +17,22 @@ extension AccountStore {
         }
     }
 
-    /// The configuration of provider `id`, if there is one.
-    public func providerConfig(id: String) throws -> ProviderConfig? {
-        try pool.read { db in
+    public func providerConfig(id: String) async throws -> ProviderConfig? {
+        try await pool.read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM provider_config WHERE id = ?", arguments: [id]).flatMap(Self.providerConfig)
         }
     }
 
-    /// Up to `limit` configurations of `kind` (all kinds when nil) in ID order after `after`.
-    public func providerConfigs(kind: ProviderConfig.Kind?, after: String?, limit: Int) throws -> [ProviderConfig] {
-        try pool.read { db in
+    public func providerConfigs(kind: ProviderConfig.Kind?, after: String?, limit: Int) async throws -> [ProviderConfig] {
+        try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM provider_config WHERE id > ? ORDER BY id", arguments: [after ?? ""])
                 .compactMap(Self.providerConfig).filter { kind == nil || $0.kind == kind }.prefix(limit).map { $0 }
         }
     }
 
-    /// Removes provider `id`'s configuration; false when there was none.
     @discardableResult
-    public func deleteProviderConfig(id: String) throws -> Bool {
-        try pool.write { db in
+    public func deleteProviderConfig(id: String) async throws -> Bool {
+        try await pool.write { db in
             try db.execute(sql: "DELETE FROM provider_config WHERE id = ?", arguments: [id])
             return db.changesCount > 0
         }

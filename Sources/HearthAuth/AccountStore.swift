@@ -5,8 +5,10 @@ import HearthCore
 /// The accounts and their refresh tokens, in one SQLite file (WAL, `synchronous=FULL`).
 ///
 /// Nothing is cached in memory, so `hearth users` can change accounts while a server runs.
+/// Work runs on GRDB's own queues (its async accessors), never blocking Swift's cooperative pool.
+/// The methods are documented on ``AccountStorage``.
 /// Refresh tokens are stored as SHA-256 digests only: a copy of the file gives nobody a token.
-public final class AccountStore: Sendable {
+public final class AccountStore: AccountStorage {
     let pool: DatabasePool
 
     /// Opens (creating if needed) the account database at `path`.
@@ -118,10 +120,8 @@ public final class AccountStore: Sendable {
 
     // MARK: - Users
 
-    /// Adds an account.
-    /// - Throws: `DUPLICATE_LOCAL_ID` or `EMAIL_EXISTS` when either is taken.
-    public func insert(_ user: UserRecord) throws {
-        try pool.write { db in
+    public func insert(_ user: UserRecord) async throws {
+        try await pool.write { db in
             if try Row.fetchOne(db, sql: "SELECT 1 FROM user WHERE uid = ?", arguments: [user.uid]) != nil {
                 throw AuthError.duplicateLocalID
             }
@@ -130,11 +130,8 @@ public final class AccountStore: Sendable {
         }
     }
 
-    /// Adds an account, replacing one with the same uid (a user import does this, as Firebase's).
-    /// - Throws: `EMAIL_EXISTS`, `PHONE_NUMBER_EXISTS` or `FEDERATED_USER_ID_ALREADY_LINKED` when
-    ///   another account has one of its identifiers.
-    public func replace(_ user: UserRecord) throws {
-        try pool.write { db in
+    public func replace(_ user: UserRecord) async throws {
+        try await pool.write { db in
             try Self.checkUnique(user, in: db)
             try db.execute(sql: "DELETE FROM user WHERE uid = ?", arguments: [user.uid])
             try Self.insertRow(user, in: db)
@@ -190,23 +187,20 @@ public final class AccountStore: Sendable {
         }
     }
 
-    /// Replaces an existing account's fields.
-    /// - Throws: `USER_NOT_FOUND` when it does not exist, `EMAIL_EXISTS` when its new email is taken.
-    public func update(_ user: UserRecord) throws {
-        try pool.write { db in try Self.updateRow(user, in: db) }
+    public func update(_ user: UserRecord) async throws {
+        try await pool.write { db in try Self.updateRow(user, in: db) }
     }
 
-    /// Reads the account `uid`, lets `change` edit it, and writes it back, all in one write
-    /// transaction: a change made meanwhile by another request (a password reset, a revocation,
-    /// disabling) is seen by `change` and never overwritten with an older copy.
-    /// - Throws: `USER_NOT_FOUND`, or what `change` throws (then nothing is written).
-    @discardableResult
-    public func modify(uid: String, _ change: (inout UserRecord) throws -> Void) throws -> UserRecord {
-        try pool.write { db in
+    public func modify<T: Sendable>(
+        uid: String, _ change: @escaping @Sendable (inout UserRecord) throws -> T
+    ) async throws -> (user: UserRecord, result: T) {
+        // One write transaction: SQLite has one writer, so nothing changes the account between
+        // the read and the write.
+        try await pool.write { db in
             guard var user = try Self.user(uid: uid, in: db) else { throw AuthError.userNotFound }
-            try change(&user)
+            let result = try change(&user)
             try Self.updateRow(user, in: db)
-            return user
+            return (user, result)
         }
     }
 
@@ -227,32 +221,23 @@ public final class AccountStore: Sendable {
         try writeIdentities(user, in: db)
     }
 
-    /// The account `uid`, if it exists.
-    public func user(uid: String) throws -> UserRecord? {
-        try pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM user WHERE uid = ?", arguments: [uid]).map { try Self.record($0, db) }
-        }
+    public func user(uid: String) async throws -> UserRecord? {
+        try await pool.read { db in try Self.user(uid: uid, in: db) }
     }
 
-    /// The account with `email` (compared lower-cased), if it exists.
-    public func user(email: String) throws -> UserRecord? {
-        try pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM user WHERE email = ?", arguments: [email.lowercased()])
-                .map { try Self.record($0, db) }
-        }
+    public func user(email: String) async throws -> UserRecord? {
+        try await pool.read { db in try Self.user(email: email.lowercased(), in: db) }
     }
 
-    /// The account with the phone number `phoneNumber` (E.164), if it exists.
-    public func user(phoneNumber: String) throws -> UserRecord? {
-        try pool.read { db in
+    public func user(phoneNumber: String) async throws -> UserRecord? {
+        try await pool.read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM user WHERE phone_number = ?", arguments: [phoneNumber])
                 .map { try Self.record($0, db) }
         }
     }
 
-    /// The account the provider's user `rawID` is linked to, if any.
-    public func user(providerID: String, rawID: String) throws -> UserRecord? {
-        try pool.read { db in
+    public func user(providerID: String, rawID: String) async throws -> UserRecord? {
+        try await pool.read { db in
             try Row.fetchOne(
                 db, sql: "SELECT user.* FROM identity JOIN user USING (uid) WHERE provider_id = ? AND raw_id = ?",
                 arguments: [providerID, rawID]
@@ -260,21 +245,18 @@ public final class AccountStore: Sendable {
         }
     }
 
-    /// Up to `limit` accounts in uid order, starting after `after`.
-    public func users(after: String? = nil, limit: Int) throws -> [UserRecord] {
-        try pool.read { db in
+    public func users(after: String?, limit: Int) async throws -> [UserRecord] {
+        try await pool.read { db in
             try Row.fetchAll(
                 db, sql: "SELECT * FROM user WHERE uid > ? ORDER BY uid LIMIT ?", arguments: [after ?? "", limit]
             ).map { try Self.record($0, db) }
         }
     }
 
-    /// Up to `limit` accounts in uid order after `after` whose uid, email, display name or phone
-    /// number contains `text` (case-insensitive), and that are disabled, enabled or either.
-    public func search(_ text: String, disabled: Bool? = nil, after: String? = nil, limit: Int) throws -> [UserRecord] {
-        let pattern = "%" + text.lowercased().replacingOccurrences(of: "\\", with: "\\\\")
-            .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
-        return try pool.read { db in
+    public func search(_ text: String, disabled: Bool?, after: String?, limit: Int) async throws -> [UserRecord] {
+        let pattern = Self.likePattern(text)
+        return try await pool.read { db in
+            // SQLite's LIKE ignores the case of ASCII letters only (and lower() lowers only them).
             var sql = """
                 SELECT * FROM user WHERE uid > ? AND (lower(uid) LIKE ? ESCAPE '\\' OR email LIKE ? ESCAPE '\\'
                     OR lower(display_name) LIKE ? ESCAPE '\\' OR phone_number LIKE ? ESCAPE '\\')
@@ -290,16 +272,19 @@ public final class AccountStore: Sendable {
         }
     }
 
-    /// The number of accounts.
-    public func count() throws -> Int {
-        try pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM user") ?? 0 }
+    /// The `LIKE` pattern (escaped with `\`) for text found anywhere, lower-cased.
+    static func likePattern(_ text: String) -> String {
+        "%" + text.lowercased().replacingOccurrences(of: "\\", with: "\\\\")
+            .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
     }
 
-    /// Deletes an account and its refresh tokens.
-    /// - Returns: false when there was no such account.
+    public func count() async throws -> Int {
+        try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM user") ?? 0 }
+    }
+
     @discardableResult
-    public func delete(uid: String) throws -> Bool {
-        try pool.write { db in
+    public func delete(uid: String) async throws -> Bool {
+        try await pool.write { db in
             try db.execute(sql: "DELETE FROM user WHERE uid = ?", arguments: [uid])
             return db.changesCount > 0
         }
@@ -308,66 +293,48 @@ public final class AccountStore: Sendable {
     // MARK: - Refresh tokens
 
     /// One session, as its refresh token records it.
-    public struct RefreshToken: Sendable, Equatable {
-        public var uid: String
-        /// Milliseconds since the epoch.
-        public var createdAt: Int64
-        /// How the session signed in (`password`, `custom`, …); nil for sessions recorded
-        /// before Hearth kept it.
-        public var provider: String?
-        /// Developer claims the session's ID tokens carry besides the account's own.
-        public var claims: Node
-        /// True once the account's sessions were revoked (a password or email change, an admin).
-        public var revoked = false
+    public typealias RefreshToken = RefreshTokenRecord
 
-        public init(uid: String, createdAt: Int64, provider: String? = nil, claims: Node = .null) {
-            self.uid = uid
-            self.createdAt = createdAt
-            self.provider = provider
-            self.claims = claims
-        }
-    }
-
-    /// Records a refresh token (by digest).
-    public func addRefreshToken(digest: Data, _ session: RefreshToken) throws {
+    public func addRefreshToken(digest: Data, _ session: RefreshTokenRecord) async throws {
         let claims: String? = session.claims.isNull ? nil : JSONWriter.string(session.claims)
-        try pool.write { db in
+        try await pool.write { db in
             try db.execute(
                 sql: "INSERT INTO refresh_token (digest, uid, created_at, provider, claims) VALUES (?, ?, ?, ?, ?)",
                 arguments: [digest, session.uid, session.createdAt, session.provider, claims])
         }
     }
 
-    /// The session a refresh token (by digest) belongs to, if it is still recorded.
-    public func refreshToken(digest: Data) throws -> RefreshToken? {
-        try pool.read { db in
+    public func refreshToken(digest: Data) async throws -> RefreshTokenRecord? {
+        try await pool.read { db in
             guard let row = try Row.fetchOne(
                 db, sql: "SELECT uid, created_at, provider, claims, revoked_at FROM refresh_token WHERE digest = ?", arguments: [digest])
             else { return nil }
-            var token = RefreshToken(uid: row["uid"], createdAt: row["created_at"], provider: row["provider"], claims: Self.json(row["claims"]))
+            var token = RefreshTokenRecord(
+                uid: row["uid"], createdAt: row["created_at"], provider: row["provider"], claims: Self.json(row["claims"]))
             token.revoked = (row["revoked_at"] as Int64?) != nil
             return token
         }
     }
 
-    /// Forgets one refresh token (by digest) of `uid`; false when `uid` has no such token.
     @discardableResult
-    public func revokeRefreshToken(digest: Data, uid: String) throws -> Bool {
-        try pool.write { db in
+    public func revokeRefreshToken(digest: Data, uid: String) async throws -> Bool {
+        try await pool.write { db in
             try db.execute(sql: "DELETE FROM refresh_token WHERE digest = ? AND uid = ?", arguments: [digest, uid])
             return db.changesCount > 0
         }
     }
 
-    /// Revokes every refresh token of `uid` (kept as revoked for 30 days, then forgotten).
-    /// - Parameter now: milliseconds since the epoch.
-    public func revokeRefreshTokens(uid: String, now: Int64) throws {
-        try pool.write { db in try Self.revokeRefreshTokens(uid: uid, now: now, in: db) }
+    public func revokeRefreshTokens(uid: String, now: Int64) async throws {
+        try await pool.write { db in try Self.revokeRefreshTokens(uid: uid, now: now, in: db) }
     }
+
+    /// How long a revoked session is remembered (milliseconds): its refresh answers
+    /// TOKEN_EXPIRED meanwhile, and "unknown token" after.
+    static let revokedSessionMemory: Int64 = 30 * 24 * 3_600_000
 
     static func revokeRefreshTokens(uid: String, now: Int64, in db: Database) throws {
         try db.execute(sql: "UPDATE refresh_token SET revoked_at = ? WHERE uid = ? AND revoked_at IS NULL", arguments: [now, uid])
-        try db.execute(sql: "DELETE FROM refresh_token WHERE revoked_at < ?", arguments: [now - 30 * 24 * 3_600_000])
+        try db.execute(sql: "DELETE FROM refresh_token WHERE revoked_at < ?", arguments: [now - revokedSessionMemory])
     }
 
     // MARK: - Rows

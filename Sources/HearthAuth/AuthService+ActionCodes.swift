@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import GRDB
 import HearthCore
 import Logging
 import Synchronization
@@ -72,7 +71,7 @@ extension AuthService {
         switch request.kind {
         case .passwordReset:
             email = try checkedEmail(request.email)
-            let user = try await offload { [store] in try store.user(email: email) }
+            let user = try await withStore { try await store.user(email: email) }
             // An admin is told; anyone else gets the same answer as for a real account.
             if user == nil, request.isAdmin { throw .emailNotFound }
             known = user != nil
@@ -81,7 +80,7 @@ extension AuthService {
         case .emailSignIn:
             email = try checkedEmail(request.email)
             guard let continueURL = request.continueURL, !continueURL.isEmpty else { throw AuthError("MISSING_CONTINUE_URI") }
-            let user = try await offload { [store] in try store.user(email: email) }
+            let user = try await withStore { try await store.user(email: email) }
             guard user?.disabled != true else { throw .userDisabled }
             uid = user?.uid
             displayName = user?.displayName
@@ -89,7 +88,7 @@ extension AuthService {
             let user: UserRecord
             if request.isAdmin, request.idToken == nil {
                 let address = try checkedEmail(request.email)
-                guard let found = try await offload({ [store] in try store.user(email: address) }) else { throw .userNotFound }
+                guard let found = try await withStore({ try await store.user(email: address) }) else { throw .userNotFound }
                 user = found
             } else {
                 guard request.idToken != nil else { throw AuthError("MISSING_ID_TOKEN") }
@@ -105,7 +104,7 @@ extension AuthService {
             if request.kind == .verifyAndChangeEmail {
                 guard request.newEmail != nil else { throw AuthError("MISSING_NEW_EMAIL") }
                 let changed = try checkedEmail(request.newEmail)
-                if try await offload({ [store] in try store.user(email: changed) }) != nil { throw .emailExists }
+                if try await withStore({ try await store.user(email: changed) }) != nil { throw .emailExists }
                 newEmail = changed
             }
         case .recoverEmail:
@@ -147,7 +146,7 @@ extension AuthService {
         let link = actionLink(code.kind, code: text, continueURL: code.continueURL, actionURL: actionURL)
         let digest = Self.digest(text)
         let listed = policy.emulator ? (code: text, link: link) : nil
-        try await offload { [store] in try store.addActionCode(digest: digest, code, listed: listed) }
+        try await withStore { try await store.addActionCode(digest: digest, code, listed: listed) }
         return (text, link)
     }
 
@@ -224,7 +223,7 @@ extension AuthService {
         guard let code, !code.isEmpty else { throw AuthError("MISSING_OOB_CODE") }
         let digest = Self.digest(code)
         let now = clock()
-        return try await offload { [store] in try store.actionCode(digest: digest, now: now) }
+        return try await withStore { try await store.actionCode(digest: digest, now: now) }
     }
 
     /// Sets a new password with a reset code; every session of the account ends. Returns the code.
@@ -236,22 +235,20 @@ extension AuthService {
         guard try await inspectActionCode(code).kind == .passwordReset else { throw AuthError.invalidOOBCode }
         let hash = try await offload { [hasher] in try hasher.hash(password) }
         let now = clock()
-        return try await offload { [store] in
-            try store.consumeActionCode(digest: digest, now: now) { found, db in
-                guard found.kind == .passwordReset, let uid = found.uid, var user = try AccountStore.user(uid: uid, in: db),
-                    user.email == found.email
-                else { throw AuthError.invalidOOBCode }
+        return try await withStore {
+            try await store.consumeActionCode(digest: digest, now: now) { found in
+                guard found.kind == .passwordReset, let uid = found.uid else { throw AuthError.invalidOOBCode }
+                return .uid(uid)
+            } apply: { found, user in
+                guard var user, user.email == found.email else { throw AuthError.invalidOOBCode }
                 user.passwordHash = hash
                 user.passwordUpdatedAt = now
                 // The reset came through the inbox: the address is the user's.
                 user.emailVerified = true
                 user.validSince = now / 1000
                 if user.provider == "anonymous" { user.provider = "password" }
-                try AccountStore.updateRow(user, in: db)
-                try AccountStore.revokeRefreshTokens(uid: uid, now: now, in: db)
-                // Other reset and sign-in links of the account stop working.
-                try AccountStore.deleteActionCodes(uid: uid, in: db)
-                return found
+                // Every session ends, and other reset and sign-in links of the account stop working.
+                return (AccountChange(user: user, revokesSessions: true, deletesActionCodes: true), found)
             }
         }
     }
@@ -265,11 +262,14 @@ extension AuthService {
         let recoveryText = Self.newCodeText()
         let recoveryLink = actionLink(.recoverEmail, code: recoveryText, continueURL: nil, actionURL: nil)
         let listed = policy.emulator ? (code: recoveryText, link: recoveryLink) : nil
-        let (user, previousEmail) = try await offload { [store] in
-            try store.consumeActionCode(digest: digest, now: now) { found, db -> (UserRecord, String?) in
-                guard let uid = found.uid, var user = try AccountStore.user(uid: uid, in: db) else {
-                    throw AuthError.invalidOOBCode
-                }
+        let recovery = Self.digest(recoveryText)
+        let (user, previousEmail) = try await withStore {
+            try await store.consumeActionCode(digest: digest, now: now) { found in
+                guard let uid = found.uid else { throw AuthError.invalidOOBCode }
+                return .uid(uid)
+            } apply: { found, user -> (AccountChange, (UserRecord, String?)) in
+                guard var user else { throw AuthError.invalidOOBCode }
+                var change = AccountChange()
                 var previous: String?
                 switch found.kind {
                 case .verifyEmail:
@@ -283,27 +283,27 @@ extension AuthService {
                     // A new address is a major change: every session ends, as with a new password,
                     // and codes sent to the old address stop working.
                     user.validSince = now / 1000
-                    try AccountStore.revokeRefreshTokens(uid: uid, now: now, in: db)
-                    try AccountStore.deleteActionCodes(uid: uid, in: db)
-                    try AccountStore.insertActionCode(
-                        digest: Self.digest(recoveryText),
-                        ActionCode(
-                            kind: .recoverEmail, uid: uid, email: newEmail, newEmail: found.email, createdAt: now,
+                    change.revokesSessions = true
+                    change.deletesActionCodes = true
+                    change.newActionCode = AccountChange.NewActionCode(
+                        digest: recovery,
+                        code: ActionCode(
+                            kind: .recoverEmail, uid: user.uid, email: newEmail, newEmail: found.email, createdAt: now,
                             expiresAt: now + Self.lifetime(.recoverEmail)),
-                        listed: listed, in: db)
+                        listed: listed)
                 case .recoverEmail:
                     guard user.email == found.email, let original = found.newEmail else { throw AuthError.invalidOOBCode }
                     user.email = original
                     user.emailVerified = true
                     // Someone else may have changed it: their sessions end too.
                     user.validSince = now / 1000
-                    try AccountStore.revokeRefreshTokens(uid: uid, now: now, in: db)
-                    try AccountStore.deleteActionCodes(uid: uid, in: db)
+                    change.revokesSessions = true
+                    change.deletesActionCodes = true
                 case .passwordReset, .emailSignIn:
                     throw AuthError.invalidOOBCode
                 }
-                try AccountStore.updateRow(user, in: db)
-                return (user, previous)
+                change.user = user
+                return (change, (user, previous))
             }
         }
         if let previousEmail, let changed = user.email {
@@ -331,12 +331,16 @@ extension AuthService {
         let digest = Self.digest(code)
         let now = clock()
         let newUID = Self.newUID()
-        let (user, isNew) = try await offload { [store] in
-            try store.consumeActionCode(digest: digest, now: now) { found, db -> (UserRecord, Bool) in
+        let (user, isNew) = try await withStore {
+            try await store.consumeActionCode(digest: digest, now: now) { found in
                 guard found.kind == .emailSignIn else { throw AuthError.invalidOOBCode }
                 guard found.email == email else { throw AuthError.invalidEmail }
-                if let linkingUID {
-                    guard var user = try AccountStore.user(uid: linkingUID, in: db) else { throw AuthError.userNotFound }
+                // Linking: the signed-in account; otherwise the account the address belongs to
+                // now (the one the code was made for may have moved to another address since).
+                return linkingUID.map { .uid($0) } ?? .email(email)
+            } apply: { _, found -> (AccountChange, (UserRecord, Bool)) in
+                if linkingUID != nil {
+                    guard var user = found else { throw AuthError.userNotFound }
                     guard user.email == nil || user.email == email else {
                         throw AuthError("INVALID_EMAIL", detail: "the account has another email address; change it with a verification link")
                     }
@@ -345,28 +349,21 @@ extension AuthService {
                     user.emailLinkSignIn = true
                     user.lastLoginAt = now
                     if user.provider == "anonymous" { user.provider = "password" }
-                    try AccountStore.updateRow(user, in: db)
-                    return (user, false)
+                    return (AccountChange(user: user), (user, false))
                 }
-                // The account the address belongs to now (the one the code was made for may have
-                // moved to another address since).
-                if var user = try AccountStore.user(email: email, in: db) {
+                if var user = found {
                     guard !user.disabled else { throw AuthError.userDisabled }
-                    if Self.claimUnverifiedAccount(&user, now: now) {
-                        try AccountStore.revokeRefreshTokens(uid: user.uid, now: now, in: db)
-                    }
+                    let claimed = Self.claimUnverifiedAccount(&user, now: now)
                     user.emailVerified = true
                     user.emailLinkSignIn = true
                     user.lastLoginAt = now
-                    try AccountStore.updateRow(user, in: db)
-                    return (user, false)
+                    return (AccountChange(user: user, revokesSessions: claimed), (user, false))
                 }
                 var user = UserRecord(
                     uid: newUID, email: email, emailVerified: true, provider: "password", createdAt: now, lastLoginAt: now,
                     validSince: now / 1000)
                 user.emailLinkSignIn = true
-                try AccountStore.insertRow(user, in: db)
-                return (user, true)
+                return (AccountChange(user: user, isNew: true), (user, true))
             }
         }
         if isNew { logger.info("account created", metadata: ["uid": "\(user.uid)", "provider": "emailLink"]) }
@@ -374,12 +371,12 @@ extension AuthService {
     }
 
     /// The codes kept for the emulator's listing.
-    public func listedActionCodes() async throws(AuthError) -> [AccountStore.ListedActionCode] {
-        try await offload { [store] in try store.listedActionCodes() }
+    public func listedActionCodes() async throws(AuthError) -> [ListedActionCode] {
+        try await withStore { try await store.listedActionCodes() }
     }
 
     /// Clears the emulator's listing.
     public func clearListedActionCodes() async throws(AuthError) {
-        try await offload { [store] in try store.clearListedActionCodes() }
+        try await withStore { try await store.clearListedActionCodes() }
     }
 }

@@ -16,17 +16,17 @@ extension AuthService {
 
     /// The accounts any identifier names, each once, in the order first named.
     public func users(matching identifiers: Identifiers) async throws(AuthError) -> [UserRecord] {
-        try await offload { [store] in
+        try await withStore {
             var found: [UserRecord] = []
             var seen: Set<String> = []
             func add(_ user: UserRecord?) {
                 guard let user, seen.insert(user.uid).inserted else { return }
                 found.append(user)
             }
-            for uid in identifiers.uids { add(try store.user(uid: uid)) }
-            for email in identifiers.emails { add(try store.user(email: email)) }
-            for phone in identifiers.phoneNumbers { add(try store.user(phoneNumber: phone)) }
-            for entry in identifiers.federated { add(try store.user(providerID: entry.providerID, rawID: entry.rawID)) }
+            for uid in identifiers.uids { add(try await store.user(uid: uid)) }
+            for email in identifiers.emails { add(try await store.user(email: email)) }
+            for phone in identifiers.phoneNumbers { add(try await store.user(phoneNumber: phone)) }
+            for entry in identifiers.federated { add(try await store.user(providerID: entry.providerID, rawID: entry.rawID)) }
             return found
         }
     }
@@ -34,7 +34,7 @@ extension AuthService {
     /// Up to `limit` accounts after `after` (uid order) matching `text` and the disabled filter:
     /// the console's user search.
     public func searchUsers(_ text: String, disabled: Bool?, after: String?, limit: Int) async throws(AuthError) -> [UserRecord] {
-        try await offload { [store] in try store.search(text, disabled: disabled, after: after, limit: limit) }
+        try await withStore { try await store.search(text, disabled: disabled, after: after, limit: limit) }
     }
 
     // MARK: - Import
@@ -85,7 +85,7 @@ extension AuthService {
             do throws(ImportRefusal) {
                 let user = try importedRecord(imported, hash: hash, now: now)
                 do {
-                    try await offload { [store] in try store.replace(user) }
+                    try await withStore { try await store.replace(user) }
                 } catch let error where error == .federatedUserIDAlreadyLinked {
                     throw ImportRefusal("raw id exists in other account in database")
                 } catch {
@@ -180,7 +180,7 @@ extension AuthService {
     public func verifySessionCookie(_ cookie: String, checkRevoked: Bool) async throws(AuthError) -> (UserRecord, Node) {
         let claims = try await issuer.verifySessionCookie(cookie, now: nowSeconds)
         guard case .string(let uid) = claims.child(ChildKey("sub")),
-            let user = try await offload({ [store] in try store.user(uid: uid) })
+            let user = try await withStore({ try await store.user(uid: uid) })
         else { throw .userNotFound }
         if checkRevoked {
             guard !user.disabled else { throw .userDisabled }

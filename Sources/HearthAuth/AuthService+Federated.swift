@@ -46,11 +46,11 @@ extension AuthService {
             config, redirectURI: redirectURI, state: state, nonce: nonce, codeVerifier: verifier, scopes: scopes,
             customParameters: customParameters)
         let now = clock()
-        let pending = AccountStore.PendingSignIn(
+        let pending = PendingSignIn(
             providerID: config.id, state: state, nonce: nonce, codeVerifier: verifier, redirectURI: redirectURI,
             expiresAt: now + Self.pendingSignInLifetime)
         let digest = Self.digest(sessionID)
-        try await offload { [store] in try store.addPendingSignIn(digest: digest, pending, now: now) }
+        try await withStore { try await store.addPendingSignIn(digest: digest, pending, now: now) }
         return StartedSignIn(authURI: authURI, sessionID: sessionID)
     }
 
@@ -82,7 +82,7 @@ extension AuthService {
             guard let sessionID, !sessionID.isEmpty else { throw AuthError("MISSING_SESSION_ID") }
             let digest = Self.digest(sessionID)
             let now = clock()
-            guard let pending = try await offload({ [store] in try store.takePendingSignIn(digest: digest, now: now) }) else {
+            guard let pending = try await withStore({ try await store.takePendingSignIn(digest: digest, now: now) }) else {
                 throw AuthError("INVALID_IDP_RESPONSE", detail: "the sign-in session is unknown, already used or expired")
             }
             let returned = try Self.redirectParameters(requestURI, expecting: pending.redirectURI)
@@ -114,9 +114,9 @@ extension AuthService {
     private func signIn(_ profile: FederatedProfile, linkingTo idToken: String?) async throws(AuthError) -> FederatedSignIn {
         let now = clock()
         if let idToken { return try await link(profile, to: idToken, now: now) }
-        if let owner = try await offload({ [store] in try store.user(providerID: profile.providerID, rawID: profile.rawID) }) {
-            let user = try await offload { [store] in
-                try store.modify(uid: owner.uid) { user in
+        if let owner = try await withStore({ try await store.user(providerID: profile.providerID, rawID: profile.rawID) }) {
+            let user = try await withStore {
+                try await store.modify(uid: owner.uid) { user in
                     guard !user.disabled else { throw AuthError.userDisabled }
                     if let index = user.identities.firstIndex(where: { $0.providerID == profile.providerID && $0.rawID == profile.rawID }) {
                         user.identities[index] = profile.identity
@@ -126,27 +126,27 @@ extension AuthService {
             }
             return FederatedSignIn(profile: profile, session: try await session(for: user, provider: profile.providerID, isNewUser: false), needConfirmation: false)
         }
-        if let email = profile.email, let holder = try await offload({ [store] in try store.user(email: email) }) {
+        if let email = profile.email, let holder = try await withStore({ try await store.user(email: email) }) {
             // Only a provider that vouches for the address may sign in to the account that has it;
             // and not one whose other identity at the same provider is already linked there.
             guard profile.emailVerified, !holder.identities.contains(where: { $0.providerID == profile.providerID }) else {
                 return FederatedSignIn(profile: profile, session: nil, needConfirmation: true)
             }
-            let user = try await offload { [store] in
-                var claimed = false
-                let linked = try store.modify(uid: holder.uid) { user in
+            let user = try await withStore {
+                let (linked, claimed) = try await store.modify(uid: holder.uid) { user -> Bool in
                     guard !user.disabled else { throw AuthError.userDisabled }
                     guard user.email == email, !user.identities.contains(where: { $0.providerID == profile.providerID }) else {
                         throw AuthError("INVALID_IDP_RESPONSE", detail: "the account changed during the sign-in; try again")
                     }
-                    claimed = Self.claimUnverifiedAccount(&user, now: now)
+                    let claimed = Self.claimUnverifiedAccount(&user, now: now)
                     user.emailVerified = true
                     user.identities.append(profile.identity)
                     if user.displayName == nil { user.displayName = profile.displayName }
                     if user.photoURL == nil { user.photoURL = profile.photoURL }
                     user.lastLoginAt = now
+                    return claimed
                 }
-                if claimed { try store.revokeRefreshTokens(uid: linked.uid, now: now) }
+                if claimed { try await store.revokeRefreshTokens(uid: linked.uid, now: now) }
                 return linked
             }
             logger.info("provider linked by verified email", metadata: ["uid": "\(user.uid)", "provider": "\(profile.providerID)"])
@@ -158,7 +158,7 @@ extension AuthService {
             lastLoginAt: now, validSince: now / 1000)
         user.identities = [profile.identity]
         let created = user
-        try await offload { [store] in try store.insert(created) }
+        try await withStore { try await store.insert(created) }
         logger.info("account created", metadata: ["uid": "\(user.uid)", "provider": "\(profile.providerID)"])
         return FederatedSignIn(profile: profile, session: try await session(for: user, provider: profile.providerID, isNewUser: true), needConfirmation: false)
     }
@@ -168,16 +168,16 @@ extension AuthService {
         let (verified, claims) = try await verifiedUser(idToken: idToken)
         // A token taken from a page must not become a lasting way into an account that has one.
         if Self.hasCredential(verified) { try checkRecentSignIn(claims) }
-        if let owner = try await offload({ [store] in try store.user(providerID: profile.providerID, rawID: profile.rawID) }),
+        if let owner = try await withStore({ try await store.user(providerID: profile.providerID, rawID: profile.rawID) }),
             owner.uid != verified.uid
         {
             throw .federatedUserIDAlreadyLinked
         }
-        if let email = profile.email, let holder = try await offload({ [store] in try store.user(email: email) }), holder.uid != verified.uid {
+        if let email = profile.email, let holder = try await withStore({ try await store.user(email: email) }), holder.uid != verified.uid {
             throw .emailExists
         }
-        let user = try await offload { [store] in
-            try store.modify(uid: verified.uid) { user in
+        let user = try await withStore {
+            try await store.modify(uid: verified.uid) { user in
                 guard !user.disabled else { throw AuthError.userDisabled }
                 if let linked = user.identities.first(where: { $0.providerID == profile.providerID }) {
                     // One identity per provider, as Firebase allows; the same one again is a no-op.
@@ -224,7 +224,7 @@ extension AuthService {
     /// The sign-in methods an address can use (`accounts:createAuthUri` with an `identifier`).
     public func signInMethods(email address: String?) async throws(AuthError) -> (registered: Bool, methods: [String], providers: [String]) {
         let email = try checkedEmail(address)
-        guard let user = try await offload({ [store] in try store.user(email: email) }) else { return (false, [], []) }
+        guard let user = try await withStore({ try await store.user(email: email) }) else { return (false, [], []) }
         var methods: [String] = []
         var providers: [String] = []
         if user.emailLinkSignIn { methods.append("emailLink") }

@@ -11,7 +11,7 @@ extension AuthService {
         }
         let config = try ProviderConfig(id: id, kind: kind, resource: Self.withoutName(resource)).withDefaults().validated()
         let now = clock()
-        try await offload { [store] in try store.putProviderConfig(config, create: true, now: now) }
+        try await withStore { try await store.putProviderConfig(config, create: true, now: now) }
         logger.info("sign-in provider added", metadata: ["provider": "\(id)"])
         return config
     }
@@ -30,31 +30,31 @@ extension AuthService {
         }
         let updated = try config.validated()
         let now = clock()
-        try await offload { [store] in try store.putProviderConfig(updated, create: false, now: now) }
+        try await withStore { try await store.putProviderConfig(updated, create: false, now: now) }
         return updated
     }
 
     public func providerConfig(id: String) async throws(AuthError) -> ProviderConfig? {
-        try await offload { [store] in try store.providerConfig(id: id) }
+        try await withStore { try await store.providerConfig(id: id) }
     }
 
     public func deleteProviderConfig(id: String, kind: ProviderConfig.Kind) async throws(AuthError) {
         guard let config = try await providerConfig(id: id), config.kind == kind else { throw .configurationNotFound }
-        _ = try await offload { [store] in try store.deleteProviderConfig(id: id) }
+        _ = try await withStore { try await store.deleteProviderConfig(id: id) }
         logger.info("sign-in provider removed", metadata: ["provider": "\(id)"])
     }
 
     /// One page of `kind`'s configurations in ID order; the page token is the last ID given.
     public func providerConfigs(kind: ProviderConfig.Kind?, pageToken: String?, pageSize: Int) async throws(AuthError) -> (configs: [ProviderConfig], next: String?) {
         guard (1...100).contains(pageSize) else { throw .invalidArgument("pageSize must be between 1 and 100") }
-        let page = try await offload { [store] in try store.providerConfigs(kind: kind, after: pageToken, limit: pageSize + 1) }
+        let page = try await withStore { try await store.providerConfigs(kind: kind, after: pageToken, limit: pageSize + 1) }
         let configs = Array(page.prefix(pageSize))
         return (configs, page.count > pageSize ? configs.last?.id : nil)
     }
 
     /// The enabled providers people can sign in with (OIDC and built-in, not SAML).
     public func signInProviders() async throws(AuthError) -> [ProviderConfig] {
-        try await offload { [store] in try store.providerConfigs(kind: nil, after: nil, limit: 1000) }
+        try await withStore { try await store.providerConfigs(kind: nil, after: nil, limit: 1000) }
             .filter { $0.enabled && $0.kind != .saml }
     }
 
@@ -64,9 +64,9 @@ extension AuthService {
         let now = clock()
         for config in configs {
             let checked = try config.validated()
-            try await offload { [store] in
-                let exists = try store.providerConfig(id: checked.id) != nil
-                try store.putProviderConfig(checked, create: !exists, now: now)
+            try await withStore {
+                let exists = try await store.providerConfig(id: checked.id) != nil
+                try await store.putProviderConfig(checked, create: !exists, now: now)
             }
         }
     }

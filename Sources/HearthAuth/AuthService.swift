@@ -9,8 +9,10 @@ import Synchronization
 /// profile and password changes, deletion and sign-out for users; and account management for
 /// admins. Every refusal is an ``AuthError`` with Firebase's code.
 ///
-/// Password hashing and SQLite writes run on NIO's blocking thread pool, never on the
-/// cooperative pool. Nothing here logs a password, a token or a hash.
+/// Accounts live in an ``AccountStorage``: ``AccountStore`` (SQLite) for one node, PostgreSQL
+/// shared by every node of a cluster. Password hashing runs on NIO's blocking thread pool and
+/// store work on the store's own, never blocking the cooperative pool. Nothing here logs a
+/// password, a token or a hash.
 public final class AuthService: Sendable {
     /// Limits and policy.
     public struct Policy: Sendable {
@@ -49,7 +51,7 @@ public final class AuthService: Sendable {
         public let isNewUser: Bool
     }
 
-    public let store: AccountStore
+    public let store: any AccountStorage
     public let issuer: TokenIssuer
     public let policy: Policy
     /// How emails are sent and what action links point to.
@@ -73,7 +75,7 @@ public final class AuthService: Sendable {
 
     /// - Parameter clock: milliseconds since the epoch.
     public init(
-        store: AccountStore, issuer: TokenIssuer, policy: Policy = Policy(), hasher: PasswordHasher = PasswordHasher(),
+        store: any AccountStorage, issuer: TokenIssuer, policy: Policy = Policy(), hasher: PasswordHasher = PasswordHasher(),
         email: EmailDelivery? = nil, http: (any HTTPFetching)? = nil, clock: @escaping @Sendable () -> Int64, logger: Logger
     ) {
         self.store = store
@@ -109,7 +111,7 @@ public final class AuthService: Sendable {
             user.passwordHash = try await offload { [hasher] in try hasher.hash(password) }
         }
         let prepared = user
-        try await offload { [store] in try store.insert(prepared) }
+        try await withStore { try await store.insert(prepared) }
         logger.info("account created", metadata: ["uid": "\(user.uid)", "provider": "\(user.provider)"])
         return try await session(for: user, provider: user.provider, isNewUser: true)
     }
@@ -133,7 +135,7 @@ public final class AuthService: Sendable {
             accountFailures.finish(accountKey, failed: failed)
             addressFailures.finish(addressKey, failed: failed)
         }
-        let found = try await offload { [store] in try store.user(email: email) }
+        let found = try await withStore { try await store.user(email: email) }
         // The hash is checked even for an unknown email, so timing does not tell which emails exist.
         let stored = found?.passwordHash ?? decoyHash
         let matches = await (try? offload { [hasher] in hasher.verify(password, against: stored) }) ?? false
@@ -146,8 +148,8 @@ public final class AuthService: Sendable {
         // An imported or older hash becomes Hearth's own now that the password is known.
         let rehashed = hasher.needsRehash(stored) ? try await offload { [hasher] in try hasher.hash(password) } : nil
         let now = clock()
-        let signedIn = try await offload { [store] in
-            try store.modify(uid: user.uid) { current in
+        let signedIn = try await withStore {
+            try await store.modify(uid: user.uid) { current in
                 // Changed meanwhile (a reset, disabling, a revocation): that change stands.
                 guard current.passwordHash == stored else { throw AuthError.invalidLoginCredentials }
                 guard !current.disabled else { throw AuthError.userDisabled }
@@ -177,9 +179,9 @@ public final class AuthService: Sendable {
         let now = clock()
         var isNew = false
         var user: UserRecord
-        if try await offload({ [store] in try store.user(uid: uid) }) != nil {
-            user = try await offload { [store] in
-                try store.modify(uid: uid) { current in
+        if try await withStore({ try await store.user(uid: uid) }) != nil {
+            user = try await withStore {
+                try await store.modify(uid: uid) { current in
                     guard !current.disabled else { throw AuthError.userDisabled }
                     current.lastLoginAt = now
                 }
@@ -188,7 +190,7 @@ public final class AuthService: Sendable {
             user = UserRecord(uid: uid, provider: "custom", createdAt: now, lastLoginAt: now, validSince: now / 1000)
             isNew = true
             let created = user
-            try await offload { [store] in try store.insert(created) }
+            try await withStore { try await store.insert(created) }
         }
         // Developer claims in the custom token go into this session's ID tokens, refreshed ones
         // included, but not onto the account.
@@ -199,8 +201,8 @@ public final class AuthService: Sendable {
     public func refresh(refreshToken: String?) async throws(AuthError) -> Session {
         guard let refreshToken, !refreshToken.isEmpty else { throw .missingRefreshToken }
         let digest = Self.digest(refreshToken)
-        guard let session = try await offload({ [store] in try store.refreshToken(digest: digest) }) else { throw .invalidRefreshToken }
-        guard let user = try await offload({ [store] in try store.user(uid: session.uid) }) else { throw .userNotFound }
+        guard let session = try await withStore({ try await store.refreshToken(digest: digest) }) else { throw .invalidRefreshToken }
+        guard let user = try await withStore({ try await store.user(uid: session.uid) }) else { throw .userNotFound }
         // Ended by a password or email change, or revoked: Firebase's answer, which makes its
         // SDKs sign the user out.
         guard !session.revoked, session.createdAt / 1000 >= user.validSince else { throw .tokenExpired }
@@ -224,7 +226,7 @@ public final class AuthService: Sendable {
         guard let idToken, !idToken.isEmpty else { throw .invalidIDToken }
         let claims = try await issuer.verifyIDToken(idToken, now: nowSeconds)
         guard case .string(let uid) = claims.child(ChildKey("sub")),
-            let user = try await offload({ [store] in try store.user(uid: uid) })
+            let user = try await withStore({ try await store.user(uid: uid) })
         else { throw .userNotFound }
         if let issued = claims.child(ChildKey("iat")).integerValue, issued < user.validSince { throw .tokenExpired }
         guard !user.disabled else { throw .userDisabled }
@@ -280,9 +282,9 @@ public final class AuthService: Sendable {
         let now = nowSeconds
         let hash = newHash
         // Applied to the account as it is when written, not as it was read above.
-        let (user, newSession) = try await offload { [store] in
-            var endsSessions = false
-            let updated = try store.modify(uid: verified.uid) { user in
+        let (user, newSession) = try await withStore {
+            let (updated, endsSessions) = try await store.modify(uid: verified.uid) { user -> Bool in
+                var endsSessions = false
                 if let name = change.displayName { user.displayName = name }
                 if let photo = change.photoURL { user.photoURL = photo }
                 if change.deleteAttributes.contains("DISPLAY_NAME") { user.displayName = nil }
@@ -311,8 +313,9 @@ public final class AuthService: Sendable {
                     endsSessions = true
                 }
                 if user.provider == "anonymous", user.email != nil, user.passwordHash != nil { user.provider = "password" }
+                return endsSessions
             }
-            if endsSessions { try store.revokeRefreshTokens(uid: updated.uid, now: now * 1000) }
+            if endsSessions { try await store.revokeRefreshTokens(uid: updated.uid, now: now * 1000) }
             return (updated, endsSessions)
         }
         guard newSession else { return (user, nil) }
@@ -323,7 +326,7 @@ public final class AuthService: Sendable {
     public func delete(idToken: String?) async throws(AuthError) {
         let (user, claims) = try await verifiedUser(idToken: idToken)
         if user.provider != "anonymous" { try checkRecentSignIn(claims) }
-        _ = try await offload { [store] in try store.delete(uid: user.uid) }
+        _ = try await withStore { try await store.delete(uid: user.uid) }
         logger.info("account deleted", metadata: ["uid": "\(user.uid)"])
     }
 
@@ -335,7 +338,7 @@ public final class AuthService: Sendable {
         let user = try await user(idToken: idToken)
         guard let refreshToken, !refreshToken.isEmpty else { return try await revokeSessions(uid: user.uid) }
         let digest = Self.digest(refreshToken)
-        guard try await offload({ [store] in try store.revokeRefreshToken(digest: digest, uid: user.uid) }) else {
+        guard try await withStore({ try await store.revokeRefreshToken(digest: digest, uid: user.uid) }) else {
             throw .invalidRefreshToken
         }
     }
@@ -345,21 +348,19 @@ public final class AuthService: Sendable {
     public func endSession(refreshToken: String?) async throws(AuthError) {
         guard let refreshToken, !refreshToken.isEmpty else { throw .missingRefreshToken }
         let digest = Self.digest(refreshToken)
-        guard let session = try await offload({ [store] in try store.refreshToken(digest: digest) }),
-            try await offload({ [store] in try store.revokeRefreshToken(digest: digest, uid: session.uid) })
+        guard let session = try await withStore({ try await store.refreshToken(digest: digest) }),
+            try await withStore({ try await store.revokeRefreshToken(digest: digest, uid: session.uid) })
         else { throw .invalidRefreshToken }
     }
 
     /// Revokes every refresh token of `uid`.
     public func revokeSessions(uid: String) async throws(AuthError) {
         let now = nowSeconds
-        try await offload { [store] in
-            guard var user = try store.user(uid: uid) else { throw AuthError.userNotFound }
+        try await withStore {
             // Token times are whole seconds, as Firebase's are: an ID token issued in this same
             // second stays valid, so a sign-in right after signing out works.
-            user.validSince = now
-            try store.update(user)
-            try store.revokeRefreshTokens(uid: uid, now: now * 1000)
+            try await store.modify(uid: uid) { user in user.validSince = now }
+            try await store.revokeRefreshTokens(uid: uid, now: now * 1000)
         }
     }
 
@@ -396,7 +397,7 @@ public final class AuthService: Sendable {
         try apply(fields, passwordHash: try await passwordHash(of: fields), now: now, to: &user)
         if user.email == nil && user.passwordHash == nil { user.provider = user.phoneNumber == nil ? "custom" : "phone" }
         let created = user
-        try await offload { [store] in try store.insert(created) }
+        try await withStore { try await store.insert(created) }
         logger.info("account created by an admin", metadata: ["uid": "\(uid)"])
         return user
     }
@@ -405,28 +406,28 @@ public final class AuthService: Sendable {
     public func updateUser(uid: String, _ fields: AccountFields) async throws(AuthError) -> UserRecord {
         let hash = try await passwordHash(of: fields)
         let now = clock()
-        return try await offload { [store] in
-            let user = try store.modify(uid: uid) { user in
+        return try await withStore {
+            let user = try await store.modify(uid: uid) { user in
                 try self.apply(fields, passwordHash: hash, now: now, to: &user)
                 // A new password ends every session, as a password the user changes does.
                 if hash != nil, fields.validSince == nil { user.validSince = now / 1000 }
             }
             // An explicit validSince needs no more: refreshes check it. A password ends them all.
-            if hash != nil { try store.revokeRefreshTokens(uid: uid, now: now) }
+            if hash != nil { try await store.revokeRefreshTokens(uid: uid, now: now) }
             return user
         }
     }
 
     /// Deletes an account as an admin.
     public func deleteUser(uid: String) async throws(AuthError) {
-        guard try await offload({ [store] in try store.delete(uid: uid) }) else { throw .userNotFound }
+        guard try await withStore({ try await store.delete(uid: uid) }) else { throw .userNotFound }
         logger.info("account deleted by an admin", metadata: ["uid": "\(uid)"])
     }
 
     /// One page of accounts in uid order; the page token is the last uid of the previous page.
     public func listUsers(pageToken: String?, maxResults: Int) async throws(AuthError) -> (users: [UserRecord], next: String?) {
         guard (1...1000).contains(maxResults) else { throw .invalidArgument("maxResults must be between 1 and 1000") }
-        let page = try await offload { [store] in try store.users(after: pageToken, limit: maxResults + 1) }
+        let page = try await withStore { try await store.users(after: pageToken, limit: maxResults + 1) }
         let users = Array(page.prefix(maxResults))
         return (users, page.count > maxResults ? users.last?.uid : nil)
     }
@@ -472,10 +473,10 @@ public final class AuthService: Sendable {
         for user: UserRecord, provider: String, isNewUser: Bool, sessionClaims: Node = .null
     ) async throws(AuthError) -> Session {
         let refreshToken = Self.newRefreshToken()
-        let record = AccountStore.RefreshToken(
+        let record = RefreshTokenRecord(
             uid: user.uid, createdAt: clock(), provider: provider, claims: sessionClaims)
         let digest = Self.digest(refreshToken)
-        try await offload { [store] in try store.addRefreshToken(digest: digest, record) }
+        try await withStore { try await store.addRefreshToken(digest: digest, record) }
         let idToken = try await signedIDToken(
             for: user, provider: provider, authTime: record.createdAt / 1000, sessionClaims: sessionClaims)
         return Session(user: user, idToken: idToken, refreshToken: refreshToken, expiresIn: issuer.idTokenLifetime, isNewUser: isNewUser)
@@ -544,7 +545,20 @@ public final class AuthService: Sendable {
         return password
     }
 
-    /// Runs blocking work (scrypt, SQLite) on NIO's thread pool; errors other than
+    /// Runs work on the account store; errors other than ``AuthError`` become an internal
+    /// error, logged without details that could hold secrets.
+    func withStore<T: Sendable>(_ work: () async throws -> T) async throws(AuthError) -> T {
+        do {
+            return try await work()
+        } catch let error as AuthError {
+            throw error
+        } catch {
+            logger.error("account storage failed", metadata: ["error": "\(type(of: error))"])
+            throw AuthError("INTERNAL_ERROR", status: 500)
+        }
+    }
+
+    /// Runs blocking work (scrypt) on NIO's thread pool; errors other than
     /// ``AuthError`` become an internal error, logged without details that could hold secrets.
     func offload<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws(AuthError) -> T {
         do {
@@ -589,6 +603,18 @@ extension AuthService {
         let key = try TokenIssuer.loadOrCreateKey(at: directory.appendingPathComponent("signing-key.pem"))
         let issuer = await TokenIssuer(privateKey: key, projectID: projectID)
         let store = try AccountStore(path: directory.appendingPathComponent("accounts.sqlite").path)
+        return AuthService(store: store, issuer: issuer, policy: policy, hasher: hasher, email: email, http: http, clock: clock, logger: logger)
+    }
+
+    /// The account service over `store`, signing tokens with the key `signingKeyPEM` (see
+    /// ``TokenIssuer/newKeyPEM()``). The nodes of a cluster each open one over the same shared
+    /// store and key, so a token one node signs is accepted by every other.
+    public static func open(
+        store: any AccountStorage, signingKeyPEM: String, projectID: String, policy: Policy = Policy(),
+        hasher: PasswordHasher = PasswordHasher(), email: EmailDelivery? = nil, http: (any HTTPFetching)? = nil,
+        clock: @escaping @Sendable () -> Int64, logger: Logger
+    ) async throws -> AuthService {
+        let issuer = await TokenIssuer(privateKey: try TokenIssuer.key(pem: signingKeyPEM), projectID: projectID)
         return AuthService(store: store, issuer: issuer, policy: policy, hasher: hasher, email: email, http: http, clock: clock, logger: logger)
     }
 }

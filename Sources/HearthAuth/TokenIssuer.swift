@@ -40,16 +40,27 @@ public final class TokenIssuer: Sendable {
     /// Reads the PEM private key at `url`, or makes a 2048-bit key and writes it there (mode 0600).
     public static func loadOrCreateKey(at url: URL) throws -> JWTKit.Insecure.RSA.PrivateKey {
         if FileManager.default.fileExists(atPath: url.path) {
-            return try JWTKit.Insecure.RSA.PrivateKey(pem: try String(contentsOf: url, encoding: .utf8))
+            return try key(pem: try String(contentsOf: url, encoding: .utf8))
         }
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let key = try JWTKit.Insecure.RSA.PrivateKey(backing: _RSA.Signing.PrivateKey(keySize: .bits2048))
+        let pem = try newKeyPEM()
         let temporary = url.appendingPathExtension("tmp")
         guard FileManager.default.createFile(
-            atPath: temporary.path, contents: Data(key.pemRepresentation.utf8), attributes: [.posixPermissions: 0o600])
+            atPath: temporary.path, contents: Data(pem.utf8), attributes: [.posixPermissions: 0o600])
         else { throw AuthError("INTERNAL_ERROR", detail: "cannot write the signing key", status: 500) }
         try FileManager.default.moveItem(at: temporary, to: url)
-        return key
+        return try key(pem: pem)
+    }
+
+    /// A new 2048-bit RSA signing key as PEM text (the form ``loadOrCreateKey(at:)`` keeps, and
+    /// a cluster shares through its database).
+    public static func newKeyPEM() throws -> String {
+        try JWTKit.Insecure.RSA.PrivateKey(backing: _RSA.Signing.PrivateKey(keySize: .bits2048)).pemRepresentation
+    }
+
+    /// The signing key in PEM text.
+    public static func key(pem: String) throws -> JWTKit.Insecure.RSA.PrivateKey {
+        try JWTKit.Insecure.RSA.PrivateKey(pem: pem)
     }
 
     // MARK: - ID tokens

@@ -51,7 +51,7 @@ import Testing
             #expect(claims.child(ChildKey("email")) == .string("alice@example.com"))
             #expect(claims.child(ChildKey("firebase")).child(ChildKey("sign_in_provider")) == .string("password"))
             // Stored as a salted hash, never as the password.
-            let stored = try #require(try service.store.user(uid: session.user.uid))
+            let stored = try #require(try await service.store.user(uid: session.user.uid))
             let hash = try #require(stored.passwordHash)
             #expect(hash.hasPrefix("scrypt$1024$"))
             #expect(!hash.contains(Self.password))
@@ -75,7 +75,7 @@ import Testing
             await #expect(throws: AuthError.missingPassword) { try await service.signUp(email: "bob@example.com", password: nil) }
             await #expect(throws: AuthError.missingPassword) { try await service.signUp(email: "bob@example.com", password: "") }
             await #expect(throws: AuthError.missingEmail) { try await service.signUp(email: nil, password: Self.password) }
-            #expect(try service.store.count() == 1)
+            #expect(try await service.store.count() == 1)
         }
     }
 
@@ -89,7 +89,7 @@ import Testing
             let claims = try await Self.claims(session.idToken, service, clock)
             #expect(claims.child(ChildKey("firebase")).child(ChildKey("sign_in_provider")) == .string("anonymous"))
             #expect(claims.child(ChildKey("email")).isNull)
-            #expect(try service.store.user(uid: session.user.uid)?.provider == "anonymous")
+            #expect(try await service.store.user(uid: session.user.uid)?.provider == "anonymous")
         }
     }
 
@@ -103,7 +103,7 @@ import Testing
             #expect(session.user.uid == signedUp.user.uid)
             #expect(!session.isNewUser)
             #expect(session.refreshToken != signedUp.refreshToken)
-            #expect(try service.store.user(uid: signedUp.user.uid)?.lastLoginAt == clock.now)
+            #expect(try await service.store.user(uid: signedUp.user.uid)?.lastLoginAt == clock.now)
             let claims = try await Self.claims(session.idToken, service, clock)
             #expect(claims.child(ChildKey("auth_time")) == .int(clock.now / 1000))
             // Both sessions work.
@@ -320,7 +320,7 @@ import Testing
                 idToken: session.idToken, .init(displayName: "Alice", photoURL: "https://example.com/a.png"))
             #expect(newSession == nil)
             #expect(user.displayName == "Alice")
-            #expect(try service.store.user(uid: user.uid)?.photoURL == "https://example.com/a.png")
+            #expect(try await service.store.user(uid: user.uid)?.photoURL == "https://example.com/a.png")
             let (cleared, _) = try await service.update(idToken: session.idToken, .init(deleteAttributes: ["DISPLAY_NAME"]))
             #expect(cleared.displayName == nil)
             #expect(cleared.photoURL == "https://example.com/a.png")
@@ -362,7 +362,7 @@ import Testing
             }
             await #expect(throws: AuthError.credentialTooOld) { try await service.delete(idToken: refreshed.idToken) }
             // Nothing changed, and everyday changes still work.
-            let stored = try #require(try service.store.user(uid: signedUp.user.uid))
+            let stored = try #require(try await service.store.user(uid: signedUp.user.uid))
             #expect(stored.email == "alice@example.com")
             #expect(try await service.signIn(email: "alice@example.com", password: Self.password, client: "c").user.uid == stored.uid)
             let (renamed, _) = try await service.update(idToken: refreshed.idToken, .init(displayName: "Alice"))
@@ -401,7 +401,7 @@ import Testing
         try await Self.withService { service, _ in
             let session = try await service.signUp(email: "alice@example.com", password: Self.password)
             try await service.delete(idToken: session.idToken)
-            #expect(try service.store.user(uid: session.user.uid) == nil)
+            #expect(try await service.store.user(uid: session.user.uid) == nil)
             await #expect(throws: AuthError.invalidRefreshToken) { try await service.refresh(refreshToken: session.refreshToken) }
             await #expect(throws: AuthError.userNotFound) { try await service.user(idToken: session.idToken) }
             await #expect(throws: AuthError.invalidLoginCredentials) {
@@ -429,7 +429,7 @@ import Testing
             let second = try await service.signIn(customToken: token)
             #expect(!second.isNewUser)
             #expect(second.user.uid == "custom-1")
-            #expect(try service.store.count() == 1)
+            #expect(try await service.store.count() == 1)
             _ = try await service.refresh(refreshToken: first.refreshToken)
         }
     }
@@ -443,7 +443,7 @@ import Testing
             .joined(separator: ".") + "."
         try await Self.withService { (service: AuthService, _: TestClock) async throws in
             await #expect(throws: AuthError.invalidCustomToken) { try await service.signIn(customToken: unsigned) }
-            #expect(try service.store.count() == 0)
+            #expect(try await service.store.count() == 0)
         }
         var policy = AuthService.Policy()
         policy.emulator = true
@@ -460,7 +460,7 @@ import Testing
             let claims = Node.object([(ChildKey("premium"), .bool(true))])
             let token = try await service.issuer.customToken(uid: "custom-1", claims: claims, now: clock.now / 1000)
             let session = try await service.signIn(customToken: token)
-            #expect(try service.store.user(uid: "custom-1")?.customClaims == .null)
+            #expect(try await service.store.user(uid: "custom-1")?.customClaims == .null)
             // The claims belong to that session: its ID tokens carry them, refreshed ones too.
             #expect(try await Self.claims(session.idToken, service, clock).child(ChildKey("premium")) == .bool(true))
             clock.advance(by: 60_000)
@@ -513,7 +513,7 @@ import Testing
             #expect(bob.uid == "bob-uid")
             #expect(bob.email == "bob@example.com")
             #expect(bob.provider == "password")
-            #expect(try service.store.user(uid: "bob-uid") == bob)
+            #expect(try await service.store.user(uid: "bob-uid") == bob)
             let session = try await service.signIn(email: "bob@example.com", password: Self.password, client: "c")
             let claims = try await Self.claims(session.idToken, service, clock)
             #expect(claims.child(ChildKey("role")) == .string("editor"))
@@ -533,7 +533,7 @@ import Testing
             update.displayName = "Robert"
             let updated = try await service.updateUser(uid: "bob-uid", update)
             #expect(updated.displayName == "Robert")
-            #expect(try service.store.user(uid: "bob-uid")?.customClaims.child(ChildKey("role")) == .string("admin"))
+            #expect(try await service.store.user(uid: "bob-uid")?.customClaims.child(ChildKey("role")) == .string("admin"))
             let refreshed = try await service.refresh(refreshToken: session.refreshToken)
             #expect(try await Self.claims(refreshed.idToken, service, clock).child(ChildKey("level")) == .int(2))
 
@@ -545,11 +545,11 @@ import Testing
             notObject.customClaims = .string("admin")
             let invalid = await #expect(throws: AuthError.self) { try await service.updateUser(uid: "bob-uid", notObject) }
             #expect(invalid?.code == "INVALID_ARGUMENT")
-            #expect(try service.store.user(uid: "bob-uid")?.customClaims.child(ChildKey("role")) == .string("admin"))
+            #expect(try await service.store.user(uid: "bob-uid")?.customClaims.child(ChildKey("role")) == .string("admin"))
             var clear = AuthService.AccountFields()
             clear.customClaims = .null
             _ = try await service.updateUser(uid: "bob-uid", clear)
-            #expect(try service.store.user(uid: "bob-uid")?.customClaims == .null)
+            #expect(try await service.store.user(uid: "bob-uid")?.customClaims == .null)
             await #expect(throws: AuthError.userNotFound) { try await service.updateUser(uid: "nobody", update) }
         }
     }
@@ -558,7 +558,7 @@ import Testing
         try await Self.withService { service, _ in
             let session = try await service.signUp(email: "alice@example.com", password: Self.password)
             try await service.deleteUser(uid: session.user.uid)
-            #expect(try service.store.user(uid: session.user.uid) == nil)
+            #expect(try await service.store.user(uid: session.user.uid) == nil)
             await #expect(throws: AuthError.invalidRefreshToken) { try await service.refresh(refreshToken: session.refreshToken) }
             await #expect(throws: AuthError.userNotFound) { try await service.deleteUser(uid: session.user.uid) }
         }
@@ -635,7 +635,7 @@ import Testing
             fields.password = "admin password"
             _ = try await service.createUser(fields)
             try await service.delete(idToken: customSession.idToken)
-            if let hash = try service.store.user(uid: signedUp.user.uid)?.passwordHash { secrets.append(hash) }
+            if let hash = try await service.store.user(uid: signedUp.user.uid)?.passwordHash { secrets.append(hash) }
         }
         let lines = recorder.lines
         // The service does log (so the check below looks at something).
