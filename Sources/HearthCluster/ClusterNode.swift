@@ -43,6 +43,10 @@ public final class ClusterNode: Service {
     public let nodes: ClusterNodes
     public let databases: ClusterDatabases
     public let disconnects: ClusterDisconnects
+    /// The cluster's accounts, sessions and provider configurations.
+    public let accounts: PostgresAccountStore
+    /// Secrets every node shares (the token signing key, the admin token).
+    public let secrets: ClusterSecrets
     let logger: Logger
     private let handlers = Mutex(Handlers())
 
@@ -54,6 +58,8 @@ public final class ClusterNode: Service {
         nodes = ClusterNodes(client: client, logger: logger)
         databases = ClusterDatabases(log: log, options: options, logger: logger)
         disconnects = ClusterDisconnects(client: client, node: settings.id, logger: logger)
+        accounts = PostgresAccountStore(client: client, logger: logger)
+        secrets = ClusterSecrets(client: client, logger: logger)
     }
 
     /// Runs the connection pool until the task is cancelled.
@@ -67,6 +73,8 @@ public final class ClusterNode: Service {
         try await log.prepare()
         try await nodes.prepare()
         try await disconnects.prepare()
+        try await accounts.prepare()
+        try await secrets.prepare()
         try await nodes.heartbeat(
             node: settings.id, address: settings.address, leaseSeconds: settings.leaseSeconds, applied: [:])
     }

@@ -36,7 +36,8 @@ public func buildApplication(
         maxEventBytes: configuration.maxStreamEventBytes, rules: { rules.loadedRules(named: $0) }, clock: configuration.clock)
     let admin = AdminCredential(token: configuration.adminToken, emulator: configuration.emulator)
     let providerHTTP = IdentityProviderHTTP()
-    let accounts = try await makeAuthService(configuration: configuration, folder: folder, http: providerHTTP, logger: logger)
+    let accounts = try await makeAuthService(
+        configuration: configuration, folder: folder, cluster: cluster, http: providerHTTP, logger: logger)
     let storageRules = try configuration.storageRules.map { text throws(StorageRulesSyntaxError) in try StorageRules(parsing: text) }
     let files = try FileStore(
         directory: configuration.filesDirectory ?? folder.url.appendingPathComponent("files"), maxObjectSize: configuration.maxFileBytes,
@@ -123,9 +124,10 @@ public func buildApplication(
     )
 }
 
-/// The account service over `<data>/auth/`: the accounts database and the token signing key.
+/// The account service over `<data>/auth/` (the accounts database and the token signing key),
+/// or, on a cluster node, over the cluster's PostgreSQL with the key every node shares.
 func makeAuthService(
-    configuration: ServerConfiguration, folder: DataFolder, http: any HTTPFetching, logger: Logger
+    configuration: ServerConfiguration, folder: DataFolder, cluster: ClusterNode? = nil, http: any HTTPFetching, logger: Logger
 ) async throws -> AuthService {
     var policy = AuthService.Policy()
     policy.emulator = configuration.emulator
@@ -140,10 +142,17 @@ func makeAuthService(
     let email = EmailDelivery(
         mailer: try configuration.smtp.map { try SMTPMailer(settings: $0) }, sender: configuration.emailSender ?? "noreply@\(publicHost)",
         appName: configuration.appName, actionURL: publicURL + "/__/auth/action", templates: configuration.emailTemplates)
-    let service = try await AuthService.open(
-        in: folder.url.appendingPathComponent("auth"), projectID: configuration.projectID, policy: policy,
-        hasher: PasswordHasher(rounds: configuration.passwordHashRounds), email: email,
-        http: http, clock: configuration.clock, logger: logger)
+    let hasher = PasswordHasher(rounds: configuration.passwordHashRounds)
+    let service: AuthService
+    if let cluster {
+        service = try await AuthService.open(
+            store: cluster.accounts, signingKeyPEM: try await cluster.secrets.signingKeyPEM(), projectID: configuration.projectID,
+            policy: policy, hasher: hasher, email: email, http: http, clock: configuration.clock, logger: logger)
+    } else {
+        service = try await AuthService.open(
+            in: folder.url.appendingPathComponent("auth"), projectID: configuration.projectID, policy: policy,
+            hasher: hasher, email: email, http: http, clock: configuration.clock, logger: logger)
+    }
     try await service.installProviders(configuration.providers)
     return service
 }

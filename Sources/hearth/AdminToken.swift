@@ -10,10 +10,7 @@ enum AdminToken {
             if !token.isEmpty { return token }
         }
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        var random = SystemRandomNumberGenerator()
-        let bytes = (0..<30).map { _ in UInt8.random(in: 0...255, using: &random) }
-        let token = Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        let token = make()
         guard FileManager.default.createFile(
             atPath: file.path, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600]
         ) else {
@@ -26,5 +23,13 @@ enum AdminToken {
 
             """.utf8))
         return token
+    }
+
+    /// A new token: 30 random bytes, URL-safe base64.
+    static func make() -> String {
+        var random = SystemRandomNumberGenerator()
+        let bytes = (0..<30).map { _ in UInt8.random(in: 0...255, using: &random) }
+        return Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
     }
 }

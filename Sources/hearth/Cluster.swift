@@ -8,8 +8,61 @@ import PostgresNIO
 struct Cluster: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Look at a Hearth cluster (nodes sharing one PostgreSQL).",
-        subcommands: [Status.self]
+        subcommands: [Status.self, ShowAdminToken.self]
     )
+
+    /// Runs `body` with a running client of the cluster at `url`.
+    static func withClient<T: Sendable>(
+        url: String, _ body: @escaping @Sendable (PostgresClient, Logger) async throws -> T
+    ) async throws -> T {
+        let configuration: PostgresClient.Configuration
+        do {
+            configuration = try ClusterNode.clientConfiguration(url: url)
+        } catch let error as ClusterURLError {
+            throw ValidationError(error.description)
+        }
+        var quiet = Logger(label: "hearth-cluster")
+        quiet.logLevel = .critical
+        let logger = quiet
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { await client.run(); return nil }
+            group.addTask {
+                do {
+                    return try await body(client, logger)
+                } catch let error as ValidationError {
+                    throw error
+                } catch {
+                    throw ValidationError(
+                        "cannot read the cluster at \(ClusterURLError(text: url, problem: "").shownURL): \(String(reflecting: error))")
+                }
+            }
+            defer { group.cancelAll() }
+            while let result = try await group.next() {
+                if let result { return result }
+            }
+            throw ValidationError("the cluster's client stopped")
+        }
+    }
+
+    /// `hearth cluster admin-token`: the admin token the cluster's first node made.
+    struct ShowAdminToken: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "admin-token", abstract: "Print the cluster's admin token (made by its first node).")
+
+        @Option(name: .long, help: "The cluster's PostgreSQL URL, as given to hearth serve --cluster.")
+        var cluster: String
+
+        func run() async throws {
+            let token = try await Cluster.withClient(url: cluster) { client, logger in
+                try await ClusterSecrets(client: client, logger: logger).value(name: "admin-token") ?? ""
+            }
+            guard !token.isEmpty else {
+                throw ValidationError("this cluster has no admin token: its nodes were started with --admin-token")
+            }
+            print(token)
+        }
+    }
 
     /// `hearth cluster status`: every node, alive or not, how far it applied each database's
     /// log and how far behind the log's head it is.
@@ -24,33 +77,8 @@ struct Cluster: AsyncParsableCommand {
         var json = false
 
         func run() async throws {
-            let configuration: PostgresClient.Configuration
-            do {
-                configuration = try ClusterNode.clientConfiguration(url: cluster)
-            } catch let error as ClusterURLError {
-                throw ValidationError(error.description)
-            }
-            var quiet = Logger(label: "hearth-cluster")
-            quiet.logLevel = .critical
-            let logger = quiet
-            let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-            let cluster = self.cluster
-            let statuses = try await withThrowingTaskGroup(of: [ClusterNodes.Status]?.self) { group in
-                group.addTask { await client.run(); return nil }
-                group.addTask {
-                    let nodes = ClusterNodes(client: client, logger: logger)
-                    do {
-                        return try await nodes.status()
-                    } catch {
-                        throw ValidationError(
-                            "cannot read the cluster at \(ClusterURLError(text: cluster, problem: "").shownURL): \(String(reflecting: error))")
-                    }
-                }
-                defer { group.cancelAll() }
-                while let result = try await group.next() {
-                    if let result { return result }
-                }
-                return []
+            let statuses = try await Cluster.withClient(url: cluster) { client, logger in
+                try await ClusterNodes(client: client, logger: logger).status()
             }
             print(json ? Self.json(statuses) : Self.table(statuses), terminator: "")
         }

@@ -160,11 +160,10 @@ struct Serve: AsyncParsableCommand {
         let storageRulesText = try storageRules.map { path in
             try Self.rulesFile(path, kind: "storage rules") { text in _ = try StorageRules(parsing: text) }
         }
-        let token = try adminToken ?? AdminToken.loadOrCreate(in: dataURL)
         let demoRules = demo ? (database: DemoData.databaseRules, storage: DemoData.storageRules) : nil
         var configuration = ServerConfiguration(
             host: host, port: port, dataFolder: dataURL, defaultDatabase: database,
-            adminToken: token, emulator: emulator, defaultRules: rulesText ?? demoRules?.database
+            adminToken: adminToken, emulator: emulator, defaultRules: rulesText ?? demoRules?.database
         )
         configuration.keepAliveInterval = .milliseconds(Int64(keepAliveSeconds * 1000))
         configuration.projectID = project
@@ -196,6 +195,7 @@ struct Serve: AsyncParsableCommand {
             try await serveInCluster(url: url, configuration: configuration, folder: folder, logger: logger)
             return
         }
+        if configuration.adminToken == nil { configuration.adminToken = try AdminToken.loadOrCreate(in: dataURL) }
         let started = ContinuousClock.now
         _ = try folder.database(named: database)
         let loadTime = ContinuousClock.now - started
@@ -231,6 +231,7 @@ extension Serve {
     /// Runs as a node of the cluster at `url`: joins it, loads the default database from it,
     /// then serves until SIGINT or SIGTERM.
     func serveInCluster(url: String, configuration: ServerConfiguration, folder: DataFolder, logger: Logger) async throws {
+        var configuration = configuration
         let clientConfiguration: PostgresClient.Configuration
         do {
             clientConfiguration = try ClusterNode.clientConfiguration(url: url)
@@ -253,6 +254,20 @@ extension Serve {
             do {
                 try await node.prepare()
                 _ = try await node.databases.database(named: database)
+                if configuration.adminToken == nil {
+                    // One token for the whole cluster, made by the first node that starts.
+                    let made = AdminToken.make()
+                    let token = try await node.secrets.loadOrCreate(name: "admin-token") { made }
+                    if token == made {
+                        FileHandle.standardOutput.write(Data("""
+                            Created the cluster's admin token (kept in PostgreSQL; shown only this once, \
+                            `hearth cluster admin-token` shows it again):
+                              \(token)
+
+                            """.utf8))
+                    }
+                    configuration.adminToken = token
+                }
             } catch {
                 throw ValidationError("cannot join the cluster at \(ClusterURLError(text: url, problem: "").shownURL): \(String(reflecting: error))")
             }
