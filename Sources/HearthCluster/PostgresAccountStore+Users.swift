@@ -18,8 +18,15 @@ extension PostgresAccountStore {
     public func replace(_ user: UserRecord) async throws {
         try await transaction { connection in
             try await Self.checkUnique(user, on: connection, logger)
-            try await connection.query("DELETE FROM hearth_auth_user WHERE uid = \(user.uid)", logger: logger)
-            try await Self.insertRow(user, on: connection, logger)
+            let exists = try await Self.exists(
+                on: connection, "SELECT 1 FROM hearth_auth_user WHERE uid = \(user.uid) FOR UPDATE", logger)
+            guard exists else { return try await Self.insertRow(user, on: connection, logger) }
+            // The old account goes with what hangs on it, as SQLite's delete-and-insert does, but
+            // its row is rewritten in place: a transaction waiting on its lock then finds the new
+            // account rather than none.
+            try await connection.query("DELETE FROM hearth_auth_refresh_token WHERE uid = \(user.uid)", logger: logger)
+            try await connection.query("DELETE FROM hearth_auth_action_code WHERE uid = \(user.uid)", logger: logger)
+            try await Self.updateRow(user, on: connection, logger)
         }
     }
 

@@ -128,38 +128,14 @@ public final class PostgresAccountStore: AccountStorage {
     // MARK: - Transactions
 
     /// Runs `body` in one transaction, again from the start when it lost a race to another
-    /// transaction (a unique violation, a deadlock, a serialization failure): its checks then see
-    /// the winner. A race still lost after ``attempts`` runs is reported as its ``AuthError``.
+    /// transaction (see ``PostgresNIO/PostgresClient/retryingTransaction(attempts:logger:_:)``).
+    /// A race still lost after ``attempts`` runs is reported as its ``AuthError``.
     func transaction<T: Sendable>(_ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
-        var attempt = 1
-        while true {
-            do {
-                return try await client.withConnection { connection in
-                    try await connection.query("BEGIN", logger: logger)
-                    do {
-                        let result = try await body(connection)
-                        try await connection.query("COMMIT", logger: logger)
-                        return result
-                    } catch {
-                        // A failed statement leaves the transaction aborted: end it before the
-                        // connection goes back to the pool.
-                        _ = try? await connection.query("ROLLBACK", logger: logger)
-                        throw error
-                    }
-                }
-            } catch let error as PSQLError where Self.lostRace(error) {
-                guard attempt < Self.attempts else { throw Self.refusal(error) ?? error }
-                attempt += 1
-            }
+        do {
+            return try await client.retryingTransaction(attempts: Self.attempts, logger: logger, body)
+        } catch let error as PSQLError {
+            throw Self.refusal(error) ?? error
         }
-    }
-
-    /// True for an error another transaction's commit caused (trying again can succeed or
-    /// refuse properly).
-    static func lostRace(_ error: PSQLError) -> Bool {
-        guard let state = error.serverInfo?[.sqlState] else { return false }
-        // unique_violation, serialization_failure, deadlock_detected
-        return state == "23505" || state == "40001" || state == "40P01"
     }
 
     /// The refusal a unique violation stands for.

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// One page of a bucket's listing.
 public struct ObjectListing: Sendable, Equatable {
@@ -19,31 +18,17 @@ extension FileStore {
     /// ``ObjectListing/prefixes`` (`alice/` for `alice/full/p1.jpg`), as Cloud Storage does.
     public func list(
         bucket: String, prefix: String = "", delimiter: String? = nil, pageToken: String? = nil, maxResults: Int = 1000
-    ) throws -> ObjectListing {
+    ) async throws -> ObjectListing {
         guard (1...1000).contains(maxResults) else { throw FilesError.badRequest("maxResults must be between 1 and 1000.") }
         guard delimiter == nil || delimiter == "/" else { throw FilesError.badRequest("Only \"/\" is supported as a delimiter.") }
         var cursor = try pageToken.map(Cursor.init(token:)) ?? Cursor(after: nil, from: prefix)
         let upper = Self.successor(of: prefix)
         var listing = ObjectListing()
-        return try pool.read { db in
+        do {
             while listing.prefixes.count + listing.items.count < maxResults {
                 let wanted = maxResults - listing.prefixes.count - listing.items.count
-                var sql = "SELECT * FROM object WHERE bucket = ?"
-                var arguments: StatementArguments = [bucket]
-                if let after = cursor.after {
-                    sql += " AND name > ?"
-                    _ = arguments.append(contentsOf: [after])
-                } else {
-                    sql += " AND name >= ?"
-                    _ = arguments.append(contentsOf: [cursor.from])
-                }
-                if let upper {
-                    sql += " AND name < ?"
-                    _ = arguments.append(contentsOf: [upper])
-                }
-                sql += " ORDER BY name LIMIT ?"
-                _ = arguments.append(contentsOf: [wanted + 1])
-                let rows = try Row.fetchAll(db, sql: sql, arguments: arguments).map(Self.object(from:))
+                let rows = try await metadata.objects(
+                    bucket: bucket, after: cursor.after, from: cursor.from, before: upper, limit: wanted + 1)
                 if rows.isEmpty {
                     cursor.exhausted = true
                     break
@@ -70,21 +55,13 @@ extension FileStore {
             }
             if !cursor.exhausted { listing.nextPageToken = try cursor.token() }
             // A page that ended exactly at the end of the listing has no next page.
-            if listing.nextPageToken != nil, try !hasMore(db, bucket: bucket, cursor: cursor, upper: upper) {
+            if listing.nextPageToken != nil,
+                try await metadata.objects(bucket: bucket, after: cursor.after, from: cursor.from, before: upper, limit: 1).isEmpty
+            {
                 listing.nextPageToken = nil
             }
             return listing
         }
-    }
-
-    private func hasMore(_ db: GRDB.Database, bucket: String, cursor: Cursor, upper: String?) throws -> Bool {
-        var sql = "SELECT 1 FROM object WHERE bucket = ? AND name \(cursor.after == nil ? ">=" : ">") ?"
-        var arguments: StatementArguments = [bucket, cursor.after ?? cursor.from]
-        if let upper {
-            sql += " AND name < ?"
-            _ = arguments.append(contentsOf: [upper])
-        }
-        return try Row.fetchOne(db, sql: sql + " LIMIT 1", arguments: arguments) != nil
     }
 
     /// Where a listing goes on: after an item's name, or from a name on (past a rolled-up prefix).

@@ -1,13 +1,13 @@
 import Crypto
 import Foundation
-import GRDB
 import NIOCore
 import NIOFileSystem
 import Synchronization
 
 /// A resumable upload: started with the object's name and metadata, fed in chunks (each
 /// starting where the last ended), then finished or cancelled. Its bytes so far are kept in
-/// `uploads/<id>` and its record in SQLite, so it survives a dropped connection and a restart.
+/// `uploads/<id>` and its record in the store's metadata, so it survives a dropped connection
+/// and a restart (and, in a cluster, is continued by any node).
 public struct UploadSession: Sendable, Equatable {
     public enum Status: String, Sendable {
         case active, final, cancelled
@@ -24,6 +24,20 @@ public struct UploadSession: Sendable, Equatable {
     public var status: Status
     /// Milliseconds since the epoch.
     public var createdAt: Int64
+
+    public init(
+        id: String, bucket: String, name: String, fields: ObjectFields, declaredSize: Int64?, received: Int64, status: Status,
+        createdAt: Int64
+    ) {
+        self.id = id
+        self.bucket = bucket
+        self.name = name
+        self.fields = fields
+        self.declaredSize = declaredSize
+        self.received = received
+        self.status = status
+        self.createdAt = createdAt
+    }
 }
 
 
@@ -48,17 +62,7 @@ extension FileStore {
         let path = FilePath(uploadFolder.appendingPathComponent(session.id).path)
         let writer = try await BlobWriter.open(path, limit: maxObjectSize)
         try await writer.close()
-        let encoded = String(decoding: try JSONEncoder.sorted.encode(fields), as: UTF8.self)
-        try await blocking { [pool] in
-            try pool.write { db in
-                try db.execute(
-                    sql: """
-                        INSERT INTO upload (id, bucket, name, fields, declared_size, created_at, status)
-                        VALUES (?, ?, ?, ?, ?, ?, 'active')
-                        """,
-                    arguments: [session.id, bucket, name, encoded, declaredSize, session.createdAt])
-            }
-        }
+        try await metadata.addUpload(session)
         return session
     }
 
@@ -66,18 +70,10 @@ extension FileStore {
     public func upload(id: String) async throws -> UploadSession? {
         guard Self.isUploadID(id) else { return nil }
         let path = uploadFolder.appendingPathComponent(id).path
-        return try await blocking { [pool] in
-            try pool.read { db in
-                guard let row = try Row.fetchOne(db, sql: "SELECT * FROM upload WHERE id = ?", arguments: [id]) else { return nil }
-                let fieldsText: String = row["fields"]
-                let fields = (try? JSONDecoder().decode(ObjectFields.self, from: Data(fieldsText.utf8))) ?? ObjectFields()
-                let status = UploadSession.Status(rawValue: row["status"]) ?? .cancelled
-                let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value
-                return UploadSession(
-                    id: id, bucket: row["bucket"], name: row["name"], fields: fields, declaredSize: row["declared_size"],
-                    received: size ?? 0, status: status, createdAt: row["created_at"])
-            }
-        }
+        guard var session = try await metadata.upload(id: id) else { return nil }
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value
+        session.received = size ?? 0
+        return session
     }
 
     /// Appends `body` to the upload `id` at `offset`, which must be where the upload has got to.
@@ -119,6 +115,8 @@ extension FileStore {
         // to move twice; the record says final once the object is committed.
         let staged = FilePath(tmpFolder.appendingPathComponent(makeID()).path)
         try await FileSystem.shared.moveItem(at: source, to: staged)
+        // Dated now: a sweep of shared files spares it while it becomes the object.
+        touch(staged.string, now: clock())
         let object: StoredObject
         do {
             object = try await commit(
@@ -131,23 +129,14 @@ extension FileStore {
             }
             throw error
         }
-        try await blocking { [pool] in
-            try pool.write { db in
-                try db.execute(
-                    sql: "UPDATE upload SET status = 'final', generation = ? WHERE id = ?", arguments: [object.generation, id])
-            }
-        }
+        try await metadata.setUpload(id: id, status: .final, generation: object.generation)
         return object
     }
 
     /// Cancels the upload `id` and deletes its bytes.
     public func cancelUpload(id: String) async throws {
         _ = try await activeUpload(id)
-        try await blocking { [pool] in
-            try pool.write { db in
-                try db.execute(sql: "UPDATE upload SET status = 'cancelled' WHERE id = ?", arguments: [id])
-            }
-        }
+        try await metadata.setUpload(id: id, status: .cancelled, generation: nil)
         _ = try? await FileSystem.shared.removeItem(at: FilePath(uploadFolder.appendingPathComponent(id).path))
     }
 

@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import GRDB
 import NIOCore
 import NIOFileSystem
 import NIOPosix
@@ -12,13 +11,15 @@ import Glibc
 import Darwin
 #endif
 
-/// Files by bucket and path: content in files named by Hearth under `blobs/`, metadata in
-/// SQLite (`files.sqlite`, WAL, `synchronous=FULL`).
+/// Files by bucket and path: content in files named by Hearth under `blobs/`, metadata in a
+/// ``FileMetadataStorage``: SQLite beside the content (`files.sqlite`, WAL, `synchronous=FULL`)
+/// for one node, or the PostgreSQL a cluster shares, with the folder mounted by every node.
 ///
 /// A file appears only when complete: content streams into `tmp/` (or `uploads/` for
 /// resumable uploads), is synced, renamed into `blobs/`, and only then does a committed row
 /// point at it. A crash at any moment leaves at worst an unreferenced file, which
-/// ``removeLeftovers()`` deletes when the server starts.
+/// ``removeLeftovers()`` deletes when a single node starts (and
+/// ``removeLeftovers(keepingNewerThan:)`` when its files are shared by other nodes).
 public final class FileStore: Sendable {
     /// The folder holding everything (a data folder's `files/`).
     public let directory: URL
@@ -26,22 +27,50 @@ public final class FileStore: Sendable {
     public let maxObjectSize: Int64
     /// How long an unfinished resumable upload is kept (ms); Cloud Storage keeps them a week.
     public let uploadLifetime: Int64
-    let pool: DatabasePool
+    /// Where objects and uploads are recorded.
+    public let metadata: any FileMetadataStorage
+    /// The metadata when it is this node's own SQLite file (what ``removeLeftovers()`` needs).
+    let local: SQLiteFileMetadata?
     let clock: @Sendable () -> Int64
     let makeID: @Sendable () -> String
     private let lastGeneration = Mutex<Int64>(0)
-    /// Resumable uploads a request is writing to right now.
+    /// Resumable uploads a request of this process is writing to right now.
     let busyUploads = Mutex<Set<String>>([])
 
-    /// Opens (creating if needed) the store in `directory`.
+    /// Opens (creating if needed) the store in `directory`, its metadata in `files.sqlite` there.
     /// - Parameters:
     ///   - clock: milliseconds since the epoch.
     ///   - makeID: unique names for content files, uploads and download tokens.
-    public init(
+    public convenience init(
         directory: URL, maxObjectSize: Int64 = 5 << 30, uploadLifetime: Int64 = 7 * 24 * 3600 * 1000,
         clock: @escaping @Sendable () -> Int64, makeID: @escaping @Sendable () -> String = { UUID().uuidString.lowercased() }
     ) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let local = try SQLiteFileMetadata(path: directory.appendingPathComponent("files.sqlite").path)
+        try self.init(
+            directory: directory, metadata: local, local: local, maxObjectSize: maxObjectSize, uploadLifetime: uploadLifetime,
+            clock: clock, makeID: makeID)
+    }
+
+    /// Opens the store with its content in `directory` and its metadata in `metadata` (in a
+    /// cluster: a folder every node mounts, and ``FileMetadataStorage`` in the shared database).
+    public convenience init(
+        directory: URL, metadata: any FileMetadataStorage, maxObjectSize: Int64 = 5 << 30,
+        uploadLifetime: Int64 = 7 * 24 * 3600 * 1000, clock: @escaping @Sendable () -> Int64,
+        makeID: @escaping @Sendable () -> String = { UUID().uuidString.lowercased() }
+    ) throws {
+        try self.init(
+            directory: directory, metadata: metadata, local: nil, maxObjectSize: maxObjectSize, uploadLifetime: uploadLifetime,
+            clock: clock, makeID: makeID)
+    }
+
+    private init(
+        directory: URL, metadata: any FileMetadataStorage, local: SQLiteFileMetadata?, maxObjectSize: Int64,
+        uploadLifetime: Int64, clock: @escaping @Sendable () -> Int64, makeID: @escaping @Sendable () -> String
+    ) throws {
         self.directory = directory
+        self.metadata = metadata
+        self.local = local
         self.maxObjectSize = maxObjectSize
         self.uploadLifetime = uploadLifetime
         self.clock = clock
@@ -50,50 +79,6 @@ public final class FileStore: Sendable {
             try FileManager.default.createDirectory(
                 at: directory.appendingPathComponent(folder), withIntermediateDirectories: true)
         }
-        var configuration = Configuration()
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-        }
-        pool = try DatabasePool(path: directory.appendingPathComponent("files.sqlite").path, configuration: configuration)
-        try Self.migrator.migrate(pool)
-    }
-
-    private static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("files") { db in
-            try db.execute(sql: """
-                CREATE TABLE object (
-                    bucket TEXT NOT NULL,
-                    name TEXT NOT NULL,
-                    blob TEXT NOT NULL,
-                    size INTEGER NOT NULL,
-                    content_type TEXT NOT NULL,
-                    md5 TEXT NOT NULL,
-                    generation INTEGER NOT NULL,
-                    metageneration INTEGER NOT NULL,
-                    time_created INTEGER NOT NULL,
-                    updated INTEGER NOT NULL,
-                    cache_control TEXT,
-                    content_disposition TEXT,
-                    content_encoding TEXT,
-                    content_language TEXT,
-                    custom_metadata TEXT NOT NULL,
-                    download_tokens TEXT NOT NULL,
-                    PRIMARY KEY (bucket, name)
-                ) WITHOUT ROWID;
-                CREATE TABLE upload (
-                    id TEXT PRIMARY KEY NOT NULL,
-                    bucket TEXT NOT NULL,
-                    name TEXT NOT NULL,
-                    fields TEXT NOT NULL,
-                    declared_size INTEGER,
-                    created_at INTEGER NOT NULL,
-                    status TEXT NOT NULL,
-                    generation INTEGER
-                );
-                """)
-        }
-        return migrator
     }
 
     // MARK: - Paths
@@ -110,21 +95,18 @@ public final class FileStore: Sendable {
     // MARK: - Reading
 
     /// The object `name` in `bucket`, if it exists.
-    public func object(bucket: String, name: String) throws -> StoredObject? {
-        try pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM object WHERE bucket = ? AND name = ?", arguments: [bucket, name])
-                .map(Self.object(from:))
-        }
+    public func object(bucket: String, name: String) async throws -> StoredObject? {
+        try await metadata.object(bucket: bucket, name: name)
     }
 
     /// The number of objects in `bucket`.
-    public func count(bucket: String) throws -> Int {
-        try pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM object WHERE bucket = ?", arguments: [bucket]) ?? 0 }
+    public func count(bucket: String) async throws -> Int {
+        try await metadata.count(bucket: bucket)
     }
 
     /// The buckets that hold objects.
-    public func buckets() throws -> [String] {
-        try pool.read { db in try String.fetchAll(db, sql: "SELECT DISTINCT bucket FROM object ORDER BY bucket") }
+    public func buckets() async throws -> [String] {
+        try await metadata.buckets()
     }
 
     // MARK: - Writing
@@ -173,7 +155,7 @@ public final class FileStore: Sendable {
         authorize: Authorization
     ) async throws -> StoredObject {
         let now = clock()
-        let existing = try await blocking { [self] in try object(bucket: bucket, name: name) }
+        let existing = try await metadata.object(bucket: bucket, name: name)
         var custom: [String: String] = [:]
         for (key, value) in fields.customMetadata ?? [:] { if let value { custom[key] = value } }
         let incoming = StoredObject(
@@ -183,19 +165,15 @@ public final class FileStore: Sendable {
             contentEncoding: fields.contentEncoding, contentLanguage: fields.contentLanguage, customMetadata: custom,
             downloadTokens: [makeID()], blob: makeID())
         try authorize(incoming, existing)
+        // Dated now, so that a sweep of shared files (which spares recent ones) leaves it alone
+        // until its record is committed.
+        touch(content.string, now: now)
         let destination = FilePath(blobFolder.appendingPathComponent(incoming.blob).path)
         try await FileSystem.shared.moveItem(at: content, to: destination)
-        let replaced: String? = try await blocking { [self] in
-            Self.syncDirectory(blobFolder.path)
-            return try pool.write { db in
-                let previous = try String.fetchOne(
-                    db, sql: "SELECT blob FROM object WHERE bucket = ? AND name = ?", arguments: [bucket, name])
-                try Self.save(incoming, in: db)
-                return previous
-            }
-        }
+        try await blocking { [blobFolder] in Self.syncDirectory(blobFolder.path) }
+        let (recorded, replaced) = try await metadata.put(incoming)
         if let replaced { removeBlob(replaced) }
-        return incoming
+        return recorded
     }
 
     /// Changes an object's metadata (not its content): each non-nil field of `fields` is set,
@@ -203,12 +181,9 @@ public final class FileStore: Sendable {
     /// given, replaces the tokens.
     public func updateMetadata(
         bucket: String, name: String, fields: ObjectFields, downloadTokens: [String]? = nil,
-        authorize: Authorization = { _, _ in }
-    ) throws -> StoredObject {
-        try pool.write { db in
-            guard let existing = try Row.fetchOne(
-                db, sql: "SELECT * FROM object WHERE bucket = ? AND name = ?", arguments: [bucket, name]
-            ).map(Self.object(from:)) else { throw FilesError.notFound }
+        authorize: @escaping Authorization = { _, _ in }
+    ) async throws -> StoredObject {
+        try await metadata.update(bucket: bucket, name: name) { [clock] existing in
             var updated = existing
             if let type = fields.contentType { updated.contentType = try ObjectName.validatedContentType(type) }
             if let value = fields.cacheControl { updated.cacheControl = value.isEmpty ? nil : value }
@@ -220,65 +195,17 @@ public final class FileStore: Sendable {
             updated.metageneration += 1
             updated.updated = clock()
             try authorize(updated, existing)
-            try Self.save(updated, in: db)
             return updated
         }
     }
 
     /// Deletes the object `name` in `bucket`.
     /// - Throws: ``FilesError/notFound`` when there is none; what `authorize` throws.
-    public func delete(bucket: String, name: String, authorize: @Sendable (_ existing: StoredObject) throws -> Void = { _ in }) throws {
-        let blob: String = try pool.write { db in
-            guard let existing = try Row.fetchOne(
-                db, sql: "SELECT * FROM object WHERE bucket = ? AND name = ?", arguments: [bucket, name]
-            ).map(Self.object(from:)) else { throw FilesError.notFound }
-            try authorize(existing)
-            try db.execute(sql: "DELETE FROM object WHERE bucket = ? AND name = ?", arguments: [bucket, name])
-            return existing.blob
-        }
-        removeBlob(blob)
-    }
-
-    // MARK: - Housekeeping
-
-    /// What ``removeLeftovers()`` removed.
-    public struct Leftovers: Sendable, Equatable {
-        /// Content files no object points at (a crash between moving content and recording it).
-        public var blobs = 0
-        /// Unfinished simple uploads, and resumable uploads past their lifetime or unknown.
-        public var uploads = 0
-
-        public init(blobs: Int = 0, uploads: Int = 0) {
-            self.blobs = blobs
-            self.uploads = uploads
-        }
-    }
-
-    /// Deletes what a crash or an abandoned upload left behind. Call it when the server starts,
-    /// before it accepts requests (it must not run while another process writes to the store).
-    @discardableResult
-    public func removeLeftovers() throws -> Leftovers {
-        var removed = Leftovers()
-        let files = FileManager.default
-        for name in (try? files.contentsOfDirectory(atPath: tmpFolder.path)) ?? [] {
-            try? files.removeItem(at: tmpFolder.appendingPathComponent(name))
-            removed.uploads += 1
-        }
-        let expiry = clock() - uploadLifetime
-        let liveUploads: Set<String> = try pool.write { db in
-            try db.execute(sql: "DELETE FROM upload WHERE created_at <= ?", arguments: [expiry])
-            return Set(try String.fetchAll(db, sql: "SELECT id FROM upload WHERE status = 'active'"))
-        }
-        for name in (try? files.contentsOfDirectory(atPath: uploadFolder.path)) ?? [] where !liveUploads.contains(name) {
-            try? files.removeItem(at: uploadFolder.appendingPathComponent(name))
-            removed.uploads += 1
-        }
-        let referenced: Set<String> = try pool.read { db in Set(try String.fetchAll(db, sql: "SELECT blob FROM object")) }
-        for name in (try? files.contentsOfDirectory(atPath: blobFolder.path)) ?? [] where !referenced.contains(name) {
-            try? files.removeItem(at: blobFolder.appendingPathComponent(name))
-            removed.blobs += 1
-        }
-        return removed
+    public func delete(
+        bucket: String, name: String, authorize: @escaping @Sendable (_ existing: StoredObject) throws -> Void = { _ in }
+    ) async throws {
+        let removed = try await metadata.delete(bucket: bucket, name: name, authorize: authorize)
+        removeBlob(removed.blob)
     }
 
     // MARK: - Helpers
@@ -295,7 +222,13 @@ public final class FileStore: Sendable {
         try? FileManager.default.removeItem(at: blobFolder.appendingPathComponent(blob))
     }
 
-    /// Runs blocking work (SQLite, fsync) on NIO's thread pool rather than the cooperative pool.
+    /// Sets the file's modification time to `now` (milliseconds since the epoch).
+    func touch(_ path: String, now: Int64) {
+        try? FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSince1970: Double(now) / 1000)], ofItemAtPath: path)
+    }
+
+    /// Runs blocking work (fsync) on NIO's thread pool rather than the cooperative pool.
     func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await NIOThreadPool.singleton.runIfActive(work)
     }
@@ -306,34 +239,6 @@ public final class FileStore: Sendable {
         guard descriptor >= 0 else { return }
         _ = fsync(descriptor)
         _ = close(descriptor)
-    }
-
-    static func save(_ object: StoredObject, in db: GRDB.Database) throws {
-        let custom = try String(decoding: JSONEncoder.sorted.encode(object.customMetadata), as: UTF8.self)
-        try db.execute(
-            sql: """
-                INSERT OR REPLACE INTO object (bucket, name, blob, size, content_type, md5, generation, metageneration,
-                    time_created, updated, cache_control, content_disposition, content_encoding, content_language,
-                    custom_metadata, download_tokens)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
-                object.bucket, object.name, object.blob, object.size, object.contentType, object.md5Hash, object.generation,
-                object.metageneration, object.timeCreated, object.updated, object.cacheControl, object.contentDisposition,
-                object.contentEncoding, object.contentLanguage, custom, object.downloadTokens.joined(separator: ","),
-            ])
-    }
-
-    static func object(from row: Row) -> StoredObject {
-        let customText: String = row["custom_metadata"]
-        let custom = (try? JSONDecoder().decode([String: String].self, from: Data(customText.utf8))) ?? [:]
-        let tokens: String = row["download_tokens"]
-        return StoredObject(
-            bucket: row["bucket"], name: row["name"], size: row["size"], contentType: row["content_type"], md5Hash: row["md5"],
-            generation: row["generation"], metageneration: row["metageneration"], timeCreated: row["time_created"],
-            updated: row["updated"], cacheControl: row["cache_control"], contentDisposition: row["content_disposition"],
-            contentEncoding: row["content_encoding"], contentLanguage: row["content_language"], customMetadata: custom,
-            downloadTokens: tokens.split(separator: ",").map(String.init), blob: row["blob"])
     }
 }
 

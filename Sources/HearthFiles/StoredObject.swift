@@ -27,8 +27,8 @@ public struct StoredObject: Sendable, Equatable {
     public var customMetadata: [String: String]
     /// Tokens that let anyone holding one download the object, rules aside.
     public var downloadTokens: [String]
-    /// The file holding the content, relative to the store's blob folder.
-    var blob: String
+    /// The file holding the content, relative to the store's blob folder (a name Hearth made).
+    public var blob: String
 
     public init(
         bucket: String, name: String, size: Int64, contentType: String, md5Hash: String, generation: Int64,

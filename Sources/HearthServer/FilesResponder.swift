@@ -83,7 +83,7 @@ struct FilesResponder: Sendable {
         let parameters = Self.parameters(of: request)
         let requester = try await requester(request, parameters: parameters)
         switch (request.method, target.name) {
-        case (.get, nil): return try list(target.bucket, parameters: parameters, requester: requester)
+        case (.get, nil): return try await list(target.bucket, parameters: parameters, requester: requester)
         case (.post, nil):
             return try await upload(request, bucket: target.bucket, parameters: parameters, requester: requester, context: context)
         case (.put, let name?) where request.headers[.methodOverride]?.lowercased() == "patch":
@@ -91,13 +91,13 @@ struct FilesResponder: Sendable {
         case (.put, nil):
             return try await upload(request, bucket: target.bucket, parameters: parameters, requester: requester, context: context)
         case (.post, let name?) where parameters["create_token"] != nil || parameters["delete_token"] != nil:
-            return try tokens(bucket: target.bucket, name: name, parameters: parameters, requester: requester)
+            return try await tokens(bucket: target.bucket, name: name, parameters: parameters, requester: requester)
         case (.get, let name?):
             return try await get(
                 request, bucket: target.bucket, name: name, parameters: parameters, requester: requester, onAppOrigin: onAppOrigin)
         case (.patch, let name?):
             return try await updateMetadata(request, bucket: target.bucket, name: name, requester: requester)
-        case (.delete, let name?): return try delete(bucket: target.bucket, name: name, requester: requester)
+        case (.delete, let name?): return try await delete(bucket: target.bucket, name: name, requester: requester)
         default: throw FilesError(status: 405, "Method not allowed.")
         }
     }
@@ -140,7 +140,7 @@ struct FilesResponder: Sendable {
 
     // MARK: - Listing
 
-    private func list(_ bucket: String, parameters: [String: String], requester: Requester) throws -> Response {
+    private func list(_ bucket: String, parameters: [String: String], requester: Requester) async throws -> Response {
         let prefix = parameters["prefix"] ?? ""
         var ruleName = Substring(prefix)
         while ruleName.hasSuffix("/") { ruleName = ruleName.dropLast() }
@@ -151,7 +151,7 @@ struct FilesResponder: Sendable {
             maxResults = value
         }
         let delimiter = parameters["delimiter"].flatMap { $0.isEmpty ? nil : $0 }
-        let listing = try store.list(
+        let listing = try await store.list(
             bucket: bucket, prefix: prefix, delimiter: delimiter, pageToken: parameters["pageToken"], maxResults: maxResults)
         var body: [String: Any] = [
             "prefixes": listing.prefixes,
@@ -167,7 +167,7 @@ struct FilesResponder: Sendable {
         _ request: Request, bucket: String, name: String, parameters: [String: String], requester: Requester,
         onAppOrigin: Bool
     ) async throws -> Response {
-        let object = try store.object(bucket: bucket, name: name)
+        let object = try await store.object(bucket: bucket, name: name)
         let media = parameters["alt"] == "media"
         // A download token stands in for the rules: that is what makes a download URL shareable.
         let tokenGranted = media && object != nil && parameters["token"].map { object!.downloadTokens.contains($0) } == true
@@ -325,7 +325,7 @@ struct FilesResponder: Sendable {
         if commands.contains("query") {
             guard let session = try await store.upload(id: id) else { throw FilesError.notFound }
             var response = session.status == .final
-                ? Self.metadataResponse(try store.object(bucket: session.bucket, name: session.name) ?? Self.placeholder(session))
+                ? Self.metadataResponse(try await store.object(bucket: session.bucket, name: session.name) ?? Self.placeholder(session))
                 : Response(status: .ok)
             response.headers[.googUploadStatus] = session.status.rawValue
             response.headers[.googUploadSizeReceived] = String(session.received)
@@ -372,7 +372,7 @@ struct FilesResponder: Sendable {
         if let value = fields.customMetadata?.removeValue(forKey: "firebaseStorageDownloadTokens") {
             tokens = (value ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
-        let object = try store.updateMetadata(bucket: bucket, name: name, fields: fields, downloadTokens: tokens) { [self] updated, existing in
+        let object = try await store.updateMetadata(bucket: bucket, name: name, fields: fields, downloadTokens: tokens) { [self] updated, existing in
             try authorize(.update, bucket: bucket, name: name, requester: requester, incoming: updated, existing: existing)
         }
         return Self.metadataResponse(object)
@@ -380,9 +380,9 @@ struct FilesResponder: Sendable {
 
     /// `POST …/o/<name>?create_token=true` adds a download token; `?delete_token=<token>`
     /// removes one. Admins only, as in Firebase.
-    private func tokens(bucket: String, name: String, parameters: [String: String], requester: Requester) throws -> Response {
+    private func tokens(bucket: String, name: String, parameters: [String: String], requester: Requester) async throws -> Response {
         guard case .admin = requester else { throw FilesError(status: 403, "Missing admin credentials.") }
-        guard let object = try store.object(bucket: bucket, name: name) else { throw FilesError.notFound }
+        guard let object = try await store.object(bucket: bucket, name: name) else { throw FilesError.notFound }
         var tokens = object.downloadTokens
         if let create = parameters["create_token"] {
             guard create == "true" else { throw FilesError.badRequest("create_token must be true.") }
@@ -390,13 +390,13 @@ struct FilesResponder: Sendable {
         } else if let token = parameters["delete_token"] {
             tokens.removeAll { $0 == token }
         }
-        return Self.metadataResponse(try store.updateMetadata(bucket: bucket, name: name, fields: ObjectFields(), downloadTokens: tokens))
+        return Self.metadataResponse(try await store.updateMetadata(bucket: bucket, name: name, fields: ObjectFields(), downloadTokens: tokens))
     }
 
-    private func delete(bucket: String, name: String, requester: Requester) throws -> Response {
-        let existing = try store.object(bucket: bucket, name: name)
+    private func delete(bucket: String, name: String, requester: Requester) async throws -> Response {
+        let existing = try await store.object(bucket: bucket, name: name)
         try authorize(.delete, bucket: bucket, name: name, requester: requester, existing: existing)
-        try store.delete(bucket: bucket, name: name)
+        try await store.delete(bucket: bucket, name: name)
         return Response(status: .noContent)
     }
 

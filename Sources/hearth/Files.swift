@@ -43,11 +43,11 @@ struct Files: AsyncParsableCommand {
         @OptionGroup var options: Options
 
         func run() async throws {
-            try Files.perform {
+            try await Files.perform {
                 let store = try options.store()
                 var token: String?
                 repeat {
-                    let page = try store.list(
+                    let page = try await store.list(
                         bucket: options.bucketName, prefix: prefix, delimiter: recursive ? nil : "/", pageToken: token)
                     for folder in page.prefixes { print("\(String(repeating: " ", count: 10))  \(folder)") }
                     for object in page.items {
@@ -100,10 +100,10 @@ struct Files: AsyncParsableCommand {
 
         @OptionGroup var options: Options
 
-        func run() throws {
-            try Files.perform {
+        func run() async throws {
+            try await Files.perform {
                 let store = try options.store()
-                guard let object = try store.object(bucket: options.bucketName, name: name) else { throw FilesError.notFound }
+                guard let object = try await store.object(bucket: options.bucketName, name: name) else { throw FilesError.notFound }
                 let destination = output ?? String(name.split(separator: "/").last ?? Substring(name))
                 let source = URL(fileURLWithPath: store.contentPath(of: object))
                 if destination == "-" {
@@ -130,10 +130,10 @@ struct Files: AsyncParsableCommand {
         @OptionGroup var options: Options
 
         func run() async throws {
-            try Files.perform {
+            try await Files.perform {
                 let store = try options.store()
                 for name in names {
-                    try store.delete(bucket: options.bucketName, name: name)
+                    try await store.delete(bucket: options.bucketName, name: name)
                     print("deleted \(name)")
                 }
             }
@@ -141,14 +141,6 @@ struct Files: AsyncParsableCommand {
     }
 
     /// Runs a file operation; a refusal is printed as `error: <message>` with exit status 1.
-    static func perform(_ work: () throws -> Void) throws {
-        do {
-            try work()
-        } catch let error as FilesError {
-            fail(error.message)
-        }
-    }
-
     static func perform(_ work: () async throws -> Void) async throws {
         do {
             try await work()

@@ -68,7 +68,7 @@ import Testing
             #expect(stored.customMetadata == ["caption": "sunset"])
             #expect(stored.downloadTokens.count == 1)
             #expect(stored.metageneration == 1)
-            #expect(try store.object(bucket: Self.bucket, name: "alice/full/p1/photo.jpg") == stored)
+            #expect(try await store.object(bucket: Self.bucket, name: "alice/full/p1/photo.jpg") == stored)
             #expect(try Self.content(store, stored) == data)
             // Without a content type, Cloud Storage's default.
             let plain = try await store.upload(bucket: Self.bucket, name: "notes.bin", fields: ObjectFields(), body: Self.body([1, 2, 3]))
@@ -92,7 +92,7 @@ import Testing
             await #expect(throws: TestServerError.self) {
                 try await store.upload(bucket: Self.bucket, name: "a.bin", fields: ObjectFields(), body: Self.brokenBody(Self.bytes(300)))
             }
-            #expect(try store.object(bucket: Self.bucket, name: "a.bin") == nil)
+            #expect(try await store.object(bucket: Self.bucket, name: "a.bin") == nil)
             #expect(Self.files(in: directory.url.appendingPathComponent("tmp")).isEmpty)
             #expect(Self.files(in: directory.url.appendingPathComponent("blobs")).isEmpty)
         }
@@ -104,7 +104,7 @@ import Testing
                 try await store.upload(bucket: Self.bucket, name: "big.bin", fields: ObjectFields(), body: Self.body(Self.bytes(5000)))
             }
             #expect(error?.status == 413)
-            #expect(try store.object(bucket: Self.bucket, name: "big.bin") == nil)
+            #expect(try await store.object(bucket: Self.bucket, name: "big.bin") == nil)
             #expect(Self.files(in: directory.url.appendingPathComponent("tmp")).isEmpty)
             // Exactly at the limit is fine.
             let fits = try await store.upload(bucket: Self.bucket, name: "fits.bin", fields: ObjectFields(), body: Self.body(Self.bytes(4096)))
@@ -125,7 +125,7 @@ import Testing
                     throw FilesError.permissionDenied
                 }
             }
-            #expect(try store.object(bucket: Self.bucket, name: "a.png") == kept)
+            #expect(try await store.object(bucket: Self.bucket, name: "a.png") == kept)
             #expect(Self.files(in: directory.url.appendingPathComponent("tmp")).isEmpty)
             #expect(Self.files(in: directory.url.appendingPathComponent("blobs")).count == 1)
         }
@@ -172,7 +172,7 @@ import Testing
             let stored = try await store.upload(
                 bucket: Self.bucket, name: "a.jpg", fields: ObjectFields(contentType: "image/jpeg", customMetadata: ["a": "1", "b": "2"]),
                 body: Self.body([1, 2, 3]))
-            let updated = try store.updateMetadata(
+            let updated = try await store.updateMetadata(
                 bucket: Self.bucket, name: "a.jpg",
                 fields: ObjectFields(cacheControl: "public, max-age=60", customMetadata: ["b": nil, "c": "3"]),
                 downloadTokens: ["t1", "t2"])
@@ -183,9 +183,9 @@ import Testing
             #expect(updated.metageneration == 2)
             #expect(updated.generation == stored.generation)
             #expect(updated.etag != stored.etag)
-            #expect(try store.object(bucket: Self.bucket, name: "a.jpg") == updated)
-            #expect(throws: FilesError.notFound) {
-                try store.updateMetadata(bucket: Self.bucket, name: "missing", fields: ObjectFields())
+            #expect(try await store.object(bucket: Self.bucket, name: "a.jpg") == updated)
+            await #expect(throws: FilesError.notFound) {
+                try await store.updateMetadata(bucket: Self.bucket, name: "missing", fields: ObjectFields())
             }
         }
     }
@@ -193,14 +193,14 @@ import Testing
     @Test func deletingRemovesTheObjectAndItsContent() async throws {
         try await Self.withStore { (store: FileStore, directory: TemporaryDirectory) async throws in
             _ = try await store.upload(bucket: Self.bucket, name: "a.jpg", fields: ObjectFields(), body: Self.body([1]))
-            #expect(throws: FilesError.permissionDenied) {
-                try store.delete(bucket: Self.bucket, name: "a.jpg") { _ in throw FilesError.permissionDenied }
+            await #expect(throws: FilesError.permissionDenied) {
+                try await store.delete(bucket: Self.bucket, name: "a.jpg") { _ in throw FilesError.permissionDenied }
             }
-            #expect(try store.object(bucket: Self.bucket, name: "a.jpg") != nil)
-            try store.delete(bucket: Self.bucket, name: "a.jpg")
-            #expect(try store.object(bucket: Self.bucket, name: "a.jpg") == nil)
+            #expect(try await store.object(bucket: Self.bucket, name: "a.jpg") != nil)
+            try await store.delete(bucket: Self.bucket, name: "a.jpg")
+            #expect(try await store.object(bucket: Self.bucket, name: "a.jpg") == nil)
             #expect(Self.files(in: directory.url.appendingPathComponent("blobs")).isEmpty)
-            #expect(throws: FilesError.notFound) { try store.delete(bucket: Self.bucket, name: "a.jpg") }
+            await #expect(throws: FilesError.notFound) { try await store.delete(bucket: Self.bucket, name: "a.jpg") }
         }
     }
 
@@ -216,16 +216,16 @@ import Testing
             }
             _ = try await store.upload(bucket: "other-bucket", name: "alice/x.txt", fields: ObjectFields(), body: Self.body([1]))
 
-            let top = try store.list(bucket: Self.bucket, delimiter: "/")
+            let top = try await store.list(bucket: Self.bucket, delimiter: "/")
             #expect(top.prefixes == ["alice/", "bob/"])
             #expect(top.items.map(\.name) == ["readme.txt", "zed.txt"])
             #expect(top.nextPageToken == nil)
 
-            let alice = try store.list(bucket: Self.bucket, prefix: "alice/", delimiter: "/")
+            let alice = try await store.list(bucket: Self.bucket, prefix: "alice/", delimiter: "/")
             #expect(alice.prefixes == ["alice/full/", "alice/thumb/"])
             #expect(alice.items.map(\.name) == ["alice/avatar.png"])
 
-            let everything = try store.list(bucket: Self.bucket, prefix: "alice/")
+            let everything = try await store.list(bucket: Self.bucket, prefix: "alice/")
             #expect(everything.prefixes.isEmpty)
             #expect(everything.items.map(\.name) == ["alice/avatar.png", "alice/full/p1/a.jpg", "alice/thumb/p1/a.jpg"])
 
@@ -234,7 +234,7 @@ import Testing
             var token: String?
             var pages = 0
             repeat {
-                let page = try store.list(bucket: Self.bucket, delimiter: "/", pageToken: token, maxResults: 2)
+                let page = try await store.list(bucket: Self.bucket, delimiter: "/", pageToken: token, maxResults: 2)
                 #expect(page.prefixes.count + page.items.count <= 2)
                 seen += page.prefixes + page.items.map(\.name)
                 token = page.nextPageToken
@@ -243,9 +243,9 @@ import Testing
             #expect(seen == ["alice/", "bob/", "readme.txt", "zed.txt"])
             #expect(pages == 2)
 
-            #expect(throws: FilesError.self) { try store.list(bucket: Self.bucket, pageToken: "not a token!") }
-            #expect(throws: FilesError.self) { try store.list(bucket: Self.bucket, maxResults: 0) }
-            #expect(throws: FilesError.self) { try store.list(bucket: Self.bucket, delimiter: "|") }
+            await #expect(throws: FilesError.self) { try await store.list(bucket: Self.bucket, pageToken: "not a token!") }
+            await #expect(throws: FilesError.self) { try await store.list(bucket: Self.bucket, maxResults: 0) }
+            await #expect(throws: FilesError.self) { try await store.list(bucket: Self.bucket, delimiter: "|") }
         }
     }
 
@@ -273,7 +273,7 @@ import Testing
             #expect(wrong?.status == 400)
             #expect(try await store.upload(id: started.id)?.received == 5000)
             // Nothing is visible until the upload is finished.
-            #expect(try store.object(bucket: Self.bucket, name: "alice/full/p1/big.jpg") == nil)
+            #expect(try await store.object(bucket: Self.bucket, name: "alice/full/p1/big.jpg") == nil)
             _ = try await store.appendChunk(id: started.id, offset: 5000, body: Self.body(Array(data[5000...])))
             let object = try await store.finishUpload(id: started.id)
             #expect(object.size == 10_000)
@@ -315,7 +315,7 @@ import Testing
             await #expect(throws: FilesError.permissionDenied) {
                 try await store.finishUpload(id: upload.id) { _, _ in throw FilesError.permissionDenied }
             }
-            #expect(try store.object(bucket: Self.bucket, name: "a.txt") == nil)
+            #expect(try await store.object(bucket: Self.bucket, name: "a.txt") == nil)
             #expect(try await store.upload(id: upload.id)?.received == 3)
             try await store.cancelUpload(id: upload.id)
             #expect(try await store.upload(id: upload.id)?.status == .cancelled)

@@ -1,0 +1,235 @@
+import Foundation
+import GRDB
+
+/// A file store's metadata in one SQLite file (WAL, `synchronous=FULL`): a single node's
+/// `files/files.sqlite`. Work runs on GRDB's own queues, never blocking the cooperative pool.
+/// The methods are documented on ``FileMetadataStorage``.
+public final class SQLiteFileMetadata: FileMetadataStorage {
+    let pool: DatabasePool
+
+    /// Opens (creating if needed) the metadata database at `path`.
+    public init(path: String) throws {
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        pool = try DatabasePool(path: path, configuration: configuration)
+        try Self.migrator.migrate(pool)
+    }
+
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("files") { db in
+            try db.execute(sql: """
+                CREATE TABLE object (
+                    bucket TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    blob TEXT NOT NULL,
+                    size INTEGER NOT NULL,
+                    content_type TEXT NOT NULL,
+                    md5 TEXT NOT NULL,
+                    generation INTEGER NOT NULL,
+                    metageneration INTEGER NOT NULL,
+                    time_created INTEGER NOT NULL,
+                    updated INTEGER NOT NULL,
+                    cache_control TEXT,
+                    content_disposition TEXT,
+                    content_encoding TEXT,
+                    content_language TEXT,
+                    custom_metadata TEXT NOT NULL,
+                    download_tokens TEXT NOT NULL,
+                    PRIMARY KEY (bucket, name)
+                ) WITHOUT ROWID;
+                CREATE TABLE upload (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    bucket TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    fields TEXT NOT NULL,
+                    declared_size INTEGER,
+                    created_at INTEGER NOT NULL,
+                    status TEXT NOT NULL,
+                    generation INTEGER
+                );
+                """)
+        }
+        return migrator
+    }
+
+    // MARK: - Objects
+
+    public func object(bucket: String, name: String) async throws -> StoredObject? {
+        try await pool.read { db in try Self.object(bucket: bucket, name: name, in: db) }
+    }
+
+    public func count(bucket: String) async throws -> Int {
+        try await pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM object WHERE bucket = ?", arguments: [bucket]) ?? 0
+        }
+    }
+
+    public func buckets() async throws -> [String] {
+        try await pool.read { db in try String.fetchAll(db, sql: "SELECT DISTINCT bucket FROM object ORDER BY bucket") }
+    }
+
+    public func put(_ object: StoredObject) async throws -> (object: StoredObject, replacedBlob: String?) {
+        try await pool.write { db in
+            var object = object
+            let previous = try Self.object(bucket: object.bucket, name: object.name, in: db)
+            if let previous, previous.generation >= object.generation { object.generation = previous.generation + 1 }
+            try Self.save(object, in: db)
+            return (object, previous?.blob)
+        }
+    }
+
+    public func update(
+        bucket: String, name: String, _ change: @escaping @Sendable (StoredObject) throws -> StoredObject
+    ) async throws -> StoredObject {
+        try await pool.write { db in
+            guard let existing = try Self.object(bucket: bucket, name: name, in: db) else { throw FilesError.notFound }
+            let updated = try change(existing)
+            try Self.save(updated, in: db)
+            return updated
+        }
+    }
+
+    public func delete(
+        bucket: String, name: String, authorize: @escaping @Sendable (StoredObject) throws -> Void
+    ) async throws -> StoredObject {
+        try await pool.write { db in
+            guard let existing = try Self.object(bucket: bucket, name: name, in: db) else { throw FilesError.notFound }
+            try authorize(existing)
+            try db.execute(sql: "DELETE FROM object WHERE bucket = ? AND name = ?", arguments: [bucket, name])
+            return existing
+        }
+    }
+
+    public func objects(bucket: String, after: String?, from: String, before: String?, limit: Int) async throws -> [StoredObject] {
+        try await pool.read { db in
+            var sql = "SELECT * FROM object WHERE bucket = ?"
+            var arguments: StatementArguments = [bucket]
+            if let after {
+                sql += " AND name > ?"
+                _ = arguments.append(contentsOf: [after])
+            } else {
+                sql += " AND name >= ?"
+                _ = arguments.append(contentsOf: [from])
+            }
+            if let before {
+                sql += " AND name < ?"
+                _ = arguments.append(contentsOf: [before])
+            }
+            sql += " ORDER BY name LIMIT ?"
+            _ = arguments.append(contentsOf: [limit])
+            return try Row.fetchAll(db, sql: sql, arguments: arguments).map(Self.object(from:))
+        }
+    }
+
+    public func referencedBlobs(among blobs: [String]) async throws -> Set<String> {
+        try await pool.read { db in try Self.referencedBlobs(among: blobs, in: db) }
+    }
+
+    static func referencedBlobs(among blobs: [String], in db: Database) throws -> Set<String> {
+        let wanted = Set(blobs)
+        return Set(try String.fetchAll(db, sql: "SELECT blob FROM object")).intersection(wanted)
+    }
+
+    // MARK: - Uploads
+
+    public func addUpload(_ session: UploadSession) async throws {
+        let encoded = String(decoding: try JSONEncoder.sorted.encode(session.fields), as: UTF8.self)
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO upload (id, bucket, name, fields, declared_size, created_at, status)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    session.id, session.bucket, session.name, encoded, session.declaredSize, session.createdAt,
+                    session.status.rawValue,
+                ])
+        }
+    }
+
+    public func upload(id: String) async throws -> UploadSession? {
+        try await pool.read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM upload WHERE id = ?", arguments: [id]) else { return nil }
+            let fieldsText: String = row["fields"]
+            let fields = (try? JSONDecoder().decode(ObjectFields.self, from: Data(fieldsText.utf8))) ?? ObjectFields()
+            return UploadSession(
+                id: id, bucket: row["bucket"], name: row["name"], fields: fields, declaredSize: row["declared_size"], received: 0,
+                status: UploadSession.Status(rawValue: row["status"]) ?? .cancelled, createdAt: row["created_at"])
+        }
+    }
+
+    public func setUpload(id: String, status: UploadSession.Status, generation: Int64?) async throws {
+        try await pool.write { db in
+            if let generation {
+                try db.execute(
+                    sql: "UPDATE upload SET status = ?, generation = ? WHERE id = ?", arguments: [status.rawValue, generation, id])
+            } else {
+                try db.execute(sql: "UPDATE upload SET status = ? WHERE id = ?", arguments: [status.rawValue, id])
+            }
+        }
+    }
+
+    public func removeUploads(createdAtOrBefore time: Int64) async throws {
+        try await pool.write { db in try db.execute(sql: "DELETE FROM upload WHERE created_at <= ?", arguments: [time]) }
+    }
+
+    public func activeUploads(among ids: [String]) async throws -> Set<String> {
+        try await pool.read { db in Set(try Self.activeUploads(in: db)).intersection(ids) }
+    }
+
+    static func activeUploads(in db: Database) throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT id FROM upload WHERE status = 'active'")
+    }
+
+    // MARK: - A single node's start
+
+    /// Forgets the uploads made at or before `time`, and gives the IDs of the active ones left
+    /// (``FileStore/removeLeftovers()``, which runs before the server takes requests).
+    func liveUploads(removingCreatedAtOrBefore time: Int64) throws -> Set<String> {
+        try pool.write { db in
+            try db.execute(sql: "DELETE FROM upload WHERE created_at <= ?", arguments: [time])
+            return Set(try Self.activeUploads(in: db))
+        }
+    }
+
+    /// Every content file an object points at.
+    func referencedBlobs() throws -> Set<String> {
+        try pool.read { db in Set(try String.fetchAll(db, sql: "SELECT blob FROM object")) }
+    }
+
+    // MARK: - Rows
+
+    static func object(bucket: String, name: String, in db: Database) throws -> StoredObject? {
+        try Row.fetchOne(db, sql: "SELECT * FROM object WHERE bucket = ? AND name = ?", arguments: [bucket, name])
+            .map(object(from:))
+    }
+
+    static func save(_ object: StoredObject, in db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT OR REPLACE INTO object (bucket, name, blob, size, content_type, md5, generation, metageneration,
+                    time_created, updated, cache_control, content_disposition, content_encoding, content_language,
+                    custom_metadata, download_tokens)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                object.bucket, object.name, object.blob, object.size, object.contentType, object.md5Hash, object.generation,
+                object.metageneration, object.timeCreated, object.updated, object.cacheControl, object.contentDisposition,
+                object.contentEncoding, object.contentLanguage, try StoredObject.customMetadataText(object.customMetadata),
+                StoredObject.downloadTokensText(object.downloadTokens),
+            ])
+    }
+
+    static func object(from row: Row) -> StoredObject {
+        StoredObject(
+            bucket: row["bucket"], name: row["name"], size: row["size"], contentType: row["content_type"], md5Hash: row["md5"],
+            generation: row["generation"], metageneration: row["metageneration"], timeCreated: row["time_created"],
+            updated: row["updated"], cacheControl: row["cache_control"], contentDisposition: row["content_disposition"],
+            contentEncoding: row["content_encoding"], contentLanguage: row["content_language"],
+            customMetadata: StoredObject.customMetadata(text: row["custom_metadata"]),
+            downloadTokens: StoredObject.downloadTokens(text: row["download_tokens"]), blob: row["blob"])
+    }
+}
