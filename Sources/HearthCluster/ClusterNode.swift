@@ -47,6 +47,8 @@ public final class ClusterNode: Service {
     public let accounts: PostgresAccountStore
     /// Secrets every node shares (the token signing key, the admin token).
     public let secrets: ClusterSecrets
+    /// File metadata (objects and resumable uploads); the content is in a shared folder.
+    public let fileMetadata: PostgresFileMetadata
     let logger: Logger
     private let handlers = Mutex(Handlers())
 
@@ -60,6 +62,7 @@ public final class ClusterNode: Service {
         disconnects = ClusterDisconnects(client: client, node: settings.id, logger: logger)
         accounts = PostgresAccountStore(client: client, logger: logger)
         secrets = ClusterSecrets(client: client, logger: logger)
+        fileMetadata = PostgresFileMetadata(client: client, logger: logger)
     }
 
     /// Runs the connection pool until the task is cancelled.
@@ -75,6 +78,7 @@ public final class ClusterNode: Service {
         try await disconnects.prepare()
         try await accounts.prepare()
         try await secrets.prepare()
+        try await fileMetadata.prepare()
         try await nodes.heartbeat(
             node: settings.id, address: settings.address, leaseSeconds: settings.leaseSeconds, applied: [:])
     }

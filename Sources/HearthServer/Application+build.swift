@@ -39,12 +39,21 @@ public func buildApplication(
     let accounts = try await makeAuthService(
         configuration: configuration, folder: folder, cluster: cluster, http: providerHTTP, logger: logger)
     let storageRules = try configuration.storageRules.map { text throws(StorageRulesSyntaxError) in try StorageRules(parsing: text) }
-    let files = try FileStore(
-        directory: configuration.filesDirectory ?? folder.url.appendingPathComponent("files"), maxObjectSize: configuration.maxFileBytes,
-        clock: configuration.clock)
-    // This process holds the data folder: what a crash left half-done can go. (Not in a cluster,
-    // whose nodes share the files folder: another node's upload may be under way.)
-    if cluster == nil {
+    let filesDirectory = configuration.filesDirectory ?? folder.url.appendingPathComponent("files")
+    let files: FileStore
+    if let cluster {
+        // Content in the folder every node mounts, metadata in the cluster's PostgreSQL. Only
+        // what is a day old can be a crash's leftover: another node's upload may be under way.
+        files = try FileStore(
+            directory: filesDirectory, metadata: cluster.fileMetadata, maxObjectSize: configuration.maxFileBytes,
+            clock: configuration.clock)
+        let leftovers = try await files.removeLeftovers(keepingNewerThan: 24 * 3600 * 1000)
+        if leftovers != FileStore.Leftovers() {
+            logger.info("removed day-old unfinished uploads", metadata: ["uploads": "\(leftovers.uploads)", "files": "\(leftovers.blobs)"])
+        }
+    } else {
+        files = try FileStore(directory: filesDirectory, maxObjectSize: configuration.maxFileBytes, clock: configuration.clock)
+        // This process holds the data folder: what a crash left half-done can go.
         let leftovers = try files.removeLeftovers()
         if leftovers != FileStore.Leftovers() {
             logger.info("removed unfinished uploads", metadata: ["uploads": "\(leftovers.uploads)", "files": "\(leftovers.blobs)"])
