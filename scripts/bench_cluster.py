@@ -50,10 +50,26 @@ def main():
             single.stop()
         cluster = Cluster(count=3, with_nginx=False, durable=True)
         try:
+            rate = ws_writes(bench, [cluster.nodes[0].port], 48, options.seconds)
+            print(f"| durable writes/s, one node of a three-node cluster, 48 connections | {rate:,.0f}/s |")
             rate = ws_writes(bench, [node.port for node in cluster.nodes], 16, options.seconds)
             print(f"| durable writes/s, three nodes on one PostgreSQL, 16 connections each | {rate:,.0f}/s |")
+            appends = cluster.postgres.psql("SELECT count(*), count(DISTINCT committed_at) FROM hearth_log WHERE database = 'writes'")
+            records, transactions = (int(part) for part in appends.strip().split("|"))
+            print(f"| records per PostgreSQL append (group commit) over both runs | {records / max(transactions, 1):.1f} "
+                  f"({records:,} records in {transactions:,} transactions) |")
         finally:
             cluster.close()
+    if "fanout" in wanted:
+        folder = Path(tempfile.mkdtemp(prefix="hearth-bench-single-"))
+        (folder / "rules.json").write_text(json.dumps(OPEN_RULES))
+        single = Hearth(data=folder / "data", rules_file=folder / "rules.json").start(0)
+        try:
+            line = run([bench, "ws-fanout", "--port", str(single.port), "--listeners", str(options.listeners),
+                        "--writes", "20", "--namespace", "fanout"]).strip()
+            print(line.replace("| fan-out to", "| one node on SQLite: fan-out to", 1))
+        finally:
+            single.stop()
     if wanted & {"fanout", "lag", "catchup"}:
         cluster = Cluster(count=3, with_nginx=False, durable=True)
         try:
