@@ -66,13 +66,14 @@ extension ClusterLog: SharedLog {
     }
 
     /// One transaction: taken only under the database's snapshot lock (another node storing one
-    /// makes this return false at once) and only if it is newer than the newest stored. It then
-    /// replaces the older snapshots and drops the log up to the previous snapshot, so a node
-    /// that is behind by less than one snapshot's worth still catches up from the log.
-    public func storeSnapshot(database: String, _ snapshot: SharedSnapshot) async throws -> Bool {
-        let settings = String(decoding: try JSONEncoder().encode(snapshot.settings), as: UTF8.self)
-        let bytes = Int64(snapshot.chunks.reduce(0) { $0 + $1.count })
-        return try await client.withTransaction(logger: logger) { connection in
+    /// makes this return false at once, before `make` runs) and only if it is newer than the
+    /// newest stored. It then replaces the older snapshots and drops the log up to the previous
+    /// snapshot, so a node that is behind by less than one snapshot's worth still catches up
+    /// from the log.
+    public func storeSnapshot(
+        database: String, make: @escaping @Sendable () async throws -> SharedSnapshot
+    ) async throws -> Bool {
+        try await client.withTransaction(logger: logger) { connection in
             let locked = try await connection.query(
                 "SELECT pg_try_advisory_xact_lock(7361002, hashtext(\(database)))", logger: logger)
             var gotLock = false
@@ -82,7 +83,10 @@ extension ClusterLog: SharedLog {
                 "SELECT COALESCE(MAX(sequence), 0) FROM hearth_snapshot_done WHERE database = \(database)", logger: logger)
             var previous: Int64 = 0
             for try await (value) in newest.decode(Int64.self) { previous = value }
+            let snapshot = try await make()
             guard snapshot.sequence > previous else { return false }
+            let settings = String(decoding: try JSONEncoder().encode(snapshot.settings), as: UTF8.self)
+            let bytes = Int64(snapshot.chunks.reduce(0) { $0 + $1.count })
             for (index, chunk) in snapshot.chunks.enumerated() {
                 let data = ByteBuffer(bytes: chunk)
                 try await connection.query(

@@ -492,30 +492,40 @@ extension Database {
         guard let shared else { return false }
         writer.withLock { $0.replica!.snapshotting = true }
         defer { writer.withLock { $0.replica!.snapshotting = false } }
-        let (version, settings) = writer.withLock { state in
-            (published.withLock { $0 }, state.replica!.settings)
-        }
-        let chunks = await withCheckedContinuation { continuation in
-            // Serializing a large tree takes a while: off the cooperative pool.
-            snapshotQueue.async {
-                var chunks: [[UInt8]] = []
-                var writer = JSONWriter(format: .init(export: true), chunkSize: 4 << 20) { chunks.append(Array($0)) }
-                try? writer.writeFlushing(version.state.root)
-                continuation.resume(returning: chunks)
+        let taken = Mutex<(sequence: Int64, bytes: Int)?>(nil)
+        let stored = try await shared.storeSnapshot(database: name) { [self] in
+            let (version, settings) = writer.withLock { state in
+                (published.withLock { $0 }, state.replica!.settings)
             }
+            let chunks = await withCheckedContinuation { continuation in
+                // Serializing a large tree takes a while: off the cooperative pool.
+                snapshotQueue.async {
+                    var chunks: [[UInt8]] = []
+                    var writer = JSONWriter(format: .init(export: true), chunkSize: 4 << 20) { chunks.append(Array($0)) }
+                    try? writer.writeFlushing(version.state.root)
+                    continuation.resume(returning: chunks)
+                }
+            }
+            taken.withLock { $0 = (version.sequence, chunks.reduce(0) { $0 + $1.count }) }
+            return SharedSnapshot(sequence: version.sequence, chunks: chunks, settings: settings)
         }
-        let stored = try await shared.storeSnapshot(
-            database: name, SharedSnapshot(sequence: version.sequence, chunks: chunks, settings: settings))
-        let bytes = chunks.reduce(0) { $0 + $1.count }
+        let snapshot = taken.withLock { $0 }
         writer.withLock { state in
-            // Records applied while the snapshot was taken count towards the next one.
-            let covered = state.replica!.position - version.sequence
-            state.replica!.recordsSinceSnapshot = Int(max(0, covered))
+            // Records applied since the snapshot (this one, or the newest another node stored
+            // while this one waited) count towards the next one.
+            guard let snapshot else {
+                state.replica!.recordsSinceSnapshot = 0
+                state.replica!.bytesSinceSnapshot = 0
+                return
+            }
+            state.replica!.recordsSinceSnapshot = Int(max(0, state.replica!.position - snapshot.sequence))
             state.replica!.bytesSinceSnapshot = 0
-            state.replica!.lastSnapshotBytes = bytes
+            state.replica!.lastSnapshotBytes = snapshot.bytes
         }
-        if stored {
-            logger.info("snapshot stored in the cluster", metadata: ["database": "\(name)", "sequence": "\(version.sequence)", "bytes": "\(bytes)"])
+        if stored, let snapshot {
+            logger.info("snapshot stored in the cluster", metadata: [
+                "database": "\(name)", "sequence": "\(snapshot.sequence)", "bytes": "\(snapshot.bytes)",
+            ])
         }
         return stored
     }

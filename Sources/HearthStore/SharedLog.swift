@@ -17,10 +17,11 @@ public protocol SharedLog: Sendable {
     /// The newest snapshot of `database`, if one was stored.
     func newestSnapshot(database: String) async throws -> SharedSnapshot?
 
-    /// Stores `snapshot` and compacts the log behind the snapshot before it, unless another
-    /// node is storing one at the same time or a newer one exists.
+    /// Stores the snapshot `make` takes and compacts the log behind the snapshot before it.
+    /// `make` runs only while no other node is storing one, and what it returns is stored only
+    /// if it is newer than the newest stored, so nodes do not all serialize a tree at once.
     /// - Returns: true when it was stored.
-    func storeSnapshot(database: String, _ snapshot: SharedSnapshot) async throws -> Bool
+    func storeSnapshot(database: String, make: @escaping @Sendable () async throws -> SharedSnapshot) async throws -> Bool
 }
 
 /// What ``SharedLog/append(database:after:records:)`` did.
