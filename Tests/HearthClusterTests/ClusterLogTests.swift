@@ -19,21 +19,10 @@ import Testing
     /// Runs `body` with `nodes` clients (one pool each, as separate nodes would have) on a new
     /// PostgreSQL, each log prepared.
     static func withLogs(nodes: Int = 1, _ body: ([ClusterLog]) async throws -> Void) async throws {
-        let postgres = try TestPostgres()
-        defer { postgres.stop() }
-        let clients = (0..<nodes).map { _ in
-            PostgresClient(
-                configuration: PostgresClient.Configuration(
-                    host: "127.0.0.1", port: postgres.port, username: postgres.user, password: nil, database: postgres.database,
-                    tls: .disable),
-                backgroundLogger: logger)
-        }
-        try await withThrowingDiscardingTaskGroup { group in
-            for client in clients { group.addTask { await client.run() } }
+        try await TestPostgres.withClients(nodes, logger: logger) { clients in
             let logs = clients.map { ClusterLog(client: $0, logger: logger) }
             for log in logs { try await log.prepare() }
             try await body(logs)
-            group.cancelAll()
         }
     }
 

@@ -16,24 +16,13 @@ import Testing
     static func withStores(
         nodes: Int = 1, _ body: ([PostgresAccountStore], [PostgresClient]) async throws -> Void
     ) async throws {
-        let postgres = try TestPostgres()
-        defer { postgres.stop() }
-        let clients = (0..<nodes).map { _ in
-            PostgresClient(
-                configuration: PostgresClient.Configuration(
-                    host: "127.0.0.1", port: postgres.port, username: postgres.user, password: nil, database: postgres.database,
-                    tls: .disable),
-                backgroundLogger: ClusterLogTests.logger)
-        }
-        try await withThrowingDiscardingTaskGroup { group in
-            for client in clients { group.addTask { await client.run() } }
+        try await TestPostgres.withClients(nodes) { clients in
             let stores = clients.map { PostgresAccountStore(client: $0, logger: ClusterLogTests.logger) }
             try await withThrowingTaskGroup(of: Void.self) { preparing in
                 for store in stores { preparing.addTask { try await store.prepare() } }
                 try await preparing.waitForAll()
             }
             try await body(stores, clients)
-            group.cancelAll()
         }
     }
 

@@ -17,28 +17,20 @@ import Testing
         _ count: Int, options: DatabaseOptions = DatabaseOptions(),
         _ body: (_ replicas: [Database], _ logs: [ClusterLog]) async throws -> Void
     ) async throws {
-        let postgres = try TestPostgres()
-        defer { postgres.stop() }
-        let clients = (0..<count).map { _ in
-            PostgresClient(
-                configuration: PostgresClient.Configuration(
-                    host: "127.0.0.1", port: postgres.port, username: postgres.user, password: nil, database: postgres.database,
-                    tls: .disable),
-                backgroundLogger: ClusterLogTests.logger)
-        }
-        try await withThrowingDiscardingTaskGroup { group in
-            for client in clients { group.addTask { await client.run() } }
-            let logs = clients.enumerated().map { ClusterLog(client: $1, node: "n\($0)", logger: ClusterLogTests.logger) }
-            for log in logs { try await log.prepare() }
-            var replicas: [Database] = []
-            for log in logs {
-                let replica = try await Database.replica(name: "db", log: log, options: options, logger: ClusterLogTests.logger)
-                group.addTask { await replica.runReplication() }
-                replicas.append(replica)
+        try await TestPostgres.withClients(count) { clients in
+            try await withThrowingDiscardingTaskGroup { group in
+                let logs = clients.enumerated().map { ClusterLog(client: $1, node: "n\($0)", logger: ClusterLogTests.logger) }
+                for log in logs { try await log.prepare() }
+                var replicas: [Database] = []
+                for log in logs {
+                    let replica = try await Database.replica(name: "db", log: log, options: options, logger: ClusterLogTests.logger)
+                    group.addTask { await replica.runReplication() }
+                    replicas.append(replica)
+                }
+                try await body(replicas, logs)
+                for replica in replicas { replica.close() }
+                group.cancelAll()
             }
-            try await body(replicas, logs)
-            for replica in replicas { replica.close() }
-            group.cancelAll()
         }
     }
 
