@@ -48,11 +48,17 @@ public final class ClusterDatabases: DatabaseProvider {
         guard let task else { throw HearthError(.unavailable, "The server is stopping.") }
         do {
             let database = try await task.value
-            let isNew = state.withLock { state -> Bool in
+            let (isNew, closed) = state.withLock { state -> (Bool, Bool) in
                 state.opening[name] = nil
-                guard state.open[name] == nil else { return false }
+                guard !state.closed else { return (false, true) }
+                guard state.open[name] == nil else { return (false, false) }
                 state.open[name] = database
-                return true
+                return (true, false)
+            }
+            if closed {
+                // Loaded after the node began to stop: it would get no replication task.
+                database.close()
+                throw HearthError(.unavailable, "The server is stopping.")
             }
             if isNew { announceOpened.yield(database) }
             return state.withLock { $0.open[name] } ?? database

@@ -74,6 +74,44 @@ public final class ClusterDisconnects: DisconnectQueue {
         try await claim(node: node)
     }
 
+    public func claim(session: String, known: [DisconnectQueueStore.Record]) async throws -> [DisconnectQueueStore.Record] {
+        let claimed = try await records(
+            client.query(
+                """
+                DELETE FROM hearth_disconnect WHERE session = \(session)
+                RETURNING session, position, database, kind, path, data
+                """, logger: logger))
+        return claimed.sorted { $0.position < $1.position }
+    }
+
+    /// Takes over the nodes whose lease ran out and that nobody took over yet, and claims
+    /// their operations, in one transaction: a node is taken over by exactly one other, which
+    /// gets every operation it had, and a node that renewed its lease meanwhile is left alone.
+    /// - Returns: each node taken over, with its operations by session and then position.
+    public func takeOverExpired(by taker: String) async throws -> [(node: String, records: [DisconnectQueueStore.Record])] {
+        try await client.withTransaction(logger: logger) { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE hearth_node SET taken_over_by = \(taker)
+                WHERE lease_until < now() AND taken_over_by IS NULL AND id <> \(taker)
+                RETURNING id
+                """, logger: logger)
+            var dead: [String] = []
+            for try await (id) in rows.decode(String.self) { dead.append(id) }
+            var taken: [(node: String, records: [DisconnectQueueStore.Record])] = []
+            for node in dead.sorted() {
+                let claimed = try await records(
+                    connection.query(
+                        """
+                        DELETE FROM hearth_disconnect WHERE node = \(node)
+                        RETURNING session, position, database, kind, path, data
+                        """, logger: logger))
+                taken.append((node, claimed.sorted { ($0.session, $0.position) < ($1.session, $1.position) }))
+            }
+            return taken
+        }
+    }
+
     /// Removes and returns the operations of `node` (a dead node this one took over), by
     /// session and then position.
     public func claim(node: String) async throws -> [DisconnectQueueStore.Record] {

@@ -1,6 +1,7 @@
 import Foundation
 import HearthStore
 import PostgresNIO
+import Synchronization
 
 /// The cluster log as the store's ``HearthStore/SharedLog``: what a replica ``HearthStore/Database``
 /// appends to and follows, and where its snapshots live.
@@ -27,87 +28,116 @@ extension ClusterLog: SharedLog {
 
     /// Runs `operation`, giving up after ``operationTimeout``: with PostgreSQL unreachable the
     /// pool waits for a connection without end, and a client waiting for its write should
-    /// hear "unavailable" instead. (An append given up on may still commit: its record then
-    /// arrives like another node's.)
+    /// hear "unavailable" instead. The operation is cancelled and left to finish on its own
+    /// (a query in flight does not stop at once; the connections' statement and idle timeouts
+    /// end it in PostgreSQL). An append given up on may still commit: its records then arrive
+    /// like another node's.
     func withDeadline<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await operation() }
-            group.addTask {
-                try await Task.sleep(for: self.operationTimeout)
-                return nil
+        let timeout = operationTimeout
+        let outcome = Outcome<T>()
+        return try await withCheckedThrowingContinuation { continuation in
+            outcome.waiting.withLock { $0 = continuation }
+            let work = Task {
+                let result: Result<T, any Error>
+                do { result = .success(try await operation()) } catch { result = .failure(error) }
+                outcome.resume(with: result)
             }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let result = first else {
-                throw ClusterUnavailable(timeout: operationTimeout)
+            Task {
+                try? await Task.sleep(for: timeout)
+                if outcome.resume(with: .failure(ClusterUnavailable(timeout: timeout))) { work.cancel() }
             }
-            return result
         }
     }
 
+    /// Reads the newest snapshot in one repeatable-read transaction (a snapshot stored
+    /// meanwhile, which deletes the older one's chunks, cannot cut it short), and checks its
+    /// size against the one recorded.
     public func newestSnapshot(database: String) async throws -> SharedSnapshot? {
-        try await client.withConnection { connection in
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
             let done = try await connection.query(
                 """
-                SELECT sequence, settings FROM hearth_snapshot_done WHERE database = \(database)
+                SELECT sequence, settings, bytes FROM hearth_snapshot_done WHERE database = \(database)
                 ORDER BY sequence DESC LIMIT 1
                 """, logger: logger)
-            var found: (Int64, String)?
-            for try await row in done.decode((Int64, String).self) { found = row }
-            guard let (sequence, settingsText) = found else { return nil }
+            var found: (Int64, String, Int64)?
+            for try await row in done.decode((Int64, String, Int64).self) { found = row }
+            guard let (sequence, settingsText, bytes) = found else { return nil }
             let rows = try await connection.query(
                 """
                 SELECT data FROM hearth_snapshot WHERE database = \(database) AND sequence = \(sequence) ORDER BY chunk
                 """, logger: logger)
             var chunks: [[UInt8]] = []
             for try await (data) in rows.decode(ByteBuffer.self) { chunks.append(Array(data.readableBytesView)) }
+            let read = chunks.reduce(0) { $0 + $1.count }
+            guard read == bytes, read > 0 else {
+                throw ClusterCorrupt("the snapshot of \(database) at \(sequence) has \(read) of its \(bytes) bytes")
+            }
             let settings = try JSONDecoder().decode([String: String].self, from: Data(settingsText.utf8))
             return SharedSnapshot(sequence: sequence, chunks: chunks, settings: settings)
         }
     }
 
-    /// One transaction: taken only under the database's snapshot lock (another node storing one
-    /// makes this return false at once, before `make` runs) and only if it is newer than the
-    /// newest stored. It then replaces the older snapshots and drops the log up to the previous
-    /// snapshot, so a node that is behind by less than one snapshot's worth still catches up
-    /// from the log.
+    /// Under the database's snapshot lock (a session lock, so the connection is not left in a
+    /// transaction while `make` serializes the tree; another node holding it makes this
+    /// return false at once), then in one transaction: the snapshot, the older snapshots
+    /// dropped, and the log up to the previous snapshot dropped, so a node that is behind by
+    /// less than one snapshot's worth still catches up from the log.
     public func storeSnapshot(
-        database: String, make: @escaping @Sendable () async throws -> SharedSnapshot
+        database: String, make: @escaping @Sendable (_ newest: Int64) async throws -> SharedSnapshot?
     ) async throws -> Bool {
-        try await client.withTransaction(logger: logger) { connection in
+        try await client.withConnection { connection in
             let locked = try await connection.query(
-                "SELECT pg_try_advisory_xact_lock(7361002, hashtext(\(database)))", logger: logger)
+                "SELECT pg_try_advisory_lock(7361002, hashtext(\(database)))", logger: logger)
             var gotLock = false
             for try await (value) in locked.decode(Bool.self) { gotLock = value }
             guard gotLock else { return false }
-            let newest = try await connection.query(
-                "SELECT COALESCE(MAX(sequence), 0) FROM hearth_snapshot_done WHERE database = \(database)", logger: logger)
-            var previous: Int64 = 0
-            for try await (value) in newest.decode(Int64.self) { previous = value }
-            let snapshot = try await make()
-            guard snapshot.sequence > previous else { return false }
-            let settings = String(decoding: try JSONEncoder().encode(snapshot.settings), as: UTF8.self)
-            let bytes = Int64(snapshot.chunks.reduce(0) { $0 + $1.count })
-            for (index, chunk) in snapshot.chunks.enumerated() {
-                let data = ByteBuffer(bytes: chunk)
-                try await connection.query(
-                    """
-                    INSERT INTO hearth_snapshot (database, sequence, chunk, data)
-                    VALUES (\(database), \(snapshot.sequence), \(Int32(index)), \(data))
-                    """, logger: logger)
+            do {
+                let stored = try await storeLocked(database: database, on: connection, make: make)
+                try await connection.query("SELECT pg_advisory_unlock(7361002, hashtext(\(database)))", logger: logger)
+                return stored
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                _ = try? await connection.query("SELECT pg_advisory_unlock(7361002, hashtext(\(database)))", logger: logger)
+                throw error
             }
+        }
+    }
+
+    private func storeLocked(
+        database: String, on connection: PostgresConnection,
+        make: @Sendable (_ newest: Int64) async throws -> SharedSnapshot?
+    ) async throws -> Bool {
+        let newest = try await connection.query(
+            "SELECT COALESCE(MAX(sequence), 0) FROM hearth_snapshot_done WHERE database = \(database)", logger: logger)
+        var previous: Int64 = 0
+        for try await (value) in newest.decode(Int64.self) { previous = value }
+        guard let snapshot = try await make(previous), snapshot.sequence > previous else { return false }
+        let settings = String(decoding: try JSONEncoder().encode(snapshot.settings), as: UTF8.self)
+        let bytes = Int64(snapshot.chunks.reduce(0) { $0 + $1.count })
+        try await connection.query("BEGIN", logger: logger)
+        for (index, chunk) in snapshot.chunks.enumerated() {
+            let data = ByteBuffer(bytes: chunk)
             try await connection.query(
                 """
-                INSERT INTO hearth_snapshot_done (database, sequence, settings, bytes, node)
-                VALUES (\(database), \(snapshot.sequence), \(settings), \(bytes), \(node))
+                INSERT INTO hearth_snapshot (database, sequence, chunk, data)
+                VALUES (\(database), \(snapshot.sequence), \(Int32(index)), \(data))
+                ON CONFLICT (database, sequence, chunk) DO UPDATE SET data = excluded.data
                 """, logger: logger)
-            try await connection.query(
-                "DELETE FROM hearth_snapshot WHERE database = \(database) AND sequence < \(snapshot.sequence)", logger: logger)
-            try await connection.query(
-                "DELETE FROM hearth_snapshot_done WHERE database = \(database) AND sequence < \(snapshot.sequence)", logger: logger)
-            try await connection.query(
-                "DELETE FROM hearth_log WHERE database = \(database) AND sequence <= \(previous)", logger: logger)
-            return true
         }
+        try await connection.query(
+            """
+            INSERT INTO hearth_snapshot_done (database, sequence, settings, bytes, node)
+            VALUES (\(database), \(snapshot.sequence), \(settings), \(bytes), \(node))
+            """, logger: logger)
+        try await connection.query(
+            "DELETE FROM hearth_snapshot WHERE database = \(database) AND sequence < \(snapshot.sequence)", logger: logger)
+        try await connection.query(
+            "DELETE FROM hearth_snapshot_done WHERE database = \(database) AND sequence < \(snapshot.sequence)", logger: logger)
+        try await connection.query(
+            "DELETE FROM hearth_log WHERE database = \(database) AND sequence <= \(previous)", logger: logger)
+        try await connection.query("COMMIT", logger: logger)
+        return true
     }
 
     /// Names of the databases the cluster has a log or a snapshot for.
@@ -124,4 +154,23 @@ extension ClusterLog: SharedLog {
 public struct ClusterUnavailable: Error, CustomStringConvertible {
     public var timeout: Duration
     public var description: String { "PostgreSQL did not answer within \(timeout)" }
+}
+
+/// What PostgreSQL holds is not what Hearth stored.
+public struct ClusterCorrupt: Error, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The one continuation a deadline race resumes: whichever side comes first.
+private final class Outcome<T: Sendable>: Sendable {
+    let waiting = Mutex<CheckedContinuation<T, any Error>?>(nil)
+
+    /// Resumes the waiter unless the other side did; true when this call did.
+    @discardableResult
+    func resume(with result: Result<T, any Error>) -> Bool {
+        guard let continuation = waiting.withLock({ $0.take() }) else { return false }
+        continuation.resume(with: result)
+        return true
+    }
 }

@@ -60,7 +60,8 @@ public final class ClusterLog: Sendable {
         case behind(latest: Int64)
     }
 
-    let client: PostgresClient
+    /// The connection pool it uses.
+    public let client: PostgresClient
     let logger: Logger
     /// This node's ID, recorded with what it appends as a ``HearthStore/SharedLog``.
     public let node: String
@@ -131,38 +132,54 @@ public final class ClusterLog: Sendable {
     }
 
     /// Appends `records` to `database`'s log right after `position` (the last sequence the
-    /// node has applied), in one transaction, announced on ``channel`` when it commits.
+    /// node has applied), atomically, announced on ``channel`` when it commits.
+    ///
+    /// One statement: moving the head row from `position` (its row lock orders appends to the
+    /// database; an append that finds it moved changes nothing), inserting the records and
+    /// announcing them. The lock is held for that one statement only, never across a round
+    /// trip, so a node that vanishes mid-append holds up no other.
     /// - Returns: the last new sequence, or how far the log is when it is past `position`.
     public func append(database: String, after position: Int64, records: [Record], node: String) async throws -> AppendResult {
         precondition(!records.isEmpty, "an append holds at least one record")
-        return try await client.withTransaction(logger: logger) { connection in
-            try await connection.query(
+        if position == 0 {
+            try await client.query(
                 "INSERT INTO hearth_log_head (database, sequence) VALUES (\(database), 0) ON CONFLICT (database) DO NOTHING",
                 logger: logger)
-            // The head row's lock orders appends to this database.
-            let rows = try await connection.query(
-                "SELECT sequence FROM hearth_log_head WHERE database = \(database) FOR UPDATE", logger: logger)
-            var head: Int64 = 0
-            for try await (sequence) in rows.decode(Int64.self) { head = sequence }
-            guard head == position else { return .behind(latest: head) }
-            let sequence = position + Int64(records.count)
-            // One statement for the whole batch: a round trip per record would cap throughput.
-            let sequences = Array((position + 1)...sequence)
-            let kinds = records.map(\.kind)
-            let paths = records.map(\.path)
-            let data = records.map { ByteBuffer(bytes: $0.data) }
-            try await connection.query(
-                """
+        }
+        let last = position + Int64(records.count)
+        let sequences = Array((position + 1)...last)
+        let kinds = records.map(\.kind)
+        let paths = records.map(\.path)
+        let data = records.map { ByteBuffer(bytes: $0.data) }
+        let announcement = "\(database) \(last)"
+        let rows = try await client.query(
+            """
+            WITH moved AS (
+                UPDATE hearth_log_head SET sequence = \(last)
+                WHERE database = \(database) AND sequence = \(position)
+                RETURNING sequence
+            ), inserted AS (
                 INSERT INTO hearth_log (database, sequence, kind, path, data, node)
                 SELECT \(database), s, k, p, d, \(node)
                 FROM unnest(\(sequences)::bigint[], \(kinds)::text[], \(paths)::text[], \(data)::bytea[]) AS t(s, k, p, d)
-                """, logger: logger)
-            try await connection.query(
-                "UPDATE hearth_log_head SET sequence = \(sequence) WHERE database = \(database)", logger: logger)
-            let announcement = "\(database) \(sequence)"
-            try await connection.query("SELECT pg_notify(\(Self.channel), \(announcement))", logger: logger)
-            return .appended(last: sequence)
+                WHERE EXISTS (SELECT 1 FROM moved)
+                RETURNING 1
+            ), announced AS (
+                SELECT pg_notify(\(Self.channel), \(announcement)) WHERE EXISTS (SELECT 1 FROM moved)
+            )
+            SELECT (SELECT count(*) FROM inserted), (SELECT count(*) FROM announced),
+                COALESCE((SELECT sequence FROM hearth_log_head WHERE database = \(database)), 0)
+            """, logger: logger)
+        var inserted: Int64 = 0
+        var head: Int64 = 0
+        for try await (count, _, latest) in rows.decode((Int64, Int64, Int64).self) {
+            inserted = count
+            head = latest
         }
+        if inserted == Int64(records.count) { return .appended(last: last) }
+        // The head had moved: nothing was written. (The head read here may predate the move;
+        // the node reads what it missed by sequence either way.)
+        return .behind(latest: max(head, position + 1))
     }
 
     /// The registry of nodes on the same PostgreSQL.

@@ -96,13 +96,25 @@ public final class ClusterNode: Service {
     }
 
     public func run() async throws {
+        let (takeOvers, takeOver) = AsyncStream.makeStream(of: (node: String, records: [DisconnectQueueStore.Record]).self)
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.databases.run() }
                 group.addTask { await self.followAnnouncements() }
-                group.addTask { await self.keepLeaseAndPoll() }
+                group.addTask { await self.keepLeaseAndPoll(takeOver: takeOver) }
+                // Applying a dead node's operations may take a while: never in the way of this
+                // node's own heartbeats.
+                group.addTask {
+                    for await (dead, records) in takeOvers {
+                        self.logger.info("took over a node whose lease ran out", metadata: [
+                            "node": "\(dead)", "onDisconnect operations": "\(records.count)",
+                        ])
+                        if let handler = self.handlers.withLock({ $0.takeOver }) { await handler(records, dead) }
+                    }
+                }
             }
         }
+        takeOver.finish()
         databases.close()
         try? await nodes.leave(node: settings.id)
     }
@@ -126,50 +138,48 @@ public final class ClusterNode: Service {
     }
 
     /// Polls every database, and renews the lease and takes over dead nodes every heartbeat.
-    private func keepLeaseAndPoll() async {
+    /// The lease counts from when a heartbeat was sent: once most of it has passed without one
+    /// succeeding, this node's realtime connections end, before another node can take them over.
+    private func keepLeaseAndPoll(
+        takeOver: AsyncStream<(node: String, records: [DisconnectQueueStore.Record])>.Continuation
+    ) async {
         let clock = ContinuousClock()
-        var lastRenewal = clock.now
+        let lease = Duration.seconds(settings.leaseSeconds)
+        var renewedFrom = clock.now
         var nextHeartbeat = clock.now
         var leaseLost = false
         while !Task.isCancelled {
             databases.pokeAll()
+            if !leaseLost, clock.now - renewedFrom > lease * 0.8 {
+                leaseLost = true
+                logger.error("this node could not renew its lease in time; ending its realtime connections")
+                handlers.withLock { $0.leaseLost }?()
+            }
             if clock.now >= nextHeartbeat {
                 nextHeartbeat = clock.now.advanced(by: settings.heartbeatInterval)
+                let sent = clock.now
                 do {
                     let applied = databases.appliedPositions()
                     let takenOver = try await log.withDeadline { [nodes, settings] in
                         try await nodes.heartbeat(
                             node: settings.id, address: settings.address, leaseSeconds: settings.leaseSeconds, applied: applied)
                     }
-                    lastRenewal = clock.now
+                    renewedFrom = sent
                     if takenOver && !leaseLost {
                         logger.warning("this node had been taken over by another; ending its realtime connections")
                         handlers.withLock { $0.leaseLost }?()
                     }
                     leaseLost = false
-                    let dead = try await log.withDeadline { [nodes, settings] in try await nodes.takeOverExpired(by: settings.id) }
-                    try await takeOver(dead)
+                    let taken = try await log.withDeadline { [disconnects, settings] in
+                        try await disconnects.takeOverExpired(by: settings.id)
+                    }
+                    for entry in taken { takeOver.yield(entry) }
                 } catch {
                     if Task.isCancelled { return }
                     logger.warning("could not renew this node's lease", metadata: ["error": "\(error)"])
-                    if !leaseLost, clock.now - lastRenewal > .seconds(settings.leaseSeconds) {
-                        leaseLost = true
-                        logger.error("this node's lease ran out; ending its realtime connections")
-                        handlers.withLock { $0.leaseLost }?()
-                    }
                 }
             }
-            try? await Task.sleep(for: settings.pollInterval)
-        }
-    }
-
-    private func takeOver(_ deadNodes: [String]) async throws {
-        for dead in deadNodes {
-            let records = try await disconnects.claim(node: dead)
-            logger.info("took over a node whose lease ran out", metadata: [
-                "node": "\(dead)", "onDisconnect operations": "\(records.count)",
-            ])
-            if let handler = handlers.withLock({ $0.takeOver }) { await handler(records, dead) }
+            try? await Task.sleep(for: min(settings.pollInterval, settings.heartbeatInterval))
         }
     }
 }
@@ -201,6 +211,13 @@ extension ClusterNode {
             database: database, tls: tls)
         // A node that cannot reach PostgreSQL answers writes with 503 soon rather than late.
         configuration.options.connectTimeout = .seconds(3)
+        // PostgreSQL's side: no statement runs or waits for a lock without end, a transaction
+        // left open by a node that vanished is ended (its locks released), and a dead client
+        // connection is noticed in about half a minute rather than TCP's two hours.
+        configuration.options.additionalStartupParameters = [
+            ("statement_timeout", "60s"), ("lock_timeout", "10s"), ("idle_in_transaction_session_timeout", "30s"),
+            ("tcp_keepalives_idle", "10"), ("tcp_keepalives_interval", "5"), ("tcp_keepalives_count", "3"),
+        ]
         return configuration
     }
 }

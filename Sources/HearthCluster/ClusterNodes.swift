@@ -113,19 +113,4 @@ public final class ClusterNodes: Sendable {
         }
         return nodes.values.sorted { $0.id < $1.id }
     }
-
-    /// Takes over the work of nodes whose lease ran out (and that nobody took over yet): each
-    /// such node is claimed by exactly one caller, even when several ask at once.
-    /// - Returns: the IDs of the nodes `node` now answers for.
-    public func takeOverExpired(by node: String) async throws -> [String] {
-        let rows = try await client.query(
-            """
-            UPDATE hearth_node SET taken_over_by = \(node)
-            WHERE lease_until < now() AND taken_over_by IS NULL AND id <> \(node)
-            RETURNING id
-            """, logger: logger)
-        var claimed: [String] = []
-        for try await (id) in rows.decode(String.self) { claimed.append(id) }
-        return claimed.sorted()
-    }
 }

@@ -23,8 +23,12 @@ final class RulesRegistry: Sendable {
         if let text = try database.setting(named: Self.settingName) {
             rules = try SecurityRules(parsing: text)
         }
-        compiled.withLock { $0[database.name] = rules }
-        return rules
+        // A change observed meanwhile (compiled from newer text) wins over this first load.
+        return compiled.withLock { compiled in
+            if let newer = compiled[database.name] { return newer }
+            compiled[database.name] = rules
+            return rules
+        }
     }
 
     /// The rules in force for the database named `name`, if they were loaded already.
@@ -38,8 +42,12 @@ final class RulesRegistry: Sendable {
         guard watched.withLock({ $0.insert(database.name).inserted }) else { return }
         database.addSettingObserver { [weak self, weak hub, weak database] name in
             guard name == Self.settingName, let self, let database else { return }
-            self.compiled.withLock { $0[database.name] = nil }
-            _ = try? self.rules(for: database)
+            // Compiled from the text now in force (observers run in log order).
+            if let text = try? database.setting(named: Self.settingName), let rules = try? SecurityRules(parsing: text) {
+                self.compiled.withLock { $0[database.name] = rules }
+            } else {
+                self.compiled.withLock { $0[database.name] = nil }
+            }
             hub?.rulesChanged(for: database)
         }
     }
@@ -51,7 +59,11 @@ final class RulesRegistry: Sendable {
     func setRules(_ text: String, for database: Database) async throws -> SecurityRules {
         let rules = try SecurityRules(parsing: text)
         try await database.setSetting(named: Self.settingName, to: text)
-        compiled.withLock { $0[database.name] = rules }
+        // On a cluster node another deploy may have followed this one in the log by now: the
+        // cache keeps what is in force.
+        if try database.setting(named: Self.settingName) == text {
+            compiled.withLock { $0[database.name] = rules }
+        }
         return rules
     }
 }

@@ -107,7 +107,7 @@ extension Database {
     ) async throws -> (DatabaseState, Int64, [String: String], Int) {
         guard let snapshot = try await log.newestSnapshot(database: name) else { return (DatabaseState(), 0, [:], 0) }
         let bytes = snapshot.chunks.flatMap { $0 }
-        let root = bytes.isEmpty ? Node.null : try JSONParser.parse(bytes).node
+        let root = try JSONParser.parse(bytes).node
         return (DatabaseState(root: root), snapshot.sequence, snapshot.settings, bytes.count)
     }
 
@@ -261,11 +261,13 @@ extension Database {
                 }
             }
             for item in replica.inFlight { add(item) }
-            while !replica.queued.isEmpty, records.count < Self.maxAppendRecords, bytes < Self.maxAppendBytes {
-                let item = replica.queued.removeFirst()
-                add(item)
-                replica.inFlight.append(item)
+            var taken = 0
+            while taken < replica.queued.count, records.count < Self.maxAppendRecords, bytes < Self.maxAppendBytes {
+                add(replica.queued[taken])
+                taken += 1
             }
+            replica.inFlight += replica.queued[..<taken]
+            replica.queued.removeFirst(taken)
             state.replica = replica
             return replica.inFlight.isEmpty ? nil : (replica.position, records)
         }
@@ -319,10 +321,11 @@ extension Database {
             for observer in observers.withLock({ $0 }) { observer(committed, version) }
         }
         writer.withLock { $0.replica!.delivering = false }
-        for (completion, outcome) in outcomes { completion(outcome) }
+        // Settings first: a deploy's caller finds the new rules in force when it resumes.
         notifySettings(changedSettings)
         // Writes queued behind a new setting (the rules) are judged by it.
         if !changedSettings.isEmpty { writer.withLock { recheckLocalWrites(&$0) } }
+        for (completion, outcome) in outcomes { completion(outcome) }
         noteApplied(committed.count + changedSettings.count, bytes: bytes)
     }
 
@@ -441,6 +444,7 @@ extension Database {
             writer.replica!.position = position
             writer.replica!.settings = settings
             writer.replica!.recordsSinceSnapshot = 0
+            writer.replica!.bytesSinceSnapshot = 0
             writer.replica!.lastSnapshotBytes = bytes
             writer.replica!.delivering = true
             recheckLocalWrites(&writer)
@@ -453,6 +457,8 @@ extension Database {
         for observer in observers.withLock({ $0 }) { observer([whole], version) }
         writer.withLock { $0.replica!.delivering = false }
         notifySettings(Array(settings.keys))
+        // Local writes are judged by the rules the snapshot holds.
+        writer.withLock { recheckLocalWrites(&$0) }
     }
 
     private func notifySettings(_ names: [String]) {
@@ -480,47 +486,67 @@ extension Database {
             return start
         }
         if start {
-            Task { try? await self.storeSharedSnapshot() }
+            Task {
+                do {
+                    try await self.storeSharedSnapshot(force: false)
+                } catch {
+                    self.logger.error("could not store a snapshot in the cluster", metadata: ["database": "\(self.name)", "error": "\(error)"])
+                }
+            }
         }
     }
 
     /// Stores a snapshot of this replica's state in the shared log (which drops the log behind
     /// the previous snapshot), unless another node is storing one or a newer one exists.
+    /// - Parameter force: false when the node's counters asked for it: it then declines when
+    ///   another node stored one less than half a threshold ago.
     /// - Returns: true when this node stored it.
     @discardableResult
-    public func storeSharedSnapshot() async throws -> Bool {
+    public func storeSharedSnapshot(force: Bool = true) async throws -> Bool {
         guard let shared else { return false }
-        writer.withLock { $0.replica!.snapshotting = true }
+        let counted = writer.withLock { state -> Int in
+            state.replica!.snapshotting = true
+            return state.replica!.recordsSinceSnapshot
+        }
         defer { writer.withLock { $0.replica!.snapshotting = false } }
         let taken = Mutex<(sequence: Int64, bytes: Int)?>(nil)
-        let stored = try await shared.storeSnapshot(database: name) { [self] in
+        let declinedAt = Mutex<Int64?>(nil)
+        let stored = try await shared.storeSnapshot(database: name) { [self] newest in
             let (version, settings) = writer.withLock { state in
                 (published.withLock { $0 }, state.replica!.settings)
             }
-            let chunks = await withCheckedContinuation { continuation in
+            if !force, version.sequence - newest < Int64(max(1, min(counted, options.snapshotAfterWrites) / 2)) {
+                declinedAt.withLock { $0 = newest }
+                return nil
+            }
+            let chunks = try await withCheckedThrowingContinuation { continuation in
                 // Serializing a large tree takes a while: off the cooperative pool.
                 snapshotQueue.async {
                     var chunks: [[UInt8]] = []
                     var writer = JSONWriter(format: .init(export: true), chunkSize: 4 << 20) { chunks.append(Array($0)) }
-                    try? writer.writeFlushing(version.state.root)
-                    continuation.resume(returning: chunks)
+                    do {
+                        try writer.writeFlushing(version.state.root)
+                        continuation.resume(returning: chunks)
+                    } catch {
+                        continuation.resume(throwing: error)
+                    }
                 }
             }
             taken.withLock { $0 = (version.sequence, chunks.reduce(0) { $0 + $1.count }) }
             return SharedSnapshot(sequence: version.sequence, chunks: chunks, settings: settings)
         }
         let snapshot = taken.withLock { $0 }
+        let newest = declinedAt.withLock { $0 }
         writer.withLock { state in
-            // Records applied since the snapshot (this one, or the newest another node stored
-            // while this one waited) count towards the next one.
-            guard let snapshot else {
+            // What was applied since the newest snapshot (this one, or another node's) counts
+            // towards the next one.
+            if let base = snapshot?.sequence ?? newest {
+                state.replica!.recordsSinceSnapshot = Int(max(0, state.replica!.position - base))
+            } else {
                 state.replica!.recordsSinceSnapshot = 0
-                state.replica!.bytesSinceSnapshot = 0
-                return
             }
-            state.replica!.recordsSinceSnapshot = Int(max(0, state.replica!.position - snapshot.sequence))
             state.replica!.bytesSinceSnapshot = 0
-            state.replica!.lastSnapshotBytes = snapshot.bytes
+            if let snapshot { state.replica!.lastSnapshotBytes = snapshot.bytes }
         }
         if stored, let snapshot {
             logger.info("snapshot stored in the cluster", metadata: [

@@ -14,10 +14,18 @@ public protocol DisconnectQueue: Sendable {
     /// by session and then position, to apply now. A cluster node claims them (nobody else
     /// applies them after this); a local file keeps them until they are removed.
     func leftovers() async throws -> [DisconnectQueueStore.Record]
+    /// The operations of `session` (which just ended) to apply now, `known` being what the
+    /// session holds. A cluster removes and returns those still kept (none when another node
+    /// took them over); a local file returns `known` and keeps them until they are removed.
+    func claim(session: String, known: [DisconnectQueueStore.Record]) async throws -> [DisconnectQueueStore.Record]
 }
 
 extension DisconnectQueueStore: DisconnectQueue {
     public func leftovers() async throws -> [Record] {
         try await all()
+    }
+
+    public func claim(session: String, known: [Record]) async throws -> [Record] {
+        known
     }
 }

@@ -18,10 +18,13 @@ public protocol SharedLog: Sendable {
     func newestSnapshot(database: String) async throws -> SharedSnapshot?
 
     /// Stores the snapshot `make` takes and compacts the log behind the snapshot before it.
-    /// `make` runs only while no other node is storing one, and what it returns is stored only
-    /// if it is newer than the newest stored, so nodes do not all serialize a tree at once.
+    /// `make` runs only while no other node is storing one, with the sequence of the newest
+    /// stored snapshot (0 for none); it returns nil to decline (one was stored just now), and
+    /// what it returns is stored only if it is newer.
     /// - Returns: true when it was stored.
-    func storeSnapshot(database: String, make: @escaping @Sendable () async throws -> SharedSnapshot) async throws -> Bool
+    func storeSnapshot(
+        database: String, make: @escaping @Sendable (_ newest: Int64) async throws -> SharedSnapshot?
+    ) async throws -> Bool
 }
 
 /// What ``SharedLog/append(database:after:records:)`` did.

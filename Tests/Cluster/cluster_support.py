@@ -34,7 +34,7 @@ from realtime_support import OPEN_RULES, Hearth, hearth_binary  # noqa: E402
 NGINX = shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/usr/local/sbin:/sbin")
 SAMPLE = REPO / "docs" / "deploy" / "nginx-cluster.conf"
 SAMPLE_PORTS = ("127.0.0.1:9000", "127.0.0.1:9010", "127.0.0.1:9020")
-LEASE_SECONDS = 3
+LEASE_SECONDS = 4
 
 
 def skip_without_parts():

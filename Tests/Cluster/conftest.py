@@ -5,7 +5,7 @@ committed sample configuration (docs/deploy/nginx-cluster.conf).
 Fixtures:
 
 - ``cluster`` (session): PostgreSQL, nodes ``cluster.nodes[0..2]`` (emulator mode: REST as
-  ``Bearer owner``; lease 3 s so a dead node is taken over quickly) and ``cluster.nginx``.
+  ``Bearer owner``; lease 4 s so a dead node is taken over quickly) and ``cluster.nginx``.
   A test that kills or stops a node starts it again before it ends.
 - ``ns``: a fresh database name, so tests do not see each other's data.
 

@@ -90,7 +90,7 @@ def test_a_dead_nodes_on_disconnect_operations_are_applied_by_another(cluster, n
         stream = EventStream(watcher.url, "/presence/ada", ns)
         stream.wait_for(lambda events: events and events[0][2] == "online", "online")
         victim.kill()
-        # The connection died with its node: after the lease (3 s), a live node applies its operation.
+        # The connection died with its node: after the lease (4 s), a live node applies its operation.
         stream.wait_for(lambda events: events[-1][2] == "offline", "the dead node's onDisconnect", timeout=30)
         stream.close()
         socket.transport.abort()  # its server is gone: no closing handshake to wait for

@@ -407,7 +407,15 @@ final class RealtimeSession: Sendable {
         outbound.close()
         for listener in listeners { operations.hub.unsubscribe(listener) }
         guard !disconnects.isEmpty else { return }
-        await Self.apply(disconnects.map(\.record), operations: operations, logger: service.logger)
+        let records: [DisconnectQueueStore.Record]
+        do {
+            // In a cluster, another node may have taken them over (this node lost its lease).
+            records = try await service.disconnects.claim(session: id, known: disconnects.map(\.record))
+        } catch {
+            service.logger.error("could not claim the onDisconnect operations of an ended session", metadata: ["error": "\(error)"])
+            return
+        }
+        await Self.apply(records, operations: operations, logger: service.logger)
         do {
             try await service.disconnects.remove(session: id)
         } catch {

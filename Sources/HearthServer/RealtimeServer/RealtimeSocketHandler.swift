@@ -241,6 +241,9 @@ final class RealtimeSocketHandler: ChannelInboundHandler, RemovableChannelHandle
                 if case .ping = message {
                     write(ByteBuffer(bytes: RealtimeServerMessage.pong), context: context)
                     context.flush()
+                } else if waiting.count >= service.limits.maxOutstandingWrites {
+                    // Bounded while the database loads, as the session's own queues are.
+                    protocolError(.malformed("Too many requests before the database was ready."), context: context)
                 } else {
                     waiting.append(message)
                     mode = .opening(waiting: waiting)
