@@ -72,7 +72,12 @@ public final class ClusterNode: Service {
 
     /// Makes the cluster's tables when they are missing and joins the cluster (a first
     /// heartbeat). Needs ``runClient()`` running.
+    /// - Throws: when PostgreSQL cannot be reached in time (the pool would wait without end).
     public func prepare() async throws {
+        try await log.withDeadline { try await self.prepareTables() }
+    }
+
+    private func prepareTables() async throws {
         try await log.prepare()
         try await nodes.prepare()
         try await disconnects.prepare()
