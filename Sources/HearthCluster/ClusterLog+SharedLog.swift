@@ -18,6 +18,62 @@ extension ClusterLog: SharedLog {
         }
     }
 
+    /// One transaction holding the head row's lock: the node's reading, applying and checking
+    /// happen under it (PostgreSQL's `idle_in_transaction_session_timeout` ends it if the node
+    /// vanishes meanwhile).
+    public func appendHoldingHead(
+        database: String, after position: Int64, missedAtMost: Int,
+        prepare: @escaping @Sendable (_ missed: [LogRecord]) async throws -> [LogRecord]
+    ) async throws -> Int64? {
+        try await withDeadline { (gate: DeadlineGate) in
+            try await self.client.withTransaction(logger: self.logger) { connection -> Int64? in
+                let logger = self.logger
+                if position == 0 {
+                    try await connection.query(
+                        "INSERT INTO hearth_log_head (database, sequence) VALUES (\(database), 0) ON CONFLICT (database) DO NOTHING",
+                        logger: logger)
+                }
+                let rows = try await connection.query(
+                    "SELECT sequence FROM hearth_log_head WHERE database = \(database) FOR UPDATE", logger: logger)
+                var head: Int64 = 0
+                for try await (sequence) in rows.decode(Int64.self) { head = sequence }
+                guard head - position <= Int64(missedAtMost) else { return nil }
+                var missed: [LogRecord] = []
+                if head > position {
+                    let entries = try await connection.query(
+                        """
+                        SELECT sequence, kind, path, data FROM hearth_log
+                        WHERE database = \(database) AND sequence > \(position) AND sequence <= \(head) ORDER BY sequence
+                        """, logger: logger)
+                    for try await (sequence, kind, path, data) in entries.decode((Int64, String, String, ByteBuffer).self) {
+                        missed.append(LogRecord(sequence: sequence, kind: kind, path: path, data: Array(data.readableBytesView)))
+                    }
+                    guard missed.count == Int(head - position), missed.first?.sequence == position + 1 else { return nil }
+                }
+                // From here the node changes its own state: this is not given up halfway.
+                try gate.pass()
+                let records = try await prepare(missed)
+                guard !records.isEmpty else { return head }
+                let last = head + Int64(records.count)
+                let sequences = Array((head + 1)...last)
+                let kinds = records.map(\.kind)
+                let paths = records.map(\.path)
+                let data = records.map { ByteBuffer(bytes: $0.data) }
+                try await connection.query(
+                    """
+                    INSERT INTO hearth_log (database, sequence, kind, path, data, node)
+                    SELECT \(database), s, k, p, d, \(self.node)
+                    FROM unnest(\(sequences)::bigint[], \(kinds)::text[], \(paths)::text[], \(data)::bytea[]) AS t(s, k, p, d)
+                    """, logger: logger)
+                try await connection.query(
+                    "UPDATE hearth_log_head SET sequence = \(last) WHERE database = \(database)", logger: logger)
+                let announcement = "\(database) \(last)"
+                try await connection.query("SELECT pg_notify(\(Self.channel), \(announcement))", logger: logger)
+                return last
+            }
+        }
+    }
+
     public func records(database: String, after position: Int64, limit: Int) async throws -> [LogRecord] {
         try await withDeadline {
             try await self.entries(database: database, after: position, limit: limit).map {
@@ -33,18 +89,26 @@ extension ClusterLog: SharedLog {
     /// end it in PostgreSQL). An append given up on may still commit: its records then arrive
     /// like another node's.
     func withDeadline<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withDeadline { (_: DeadlineGate) in try await operation() }
+    }
+
+    /// The same, for an operation with a part that must not be abandoned halfway (it changes
+    /// the node's own state): once it passes ``DeadlineGate/commit()``, the deadline no longer
+    /// applies (PostgreSQL's statement and idle timeouts still bound it); if the deadline
+    /// passed first, `commit()` throws and the operation stops there.
+    func withDeadline<T: Sendable>(_ operation: @escaping @Sendable (DeadlineGate) async throws -> T) async throws -> T {
         let timeout = operationTimeout
         let outcome = Outcome<T>()
         return try await withCheckedThrowingContinuation { continuation in
-            outcome.waiting.withLock { $0 = continuation }
+            outcome.waiting.withLock { $0 = (continuation, false) }
             let work = Task {
                 let result: Result<T, any Error>
-                do { result = .success(try await operation()) } catch { result = .failure(error) }
-                outcome.resume(with: result)
+                do { result = .success(try await operation(DeadlineGate(outcome: outcome))) } catch { result = .failure(error) }
+                outcome.resume(with: result, byDeadline: false)
             }
             Task {
                 try? await Task.sleep(for: timeout)
-                if outcome.resume(with: .failure(ClusterUnavailable(timeout: timeout))) { work.cancel() }
+                if outcome.resume(with: .failure(ClusterUnavailable(timeout: timeout)), byDeadline: true) { work.cancel() }
             }
         }
     }
@@ -162,15 +226,46 @@ public struct ClusterCorrupt: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// The one continuation a deadline race resumes: whichever side comes first.
-private final class Outcome<T: Sendable>: Sendable {
-    let waiting = Mutex<CheckedContinuation<T, any Error>?>(nil)
+/// The one continuation a deadline race resumes: whichever side comes first, unless the
+/// operation passed its gate (then only the operation).
+final class Outcome<T: Sendable>: Sendable {
+    let waiting = Mutex<(continuation: CheckedContinuation<T, any Error>, committed: Bool)?>(nil)
 
-    /// Resumes the waiter unless the other side did; true when this call did.
+    /// Resumes the waiter unless the other side did (or, for the deadline, the operation is
+    /// past its gate); true when this call did.
     @discardableResult
-    func resume(with result: Result<T, any Error>) -> Bool {
-        guard let continuation = waiting.withLock({ $0.take() }) else { return false }
+    func resume(with result: Result<T, any Error>, byDeadline: Bool) -> Bool {
+        let continuation = waiting.withLock { waiting -> CheckedContinuation<T, any Error>? in
+            guard let current = waiting, !(byDeadline && current.committed) else { return nil }
+            waiting = nil
+            return current.continuation
+        }
+        guard let continuation else { return false }
         continuation.resume(with: result)
         return true
+    }
+
+    /// Marks the operation past its gate; false when the deadline already answered.
+    func commit() -> Bool {
+        waiting.withLock { waiting in
+            guard waiting != nil else { return false }
+            waiting!.committed = true
+            return true
+        }
+    }
+}
+
+/// What an operation under a deadline passes before it changes anything that must not be left
+/// half done.
+struct DeadlineGate: Sendable {
+    let commit: @Sendable () -> Bool
+
+    init<T>(outcome: Outcome<T>) {
+        commit = { outcome.commit() }
+    }
+
+    /// - Throws: ``ClusterUnavailable`` when the deadline already passed: stop here.
+    func pass() throws {
+        guard commit() else { throw ClusterUnavailable(timeout: .zero) }
     }
 }

@@ -220,7 +220,7 @@ extension ClusterNode {
         // left open by a node that vanished is ended (its locks released), and a dead client
         // connection is noticed in about half a minute rather than TCP's two hours.
         configuration.options.additionalStartupParameters = [
-            ("statement_timeout", "60s"), ("lock_timeout", "10s"), ("idle_in_transaction_session_timeout", "30s"),
+            ("statement_timeout", "60s"), ("lock_timeout", "10s"), ("idle_in_transaction_session_timeout", "10s"),
             ("tcp_keepalives_idle", "10"), ("tcp_keepalives_interval", "5"), ("tcp_keepalives_count", "3"),
         ]
         return configuration

@@ -233,14 +233,36 @@ extension Database {
             case .appended(let last):
                 finishInFlight(last: last, bytes: records.reduce(0) { $0 + $1.data.count })
             case .behind:
-                try await catchUp()
+                try await appendHoldingHead(after: position)
             }
         }
     }
 
+    /// Another node's append came first. Retrying the same way could lose again and again
+    /// while busy nodes keep winning, so this time the node holds the log's head: it reads
+    /// what it missed, applies it, checks its batch again on top and appends it, all before
+    /// anyone else can append. (When it missed too much to do that under the lock, it catches
+    /// up first and the next round tries again.)
+    private func appendHoldingHead(after position: Int64) async throws {
+        guard let shared else { return }
+        let appendedBytes = Mutex(0)
+        let last = try await shared.appendHoldingHead(database: name, after: position, missedAtMost: Self.catchUpPage) {
+            [self] missed in
+            if !missed.isEmpty { try apply(missed) }
+            let records = takeBatch(fromQueue: false)?.1 ?? []
+            appendedBytes.withLock { $0 = records.reduce(0) { $0 + $1.data.count } }
+            return records
+        }
+        guard let last else {
+            try await catchUp()
+            return
+        }
+        finishInFlight(last: last, bytes: appendedBytes.withLock { $0 })
+    }
+
     /// Moves queued writes into the in-flight batch (within the append limits) and returns the
     /// position to append after and the records of the whole batch; nil when nothing is local.
-    private func takeBatch() -> (Int64, [LogRecord])? {
+    private func takeBatch(fromQueue: Bool = true) -> (Int64, [LogRecord])? {
         writer.withLock { state in
             var replica = state.replica!
             var records: [LogRecord] = []
@@ -262,7 +284,7 @@ extension Database {
             }
             for item in replica.inFlight { add(item) }
             var taken = 0
-            while taken < replica.queued.count, records.count < Self.maxAppendRecords, bytes < Self.maxAppendBytes {
+            while fromQueue, taken < replica.queued.count, records.count < Self.maxAppendRecords, bytes < Self.maxAppendBytes {
                 add(replica.queued[taken])
                 taken += 1
             }

@@ -10,6 +10,18 @@ public protocol SharedLog: Sendable {
     ///   and nothing written when the log is already past `position`.
     func append(database: String, after position: Int64, records: [LogRecord]) async throws -> SharedLogAppend
 
+    /// Appends while holding the log's head, so nobody else appends meanwhile: passes the
+    /// records after `position` (those the node missed, at most `missedAtMost`, in order and
+    /// with no gap) to `prepare`, which applies them and returns the records to append, then
+    /// appends those, atomically.
+    /// - Returns: the sequence of the last record (the head when `prepare` returned none), or
+    ///   nil, with nothing done, when more than `missedAtMost` were missed or they have a gap
+    ///   (compacted): the node catches up first.
+    func appendHoldingHead(
+        database: String, after position: Int64, missedAtMost: Int,
+        prepare: @escaping @Sendable (_ missed: [LogRecord]) async throws -> [LogRecord]
+    ) async throws -> Int64?
+
     /// Up to `limit` records after `position`, in order. The first one's sequence is above
     /// `position + 1` when compaction dropped the ones between.
     func records(database: String, after position: Int64, limit: Int) async throws -> [LogRecord]
