@@ -61,7 +61,13 @@ extension Database {
     }
 
     /// Records read from the shared log per query while catching up.
-    static let catchUpPage = 1000
+    static let catchUpPage = 5000
+    /// The most records replayed before a replica opens (the rest is followed after).
+    static let maxReplayOnOpen = 200_000
+    /// The most records a node reads and applies while holding the log's head. Another node's
+    /// one append can carry ``maxAppendRecords``: a smaller bound could leave a node behind a
+    /// busy one catching up for ever.
+    static let maxMissedUnderLock = 50_000
     /// The most records (or bytes) one append carries.
     static let maxAppendRecords = 1000
     static let maxAppendBytes = 16 << 20
@@ -73,7 +79,9 @@ extension Database {
     ) async throws -> Database {
         var (state, position, settings, snapshotBytes) = try await loadSnapshot(name: name, log: log)
         var replayed = 0
-        while true {
+        // Replay a bounded amount: under a busy writer the end of the log keeps moving, and the
+        // replication task follows on from wherever opening stopped.
+        while replayed < maxReplayOnOpen {
             let records = try await log.records(database: name, after: position, limit: catchUpPage)
             guard let first = records.first else { break }
             if first.sequence != position + 1 {
@@ -246,7 +254,7 @@ extension Database {
     private func appendHoldingHead(after position: Int64) async throws {
         guard let shared else { return }
         let appendedBytes = Mutex(0)
-        let last = try await shared.appendHoldingHead(database: name, after: position, missedAtMost: Self.catchUpPage) {
+        let last = try await shared.appendHoldingHead(database: name, after: position, missedAtMost: Self.maxMissedUnderLock) {
             [self] missed in
             if !missed.isEmpty { try apply(missed) }
             let records = takeBatch(fromQueue: false)?.1 ?? []
@@ -254,7 +262,8 @@ extension Database {
             return records
         }
         guard let last else {
-            try await catchUp()
+            // Far behind: catch up by a bounded amount, then the next round holds the head again.
+            try await catchUp(atMost: Self.maxMissedUnderLock)
             return
         }
         finishInFlight(last: last, bytes: appendedBytes.withLock { $0 })
@@ -381,9 +390,10 @@ extension Database {
 
     /// Reads and applies every record after this node's position; starts again from the newest
     /// snapshot when the records it needs were compacted away.
-    private func catchUp() async throws {
+    private func catchUp(atMost limit: Int = .max) async throws {
         guard let shared else { return }
-        while true {
+        var applied = 0
+        while applied < limit {
             let position = writer.withLock { $0.replica!.position }
             let records = try await shared.records(database: name, after: position, limit: Self.catchUpPage)
             guard let first = records.first else { return }
@@ -392,6 +402,7 @@ extension Database {
                 continue
             }
             try apply(records)
+            applied += records.count
             if records.count < Self.catchUpPage { return }
         }
     }
