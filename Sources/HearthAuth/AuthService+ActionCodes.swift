@@ -134,7 +134,12 @@ extension AuthService {
             return IssuedActionCode(email: recipient, code: issued.code, link: issued.link)
         }
         if request.isAdmin { return try await send() }
-        if known {
+        if known, policy.emulator, self.email.mailer == nil {
+            // The emulator's codes are listed (not mailed), and tests read the listing right
+            // after the request: the code is there by the time it is answered. (Its timing
+            // reveals nothing an emulator hides.)
+            _ = try? await send()
+        } else if known {
             sendInBackground(request.kind.rawValue) { () async throws(AuthError) in _ = try await send() }
         }
         return IssuedActionCode(email: recipient, code: "", link: "")
