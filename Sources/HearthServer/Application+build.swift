@@ -16,19 +16,24 @@ import ServiceLifecycle
 ///   - folder: the opened, locked data folder; it is closed when the application stops.
 ///   - cluster: the cluster this server is a node of (prepared; its client running), or nil
 ///     for a single node whose databases live in `folder`.
+///   - metrics: where the server's figures are counted (served at `/metrics`); give the same
+///     one to the databases' ``HearthStore/DatabaseOptions/onCommit``.
 ///   - logger: the logger for the server and its requests.
 ///   - onServerRunning: called with the bound port once the server accepts connections.
 ///   - onFilesServerRunning: called with the bound files port (``ServerConfiguration/filesPort``)
 ///     once that listener accepts connections.
+///   - onMetricsServerRunning: the same for ``ServerConfiguration/metricsPort``.
 /// - Throws: ``HearthRules/RulesError`` when the configured default rules are invalid, and
 ///   ``HearthFiles/StorageRulesSyntaxError`` when the storage rules are.
 public func buildApplication(
     configuration: ServerConfiguration,
     folder: DataFolder,
     cluster: ClusterNode? = nil,
+    metrics: ServerMetrics = ServerMetrics(),
     logger: Logger,
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
-    onFilesServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    onFilesServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
+    onMetricsServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
     let defaultRules = try configuration.defaultRules.map { text throws(RulesError) in try SecurityRules(parsing: text) }
     let rules = RulesRegistry(defaultRules: defaultRules ?? .closed)
@@ -62,7 +67,8 @@ public func buildApplication(
     let filesOrigin = FilesOrigin(origin: configuration.filesOrigin)
     let proxies = ProxyTrust(addresses: configuration.trustedProxies)
     let databases: any DatabaseProvider = cluster?.databases ?? folder
-    let operations = DatabaseOperations(databases: databases, rules: rules, hub: hub, clock: configuration.clock, logger: logger)
+    var operations = DatabaseOperations(databases: databases, rules: rules, hub: hub, clock: configuration.clock, logger: logger)
+    operations.metrics = metrics
     let disconnects: any DisconnectQueue
     if let cluster {
         disconnects = cluster.disconnects
@@ -82,6 +88,9 @@ public func buildApplication(
     await realtime.applyLeftoverDisconnects()
     let longPolling = RealtimeLongPolling(service: realtime, defaultDatabase: configuration.defaultDatabase)
     let webSocket = RealtimeWebSocket(service: realtime, longPolling: longPolling, defaultDatabase: configuration.defaultDatabase)
+    let stats = StatsResponder(
+        databases: databases, hub: hub, realtime: realtime, admin: admin, clock: configuration.clock, started: configuration.clock())
+    let metricsResponder = MetricsResponder(metrics: metrics, stats: stats, admin: admin)
     let responder = HearthResponder(
         database: DatabaseResponder(operations: operations, configuration: configuration, admin: admin, issuer: accounts.issuer),
         longPolling: longPolling,
@@ -90,11 +99,13 @@ public func buildApplication(
         files: FilesResponder(
             store: files, rules: storageRules ?? .closed, admin: admin, issuer: accounts.issuer, clock: configuration.clock,
             proxies: proxies),
-        stats: StatsResponder(databases: databases, hub: hub, realtime: realtime, admin: admin, clock: configuration.clock, started: configuration.clock()),
+        stats: stats,
         web: WebResponder(
             root: configuration.webRoot, projectID: configuration.projectID, bucket: configuration.storageBucket, logger: logger),
         filesOrigin: filesOrigin,
-        proxies: proxies
+        proxies: proxies,
+        metrics: metrics,
+        metricsResponder: metricsResponder
     )
     // Services stop in reverse order: the cluster node, first here, keeps replicating until
     // everything else has stopped.
@@ -104,6 +115,16 @@ public func buildApplication(
         StreamKeepAliveService(hub: hub, realtime: realtime, longPolling: longPolling, interval: configuration.keepAliveInterval, clock: configuration.clock),
         IdentityProviderHTTP.ShutdownService(http: providerHTTP),
     ]
+    if let metricsPort = configuration.metricsPort {
+        var open = metricsResponder
+        open.open = true
+        services.append(Application(
+            responder: MetricsPortResponder(metrics: open),
+            configuration: ApplicationConfiguration(
+                address: .hostname(configuration.metricsHost, port: metricsPort), serverName: "Hearth"),
+            onServerRunning: { channel in await onMetricsServerRunning(channel.localAddress?.port ?? metricsPort) },
+            logger: logger))
+    }
     if let filesPort = configuration.filesPort {
         var filesResponder = responder
         filesResponder.filesOnly = true

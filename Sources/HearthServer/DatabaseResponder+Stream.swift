@@ -20,7 +20,11 @@ extension DatabaseResponder {
     func stream(_ rest: RESTRequest, database: Database, auth: RequestAuth, connection: any Channel) throws -> Response {
         let query = try QueryParameters.parse(rest.parameters)
         let hub = self.hub
-        let (listener, initial) = try operations.listen(database, at: rest.path, query: query, auth: auth, missingIndex: .refuse)
+        let metrics = operations.metrics
+        let delivery = DatabaseOperations.ListenDelivery(
+            format: .serverSentEvents, buffer: EventBuffer(onOverflow: { metrics.streamDropped(transport: "sse") }))
+        let (listener, initial) = try operations.listen(
+            database, at: rest.path, query: query, auth: auth, missingIndex: .refuse, delivery: delivery)
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream; charset=utf-8"
         headers[HTTPField.Name("Cache-Control")!] = "no-cache"

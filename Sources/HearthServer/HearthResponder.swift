@@ -21,14 +21,34 @@ struct HearthResponder: HTTPResponder {
     let web: WebResponder
     let filesOrigin: FilesOrigin
     let proxies: ProxyTrust
+    let metrics: ServerMetrics
+    let metricsResponder: MetricsResponder
     /// True for the listener on the files port.
     var filesOnly = false
 
     func respond(to request: Request, context: Context) async throws -> Response {
+        let started = ContinuousClock.now
+        let (response, transport) = try await route(request, context: context)
+        metrics.request(
+            transport: transport.rawValue, operation: Self.operation(of: request, transport: transport),
+            status: Int(response.status.code), duration: ContinuousClock.now - started)
+        if transport == .files, response.status.code < 400 {
+            if request.method == .get, let length = response.headers[.contentLength].flatMap({ Int($0) }) {
+                metrics.fileBytes(direction: "out", count: length)
+            } else if request.method != .get, let length = request.headers[.contentLength].flatMap({ Int($0) }) {
+                metrics.fileBytes(direction: "in", count: length)
+            }
+        }
+        return response
+    }
+
+    private func route(_ request: Request, context: Context) async throws -> (Response, Transport) {
         let path = request.uri.path
         var response: Response
+        var transport = Transport.rest
         var kind = SecurityHeaders.Kind.api
         if filesOnly || filesOrigin.isFilesHost(request.head.authority) {
+            transport = .files
             if request.method == .options {
                 response = CORS.preflight(request)
             } else if FilesResponder.handles(path) {
@@ -41,12 +61,18 @@ struct HearthResponder: HTTPResponder {
             // Same-origin only: no CORS headers.
             response = await session.respond(to: request, context: context)
             SecurityHeaders.apply(.api, to: &response.headers)
-            return response
+            return (response, .session)
         } else if request.method == .options {
             response = CORS.preflight(request)
+            transport = .preflight
+        } else if path == MetricsResponder.path {
+            response = await metricsResponder.respond(to: request, context: context)
+            transport = .admin
         } else if AuthResponder.handles(path) {
+            transport = .auth
             response = await auth.respond(to: request, context: context)
         } else if FilesResponder.handles(path) {
+            transport = .files
             if let redirect = filesRedirect(request, context: context) {
                 response = redirect
             } else {
@@ -54,20 +80,24 @@ struct HearthResponder: HTTPResponder {
                 kind = .file
             }
         } else if path == RealtimeLongPolling.path {
+            transport = .longPolling
             response = await longPolling.respond(to: request, connection: context.channel)
             if RealtimeLongPolling.isDisconnectFrame(request) { kind = .longPollFrame }
         } else if path == StatsResponder.path {
+            transport = .admin
             response = await stats.respond(to: request)
         } else if WebResponder.handles(request) {
+            transport = .web
             let origin = filesOrigin(for: request, context: context)
             response = await web.respond(to: request, context: context, filesOrigin: origin)
             kind = .page(filesOrigin: origin)
         } else {
+            if request.headers[.accept]?.contains("text/event-stream") == true { transport = .sse }
             response = await database.respond(to: request, context: context)
         }
         CORS.decorate(&response)
         SecurityHeaders.apply(kind, to: &response.headers)
-        return response
+        return (response, transport)
     }
 
     /// The files origin as this request's browser reaches it, when files have one.

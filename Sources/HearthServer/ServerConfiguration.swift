@@ -69,6 +69,11 @@ public struct ServerConfiguration: Sendable {
     /// Sign-in providers from the settings file (installed into the account store at start).
     public var providers: [ProviderConfig] = []
     /// The server clock in milliseconds since the epoch (token expiry).
+    /// A port that serves `/metrics` to anyone who reaches it, without the admin token (keep
+    /// it on a private network), or nil: then `/metrics` is on the main port for admins.
+    public var metricsPort: Int?
+    /// The address the metrics port listens on.
+    public var metricsHost = "127.0.0.1"
     /// The cluster this server joins: a PostgreSQL URL, or nil for a single node.
     public var clusterURL: String?
     /// This node's ID in the cluster (default: host name and port).

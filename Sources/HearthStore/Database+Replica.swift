@@ -39,6 +39,10 @@ extension Database {
             if case .write(_, let pushID, _, _) = work { return pushID }
             return nil
         }
+        var isSetting: Bool {
+            if case .setting = work { return true }
+            return false
+        }
     }
 
     /// A replica's view of the shared log and its local writes.
@@ -237,8 +241,10 @@ extension Database {
                 finishInFlight(last: position, bytes: 0)
                 continue
             }
+            let started = ContinuousClock.now
             switch try await shared.append(database: name, after: position, records: records) {
             case .appended(let last):
+                options.onCommit?(name, records.count, ContinuousClock.now - started)
                 finishInFlight(last: last, bytes: records.reduce(0) { $0 + $1.data.count })
             case .behind:
                 try await appendHoldingHead(after: position)
@@ -254,6 +260,7 @@ extension Database {
     private func appendHoldingHead(after position: Int64) async throws {
         guard let shared else { return }
         let appendedBytes = Mutex(0)
+        let started = ContinuousClock.now
         let last = try await shared.appendHoldingHead(database: name, after: position, missedAtMost: Self.maxMissedUnderLock) {
             [self] missed in
             if !missed.isEmpty { try apply(missed) }
@@ -266,7 +273,21 @@ extension Database {
             try await catchUp(atMost: Self.maxMissedUnderLock)
             return
         }
-        finishInFlight(last: last, bytes: appendedBytes.withLock { $0 })
+        let bytes = appendedBytes.withLock { $0 }
+        if bytes > 0 { options.onCommit?(name, takenCount(), ContinuousClock.now - started) }
+        finishInFlight(last: last, bytes: bytes)
+    }
+
+    /// How many records the in-flight batch logged (for the commit figures).
+    private func takenCount() -> Int {
+        writer.withLock { state in
+            state.replica!.inFlight.reduce(0) { count, item in
+                switch item.checked {
+                case .success(let writes): count + writes.count + (item.isSetting ? 1 : 0)
+                case .failure: count
+                }
+            }
+        }
     }
 
     /// Moves queued writes into the in-flight batch (within the append limits) and returns the

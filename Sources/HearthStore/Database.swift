@@ -347,7 +347,9 @@ public final class Database: Sendable {
             }
             guard let (batch, state) = taken else { return }
             do {
+                let started = ContinuousClock.now
                 try log!.append(batch.map(\.record))
+                options.onCommit?(name, batch.count, ContinuousClock.now - started)
             } catch {
                 fail(batch: batch, error: error)
                 return

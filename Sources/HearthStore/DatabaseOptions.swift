@@ -12,6 +12,9 @@ public struct DatabaseOptions: Sendable {
     public var clock: @Sendable () -> Int64
     /// The source of randomness for push IDs.
     public var makeRandom: @Sendable () -> any RandomNumberGenerator
+    /// Told of every durable commit: the database, how many records it wrote, and how long the
+    /// commit took (SQLite's, or the cluster's append). For the server's metrics.
+    public var onCommit: (@Sendable (_ database: String, _ records: Int, _ duration: Duration) -> Void)?
 
     /// Defaults: snapshot every 200,000 writes or 16 MB of log (or the last snapshot's size),
     /// the system clock and randomness.

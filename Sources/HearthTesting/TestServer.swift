@@ -17,6 +17,8 @@ public final class TestServer: Sendable {
     public let port: Int
     /// The port that answers only file storage, when the configuration asked for one.
     public let filesPort: Int?
+    /// The port that answers only `/metrics`, when the configuration asked for one.
+    public let metricsPort: Int?
     /// The data folder.
     public let folder: DataFolder
     /// Where the data lives.
@@ -25,11 +27,12 @@ public final class TestServer: Sendable {
     private let task: Task<Void, any Error>
 
     private init(
-        port: Int, filesPort: Int?, folder: DataFolder, directory: TemporaryDirectory, group: ServiceGroup,
+        port: Int, filesPort: Int?, metricsPort: Int?, folder: DataFolder, directory: TemporaryDirectory, group: ServiceGroup,
         task: Task<Void, any Error>
     ) {
         self.port = port
         self.filesPort = filesPort
+        self.metricsPort = metricsPort
         self.folder = folder
         self.directory = directory
         self.group = group
@@ -79,6 +82,9 @@ public final class TestServer: Sendable {
         let directory = try TemporaryDirectory()
         var logger = Logger(label: "hearth-test")
         logger.logLevel = .warning
+        let metrics = ServerMetrics()
+        var options = options
+        if options.onCommit == nil { options.onCommit = metrics.committed }
         let folder = try DataFolder(url: directory.url, options: options, logger: logger)
         var configuration = ServerConfiguration(
             host: "127.0.0.1", port: 0, dataFolder: directory.url, maxWriteBytes: maxWriteBytes,
@@ -90,9 +96,11 @@ public final class TestServer: Sendable {
         configure(&configuration)
         let (ports, continuation) = AsyncStream<Int>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let (filesPorts, filesContinuation) = AsyncStream<Int>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let (metricsPorts, metricsContinuation) = AsyncStream<Int>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let app = try await buildApplication(
-            configuration: configuration, folder: folder, logger: logger,
-            onServerRunning: { continuation.yield($0) }, onFilesServerRunning: { filesContinuation.yield($0) })
+            configuration: configuration, folder: folder, metrics: metrics, logger: logger,
+            onServerRunning: { continuation.yield($0) }, onFilesServerRunning: { filesContinuation.yield($0) },
+            onMetricsServerRunning: { metricsContinuation.yield($0) })
         let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
         let task = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
@@ -103,7 +111,15 @@ public final class TestServer: Sendable {
             guard let bound = await filesIterator.next() else { throw TestServerError("the files listener did not start") }
             filesPort = bound
         }
-        return TestServer(port: port, filesPort: filesPort, folder: folder, directory: directory, group: group, task: task)
+        var metricsPort: Int?
+        if configuration.metricsPort != nil {
+            var metricsIterator = metricsPorts.makeAsyncIterator()
+            guard let bound = await metricsIterator.next() else { throw TestServerError("the metrics listener did not start") }
+            metricsPort = bound
+        }
+        return TestServer(
+            port: port, filesPort: filesPort, metricsPort: metricsPort, folder: folder, directory: directory, group: group,
+            task: task)
     }
 
     /// Stops the server gracefully and deletes its data.

@@ -115,6 +115,17 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "Keep file content in this folder (default: files/ in the data folder); in a cluster, one every node mounts.")
     var filesDir: String?
 
+    @Option(
+        name: .long,
+        help: """
+            Also serve Prometheus metrics at /metrics on this port, to anyone who reaches it (keep it private; \
+            without it, /metrics is on the main port for the admin token).
+            """)
+    var metricsPort: Int?
+
+    @Option(name: .long, help: "The address the metrics port listens on.")
+    var metricsHost: String = "127.0.0.1"
+
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
 
@@ -125,6 +136,10 @@ struct Serve: AsyncParsableCommand {
         guard !project.isEmpty, project.utf8.count <= 128 else { throw ValidationError("--project must be 1 to 128 characters.") }
         guard Self.byteCount(maxFileSize) != nil else {
             throw ValidationError("--max-file-size must be a positive number of bytes, such as 10485760, 10M or 5G.")
+        }
+        if let metricsPort {
+            guard (0...65535).contains(metricsPort) else { throw ValidationError("--metrics-port must be between 0 and 65535.") }
+            guard metricsPort != port || port == 0 else { throw ValidationError("--metrics-port must differ from --port.") }
         }
         guard (2...3600).contains(nodeLeaseSeconds) else { throw ValidationError("--node-lease-seconds must be 2 to 3600.") }
         guard snapshotAfterWrites > 0 else { throw ValidationError("--snapshot-after-writes must be positive.") }
@@ -147,10 +162,13 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "hearth") { ConsoleLogHandler(label: $0) }
         logger.logLevel = logLevel
         let dataURL = URL(fileURLWithPath: data)
+        let metrics = ServerMetrics()
+        var databaseOptions = DatabaseOptions(snapshotAfterWrites: snapshotAfterWrites)
+        databaseOptions.onCommit = metrics.committed
         let demo = cluster == nil && settings == nil ? runsDemo(in: dataURL) : (self.demo ?? false)
         let folder: DataFolder
         do {
-            folder = try DataFolder(url: dataURL, options: DatabaseOptions(snapshotAfterWrites: snapshotAfterWrites), logger: logger)
+            folder = try DataFolder(url: dataURL, options: databaseOptions, logger: logger)
         } catch let error as StoreError {
             throw ValidationError("\(error.message). Is another `hearth serve` running?")
         }
@@ -184,6 +202,8 @@ struct Serve: AsyncParsableCommand {
         if let nodeID { configuration.clusterNodeID = nodeID }
         if let nodeAddress { configuration.clusterNodeAddress = nodeAddress }
         if let filesDir { configuration.filesDirectory = URL(fileURLWithPath: filesDir, isDirectory: true) }
+        configuration.metricsPort = metricsPort
+        configuration.metricsHost = metricsHost
         if let webRoot {
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: webRoot, isDirectory: &isFolder), isFolder.boolValue else {
@@ -192,7 +212,8 @@ struct Serve: AsyncParsableCommand {
             configuration.webRoot = URL(fileURLWithPath: webRoot, isDirectory: true)
         }
         if let url = configuration.clusterURL {
-            try await serveInCluster(url: url, configuration: configuration, folder: folder, logger: logger)
+            try await serveInCluster(
+                url: url, configuration: configuration, folder: folder, options: databaseOptions, metrics: metrics, logger: logger)
             return
         }
         if configuration.adminToken == nil { configuration.adminToken = try AdminToken.loadOrCreate(in: dataURL) }
@@ -202,7 +223,7 @@ struct Serve: AsyncParsableCommand {
         let seedLogger = logger
         let shownFilesOrigin = configuration.filesOrigin
         let app = try await buildApplication(
-            configuration: configuration, folder: folder, logger: logger,
+            configuration: configuration, folder: folder, metrics: metrics, logger: logger,
             onServerRunning: { boundPort in
                 // Unbuffered, so a supervisor reading a pipe sees the line at once.
                 FileHandle.standardOutput.write(Data("""
@@ -222,6 +243,9 @@ struct Serve: AsyncParsableCommand {
             onFilesServerRunning: { filesPort in
                 let origin = shownFilesOrigin.map { "\($0) (port \(filesPort))" } ?? "http://\(host):\(filesPort)"
                 FileHandle.standardOutput.write(Data("  User files:       \(origin), file storage only\n".utf8))
+            },
+            onMetricsServerRunning: { [metricsHost] metricsPort in
+                FileHandle.standardOutput.write(Data("  Metrics:          http://\(metricsHost):\(metricsPort)/metrics (Prometheus)\n".utf8))
             })
         try await app.runService()
     }
@@ -230,7 +254,10 @@ struct Serve: AsyncParsableCommand {
 extension Serve {
     /// Runs as a node of the cluster at `url`: joins it, loads the default database from it,
     /// then serves until SIGINT or SIGTERM.
-    func serveInCluster(url: String, configuration: ServerConfiguration, folder: DataFolder, logger: Logger) async throws {
+    func serveInCluster(
+        url: String, configuration: ServerConfiguration, folder: DataFolder, options: DatabaseOptions, metrics: ServerMetrics,
+        logger: Logger
+    ) async throws {
         var configuration = configuration
         let clientConfiguration: PostgresClient.Configuration
         do {
@@ -247,7 +274,7 @@ extension Serve {
         nodeSettings.heartbeatInterval = .milliseconds(Int64(nodeLeaseSeconds) * 1000 / 4)
         let node = ClusterNode(
             client: PostgresClient(configuration: clientConfiguration, backgroundLogger: logger), settings: nodeSettings,
-            options: DatabaseOptions(snapshotAfterWrites: snapshotAfterWrites), logger: logger)
+            options: options, logger: logger)
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { await node.runClient() }
             let started = ContinuousClock.now
@@ -274,7 +301,7 @@ extension Serve {
             let loadTime = ContinuousClock.now - started
             let shownSettings = nodeSettings
             let app = try await buildApplication(
-                configuration: configuration, folder: folder, cluster: node, logger: logger,
+                configuration: configuration, folder: folder, cluster: node, metrics: metrics, logger: logger,
                 onServerRunning: { boundPort in
                     FileHandle.standardOutput.write(Data("""
                         Hearth is serving http://\(host):\(boundPort)/ as node \(shownSettings.id) of the cluster \

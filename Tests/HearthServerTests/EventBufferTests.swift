@@ -1,4 +1,5 @@
 import NIOCore
+import Synchronization
 import Testing
 
 @testable import HearthServer
@@ -34,6 +35,17 @@ struct EventBufferTests {
             return
         }
         #expect(events.map(\.sequence) == [10_000])
+    }
+
+    @Test func anOverflowIsReportedOnce() async {
+        let reported = Mutex(0)
+        let buffer = EventBuffer(maxEvents: 3, onOverflow: { reported.withLock { $0 += 1 } })
+        for sequence in 0..<10 { buffer.push(ByteBuffer(string: "event"), sequence: Int64(sequence)) }
+        #expect(reported.withLock { $0 } == 1)
+        // Unbounded pushes (a reader's own answers) never count.
+        let answers = EventBuffer(maxEvents: 1, onOverflow: { reported.withLock { $0 += 1 } })
+        for sequence in 0..<5 { answers.push(ByteBuffer(string: "answer"), sequence: 0, bounded: false) }
+        #expect(reported.withLock { $0 } == 1)
     }
 
     @Test func byteLimitAlsoBoundsTheQueue() async {

@@ -37,9 +37,18 @@ extension DatabaseOperations {
             database.ensureIndex(at: path, order: query.order)
         }
         let ruleAuth = auth.ruleAuth
-        return try hub.subscribe(
-            to: database, at: path, query: query, expires: auth.expires, auth: ruleAuth, rules: ruleAuth == nil ? nil : rules,
-            format: delivery.format, buffer: delivery.buffer,
-            deliverInitial: { deliverInitial($0, unindexed) })
+        let subscribed: Result<(Listener, Node), HearthError>
+        do {
+            subscribed = .success(try hub.subscribe(
+                to: database, at: path, query: query, expires: auth.expires, auth: ruleAuth, rules: ruleAuth == nil ? nil : rules,
+                format: delivery.format, buffer: delivery.buffer,
+                deliverInitial: { deliverInitial($0, unindexed) }))
+        } catch {
+            subscribed = .failure(error)
+        }
+        if case .failure(let error) = subscribed, error.code == .permissionDenied {
+            metrics.denied(database: database.name, access: "listen")
+        }
+        return try subscribed.get()
     }
 }

@@ -19,6 +19,8 @@ struct DatabaseOperations: Sendable {
     /// Server time in milliseconds (the rules' `now`).
     let clock: @Sendable () -> Int64
     let logger: Logger
+    /// Where refusals by the rules are counted.
+    var metrics = ServerMetrics()
     /// Recent query answers, shared by every request.
     let queryCache = QueryResultCache()
 
@@ -72,6 +74,7 @@ struct DatabaseOperations: Sendable {
         if case .rules(let auth, _) = auth {
             let requester = SecurityRules.Requester(auth: auth, now: clock())
             guard rules.read(path, by: requester, root: state.root, query: RuleQuery(query)) != nil else {
+                metrics.denied(database: database.name, access: "read")
                 throw HearthError.permissionDeniedByRules
             }
         }
@@ -147,6 +150,7 @@ struct DatabaseOperations: Sendable {
         let registry = self.rules
         let loaded = try registry.rules(for: database)
         let logger = self.logger
+        let metrics = self.metrics
         let name = database.name
         return { before, after, write, now in
             // The rules in force when the write is checked: on a cluster node a write is checked
@@ -157,6 +161,7 @@ struct DatabaseOperations: Sendable {
                     changing: write.changedPaths, by: .init(auth: authVariable, now: now), before: before.root, after: after.root)
             } catch {
                 logger.debug("write denied by rules", metadata: ["database": "\(database.name)", "reason": "\(error)"])
+                metrics.denied(database: name, access: "write")
                 throw HearthError.permissionDeniedByRules
             }
         }

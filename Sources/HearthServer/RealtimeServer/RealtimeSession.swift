@@ -74,7 +74,10 @@ final class RealtimeSession: Sendable {
         self.id = id
         self.database = database
         self.service = service
-        self.outbound = EventBuffer(maxEvents: service.limits.maxQueuedEvents, maxBytes: service.limits.maxQueuedBytes)
+        let metrics = service.operations.metrics
+        self.outbound = EventBuffer(
+            maxEvents: service.limits.maxQueuedEvents, maxBytes: service.limits.maxQueuedBytes,
+            onOverflow: { metrics.streamDropped(transport: "realtime") })
     }
 
     // MARK: - Sending
@@ -147,6 +150,7 @@ final class RealtimeSession: Sendable {
     }
 
     private func handle(_ request: RealtimeRequest, id: Int64) async {
+        operations.metrics.realtimeRequest(action: request.metricName)
         switch request {
         case .stats, .appCheck:
             respond(id)

@@ -23,10 +23,16 @@ final class EventBuffer: Sendable {
 
     let maxEvents: Int
     let maxBytes: Int
+    /// Called once when the queue overflows (the server's metrics count dropped streams).
+    let onOverflow: (@Sendable () -> Void)?
 
-    init(maxEvents: Int = EventBuffer.maxEvents, maxBytes: Int = EventBuffer.maxBytes) {
+    init(
+        maxEvents: Int = EventBuffer.maxEvents, maxBytes: Int = EventBuffer.maxBytes,
+        onOverflow: (@Sendable () -> Void)? = nil
+    ) {
         self.maxEvents = maxEvents
         self.maxBytes = maxBytes
+        self.onOverflow = onOverflow
     }
 
     private struct State {
@@ -48,13 +54,16 @@ final class EventBuffer: Sendable {
     /// Queues one encoded event for the write (or batch) with sequence number `sequence`;
     /// an unbounded one (an answer to the reader's own request) never overflows the queue.
     func push(_ event: ByteBuffer, sequence: Int64, bounded: Bool = true) {
-        let (waiter, ready) = state.withLock { state -> (CheckedContinuation<Void, Never>?, (@Sendable () -> Void)?) in
-            guard !state.closed else { return (nil, nil) }
-            if state.overflowed { return (nil, nil) }
+        let (waiter, ready, overflowedNow) = state.withLock {
+            state -> (CheckedContinuation<Void, Never>?, (@Sendable () -> Void)?, Bool) in
+            guard !state.closed else { return (nil, nil, false) }
+            if state.overflowed { return (nil, nil, false) }
+            var overflowedNow = false
             if bounded, state.events.count >= maxEvents || state.bytes + event.readableBytes > maxBytes {
                 state.events.removeAll()
                 state.bytes = 0
                 state.overflowed = true
+                overflowedNow = true
                 // Said even to a reader that is not taking now (its socket is full): it must act.
                 state.readySignalled = false
             } else {
@@ -62,8 +71,9 @@ final class EventBuffer: Sendable {
                 if bounded { state.bytes += event.readableBytes }
             }
             defer { state.waiter = nil }
-            return (state.waiter, Self.signalReady(&state))
+            return (state.waiter, Self.signalReady(&state), overflowedNow)
         }
+        if overflowedNow { onOverflow?() }
         waiter?.resume()
         ready?()
     }

@@ -1,0 +1,20 @@
+extension RealtimeRequest {
+    /// The request's kind as the server's metrics name it (a fixed set).
+    var metricName: String {
+        switch self {
+        case .stats: "stats"
+        case .auth: "auth"
+        case .unauth: "unauth"
+        case .appCheck: "appcheck"
+        case .listen(_, let view, _): view.query == nil ? "listen" : "listen_query"
+        case .unlisten: "unlisten"
+        case .get: "get"
+        case .put(_, _, let hash): hash == nil ? "put" : "transaction"
+        case .merge: "merge"
+        case .onDisconnectPut: "ondisconnect_put"
+        case .onDisconnectMerge: "ondisconnect_merge"
+        case .onDisconnectCancel: "ondisconnect_cancel"
+        case .unknown: "unknown"
+        }
+    }
+}
