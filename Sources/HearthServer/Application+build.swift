@@ -16,6 +16,8 @@ import ServiceLifecycle
 ///   - folder: the opened, locked data folder; it is closed when the application stops.
 ///   - cluster: the cluster this server is a node of (prepared; its client running), or nil
 ///     for a single node whose databases live in `folder`.
+///   - recentLogs: the warnings and errors the logger's handler keeps (served to admins at
+///     `/.hearth/logs`).
 ///   - metrics: where the server's figures are counted (served at `/metrics`); give the same
 ///     one to the databases' ``HearthStore/DatabaseOptions/onCommit``.
 ///   - logger: the logger for the server and its requests.
@@ -30,6 +32,7 @@ public func buildApplication(
     folder: DataFolder,
     cluster: ClusterNode? = nil,
     metrics: ServerMetrics = ServerMetrics(),
+    recentLogs: RecentLogEntries = RecentLogEntries(),
     logger: Logger,
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
     onFilesServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
@@ -105,7 +108,9 @@ public func buildApplication(
         filesOrigin: filesOrigin,
         proxies: proxies,
         metrics: metrics,
-        metricsResponder: metricsResponder
+        metricsResponder: metricsResponder,
+        logs: RecentLogsResponder(recent: recentLogs, admin: admin),
+        accessLog: configuration.accessLog
     )
     // Services stop in reverse order: the cluster node, first here, keeps replicating until
     // everything else has stopped.

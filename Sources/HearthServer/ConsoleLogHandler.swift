@@ -10,10 +10,12 @@ public struct ConsoleLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
     public var metadataProvider: Logger.MetadataProvider?
     private let label: String
+    private let recent: RecentLogEntries?
 
-    /// A handler for the logger labelled `label`.
-    public init(label: String) {
+    /// A handler for the logger labelled `label`; warnings and errors also go to `recent`.
+    public init(label: String, recent: RecentLogEntries? = nil) {
         self.label = label
+        self.recent = recent
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -28,8 +30,9 @@ public struct ConsoleLogHandler: LogHandler {
         let rendered = merged.isEmpty
             ? ""
             : " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-        let time = Date().formatted(.iso8601)
-        let line = "\(time) \(event.level) \(label):\(rendered) [\(event.source)] \(event.message)\n"
+        let now = Date()
+        let line = "\(now.formatted(.iso8601)) \(event.level) \(label):\(rendered) [\(event.source)] \(event.message)\n"
         FileHandle.standardError.write(Data(line.utf8))
+        recent?.record(level: event.level, message: "\(event.message)", metadata: merged, source: event.source, at: now)
     }
 }

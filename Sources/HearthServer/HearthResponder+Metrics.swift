@@ -1,4 +1,6 @@
+import Foundation
 import Hummingbird
+import HummingbirdCore
 
 extension HearthResponder {
     /// Which part of the server answered a request, as the metrics label it.
@@ -26,5 +28,34 @@ extension HearthResponder {
             method = path.split(separator: "/").last ?? ""
         }
         return authMethods.contains(String(method)) ? String(method) : "other"
+    }
+}
+
+extension HearthResponder {
+    /// Query parameters whose values are credentials or one-time codes: an access log shows
+    /// them as `***`.
+    static let secretParameters: Set<String> = [
+        "auth", "access_token", "id_token", "idToken", "refresh_token", "token", "oobCode", "pw", "password", "code",
+        "state", "nonce", "session",
+    ]
+
+    /// The path and query of `uri` for a log line, with secret values hidden.
+    static func loggablePath(_ uri: URI) -> String {
+        guard let query = uri.query, !query.isEmpty else { return uri.path }
+        let parts = query.split(separator: "&", omittingEmptySubsequences: false).map { part -> String in
+            guard let equals = part.firstIndex(of: "=") else { return String(part) }
+            let name = String(part[..<equals])
+            let decoded = name.removingPercentEncoding ?? name
+            return secretParameters.contains(decoded) ? "\(name)=***" : String(part)
+        }
+        return uri.path + "?" + parts.joined(separator: "&")
+    }
+}
+
+/// Entry points for tests of what stays internal to the responder.
+public enum HearthResponderTestHooks {
+    /// ``HearthResponder/loggablePath(_:)`` of `text` (a path with its query).
+    public static func loggablePath(_ text: String) -> String {
+        HearthResponder.loggablePath(URI(text))
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HearthFiles
 import Hummingbird
+import Logging
 
 /// The one entry point: answers CORS preflights, sends account requests to the account
 /// service, the web session to its endpoint, file requests to file storage, the server's
@@ -23,15 +24,26 @@ struct HearthResponder: HTTPResponder {
     let proxies: ProxyTrust
     let metrics: ServerMetrics
     let metricsResponder: MetricsResponder
+    let logs: RecentLogsResponder
+    /// Log every request at `info` (method, path without secrets, status, time).
+    var accessLog = false
     /// True for the listener on the files port.
     var filesOnly = false
 
     func respond(to request: Request, context: Context) async throws -> Response {
         let started = ContinuousClock.now
         let (response, transport) = try await route(request, context: context)
-        metrics.request(
-            transport: transport.rawValue, operation: Self.operation(of: request, transport: transport),
-            status: Int(response.status.code), duration: ContinuousClock.now - started)
+        let duration = ContinuousClock.now - started
+        let operation = Self.operation(of: request, transport: transport)
+        metrics.request(transport: transport.rawValue, operation: operation, status: Int(response.status.code), duration: duration)
+        if accessLog {
+            context.logger.info("request", metadata: [
+                "method": "\(request.method.rawValue)", "path": "\(Self.loggablePath(request.uri))",
+                "status": "\(response.status.code)", "ms": "\(Double(duration.nanoseconds) / 1e6)",
+                "transport": "\(transport.rawValue)",
+                "client": "\(proxies.clientAddress(of: request, peer: context.remoteAddress))",
+            ])
+        }
         if transport == .files, response.status.code < 400 {
             if request.method == .get, let length = response.headers[.contentLength].flatMap({ Int($0) }) {
                 metrics.fileBytes(direction: "out", count: length)
@@ -86,6 +98,9 @@ struct HearthResponder: HTTPResponder {
         } else if path == StatsResponder.path {
             transport = .admin
             response = await stats.respond(to: request)
+        } else if path == RecentLogsResponder.path {
+            transport = .admin
+            response = logs.respond(to: request)
         } else if WebResponder.handles(request) {
             transport = .web
             let origin = filesOrigin(for: request, context: context)

@@ -74,6 +74,8 @@ public struct ServerConfiguration: Sendable {
     public var metricsPort: Int?
     /// The address the metrics port listens on.
     public var metricsHost = "127.0.0.1"
+    /// Log every request at `info`: method, path (credentials hidden), status, time, client.
+    public var accessLog = false
     /// The cluster this server joins: a PostgreSQL URL, or nil for a single node.
     public var clusterURL: String?
     /// This node's ID in the cluster (default: host name and port).

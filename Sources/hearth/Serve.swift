@@ -129,6 +129,16 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
 
+    @Option(name: .long, help: "Log format: text (readable lines) or json (one JSON object per line, for log collectors).")
+    var logFormat: LogFormat = .text
+
+    @Flag(name: .long, help: "Log every request at info: method, path (credentials hidden), status, time and client address.")
+    var accessLog = false
+
+    enum LogFormat: String, ExpressibleByArgument, CaseIterable {
+        case text, json
+    }
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
         guard keepAliveSeconds > 0 else { throw ValidationError("--keep-alive-seconds must be positive.") }
@@ -159,8 +169,14 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var logger = Logger(label: "hearth") { ConsoleLogHandler(label: $0) }
-        logger.logLevel = logLevel
+        let recentLogs = RecentLogEntries()
+        var logger = Logger(label: "hearth") { [logFormat] label in
+            switch logFormat {
+            case .text: ConsoleLogHandler(label: label, recent: recentLogs)
+            case .json: JSONLogHandler(label: label, recent: recentLogs)
+            }
+        }
+        logger.logLevel = accessLog ? min(logLevel, .info) : logLevel
         let dataURL = URL(fileURLWithPath: data)
         let metrics = ServerMetrics()
         var databaseOptions = DatabaseOptions(snapshotAfterWrites: snapshotAfterWrites)
@@ -203,6 +219,7 @@ struct Serve: AsyncParsableCommand {
         if let nodeAddress { configuration.clusterNodeAddress = nodeAddress }
         if let filesDir { configuration.filesDirectory = URL(fileURLWithPath: filesDir, isDirectory: true) }
         configuration.metricsPort = metricsPort
+        configuration.accessLog = accessLog
         configuration.metricsHost = metricsHost
         if let webRoot {
             var isFolder: ObjCBool = false
@@ -213,7 +230,8 @@ struct Serve: AsyncParsableCommand {
         }
         if let url = configuration.clusterURL {
             try await serveInCluster(
-                url: url, configuration: configuration, folder: folder, options: databaseOptions, metrics: metrics, logger: logger)
+                url: url, configuration: configuration, folder: folder, options: databaseOptions, metrics: metrics,
+                recentLogs: recentLogs, logger: logger)
             return
         }
         if configuration.adminToken == nil { configuration.adminToken = try AdminToken.loadOrCreate(in: dataURL) }
@@ -223,7 +241,7 @@ struct Serve: AsyncParsableCommand {
         let seedLogger = logger
         let shownFilesOrigin = configuration.filesOrigin
         let app = try await buildApplication(
-            configuration: configuration, folder: folder, metrics: metrics, logger: logger,
+            configuration: configuration, folder: folder, metrics: metrics, recentLogs: recentLogs, logger: logger,
             onServerRunning: { boundPort in
                 // Unbuffered, so a supervisor reading a pipe sees the line at once.
                 FileHandle.standardOutput.write(Data("""
@@ -256,7 +274,7 @@ extension Serve {
     /// then serves until SIGINT or SIGTERM.
     func serveInCluster(
         url: String, configuration: ServerConfiguration, folder: DataFolder, options: DatabaseOptions, metrics: ServerMetrics,
-        logger: Logger
+        recentLogs: RecentLogEntries, logger: Logger
     ) async throws {
         var configuration = configuration
         let clientConfiguration: PostgresClient.Configuration
@@ -301,7 +319,7 @@ extension Serve {
             let loadTime = ContinuousClock.now - started
             let shownSettings = nodeSettings
             let app = try await buildApplication(
-                configuration: configuration, folder: folder, cluster: node, metrics: metrics, logger: logger,
+                configuration: configuration, folder: folder, cluster: node, metrics: metrics, recentLogs: recentLogs, logger: logger,
                 onServerRunning: { boundPort in
                     FileHandle.standardOutput.write(Data("""
                         Hearth is serving http://\(host):\(boundPort)/ as node \(shownSettings.id) of the cluster \

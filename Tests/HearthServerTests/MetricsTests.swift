@@ -1,6 +1,7 @@
 import Foundation
 import HearthServer
 import HearthTesting
+import Logging
 import Testing
 
 /// `/metrics`: Prometheus's text format for admins (or anyone on `--metrics-port`), counting
@@ -111,5 +112,24 @@ import Testing
             let other = try await httpRequest("GET", URL(string: "http://127.0.0.1:\(port)/a.json")!)
             #expect(other.status == 404)
         }
+    }
+}
+
+/// What logs may show of a request, and the recent problems kept for the console.
+@Suite struct LogLineTests {
+    @Test func secretsInQueriesAreHidden() {
+        let path = HearthResponderTestHooks.loggablePath("/a.json?auth=tok&print=silent&access_token=x&orderBy=%22k%22&pw=p")
+        #expect(path == "/a.json?auth=***&print=silent&access_token=***&orderBy=%22k%22&pw=***")
+        #expect(HearthResponderTestHooks.loggablePath("/plain.json") == "/plain.json")
+    }
+
+    @Test func recentEntriesKeepTheNewestWarningsAndErrors() {
+        let recent = RecentLogEntries(capacity: 3)
+        for index in 0..<5 {
+            recent.record(level: .error, message: "e\(index)", metadata: ["i": "\(index)"], source: "test", at: Date())
+        }
+        recent.record(level: .info, message: "not kept", metadata: [:], source: "test", at: Date())
+        #expect(recent.newestFirst().map(\.message) == ["e4", "e3", "e2"])
+        #expect(recent.newestFirst().first?.metadata == ["i": "4"])
     }
 }

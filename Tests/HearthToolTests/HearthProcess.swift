@@ -11,6 +11,10 @@ final class HearthProcess: @unchecked Sendable {
     let port: Int
     /// Everything the server has printed so far.
     private let printed = Printed()
+    /// Everything it has logged (standard error) so far.
+    private let logged = Printed()
+    /// What the server has logged to standard error so far.
+    var log: String { logged.value }
 
     private final class Printed: Sendable {
         private let text = Mutex("")
@@ -67,8 +71,12 @@ final class HearthProcess: @unchecked Sendable {
         process.arguments = ["serve", "--port", "0", "--data", folder.path, "--log-level", "warning"]
             + (openRules ? ["--rules", Self.openRules] : []) + extraArguments
         let out = Pipe()
+        let errors = Pipe()
         process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
+        process.standardError = errors
+        errors.fileHandleForReading.readabilityHandler = { [logged] handle in
+            logged.append(String(decoding: handle.availableData, as: UTF8.self))
+        }
         try process.run()
         // Read until the "serving http://127.0.0.1:<port>/" line.
         var seen = ""
