@@ -24,9 +24,7 @@ public struct ConsoleLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        var merged = metadata
-        if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
-        if let extra = event.metadata { merged.merge(extra) { _, new in new } }
+        let merged = Self.merged(metadata, metadataProvider, event)
         let rendered = merged.isEmpty
             ? ""
             : " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
@@ -34,5 +32,15 @@ public struct ConsoleLogHandler: LogHandler {
         let line = "\(now.formatted(.iso8601)) \(event.level) \(label):\(rendered) [\(event.source)] \(event.message)\n"
         FileHandle.standardError.write(Data(line.utf8))
         recent?.record(level: event.level, message: "\(event.message)", metadata: merged, source: event.source, at: now)
+    }
+}
+
+extension LogHandler {
+    /// The handler's metadata, then its provider's, then the event's (later ones win).
+    static func merged(_ metadata: Logger.Metadata, _ provider: Logger.MetadataProvider?, _ event: LogEvent) -> Logger.Metadata {
+        var merged = metadata
+        if let provided = provider?.get() { merged.merge(provided) { _, new in new } }
+        if let extra = event.metadata { merged.merge(extra) { _, new in new } }
+        return merged
     }
 }

@@ -25,9 +25,7 @@ public struct JSONLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        var merged = metadata
-        if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
-        if let extra = event.metadata { merged.merge(extra) { _, new in new } }
+        let merged = Self.merged(metadata, metadataProvider, event)
         let time = Date()
         var object: [String: Any] = [:]
         for (key, value) in merged { object[key] = Self.json(value) }

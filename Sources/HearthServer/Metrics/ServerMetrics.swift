@@ -85,14 +85,9 @@ public final class ServerMetrics: Sendable {
 
     /// Sets a gauge read at scrape time.
     public func gauge(_ name: String, _ labels: [String: String] = [:], _ value: Double) {
-        let key = Self.key(name, labels)
-        let gauge = gauges.withLock { gauges in
-            if let existing = gauges[key] { return existing }
-            let made = CoreMetrics.Gauge(label: name, dimensions: Self.dimensions(labels), factory: factory)
-            gauges[key] = made
-            return made
-        }
-        gauge.record(value)
+        Self.cached(gauges, Self.key(name, labels)) {
+            CoreMetrics.Gauge(label: name, dimensions: Self.dimensions(labels), factory: factory)
+        }.record(value)
     }
 
     /// The Prometheus text exposition of every figure.
@@ -103,31 +98,29 @@ public final class ServerMetrics: Sendable {
     // MARK: - Metric objects, made once per name and labels
 
     private func counter(_ name: String, _ labels: [String: String]) -> CoreMetrics.Counter {
-        let key = Self.key(name, labels)
-        return counters.withLock { counters in
-            if let existing = counters[key] { return existing }
-            let made = CoreMetrics.Counter(label: name, dimensions: Self.dimensions(labels), factory: factory)
-            counters[key] = made
-            return made
+        Self.cached(counters, Self.key(name, labels)) {
+            CoreMetrics.Counter(label: name, dimensions: Self.dimensions(labels), factory: factory)
         }
     }
 
     private func timer(_ name: String, _ labels: [String: String]) -> CoreMetrics.Timer {
-        let key = Self.key(name, labels)
-        return timers.withLock { timers in
-            if let existing = timers[key] { return existing }
-            let made = CoreMetrics.Timer(label: name, dimensions: Self.dimensions(labels), factory: factory)
-            timers[key] = made
-            return made
+        Self.cached(timers, Self.key(name, labels)) {
+            CoreMetrics.Timer(label: name, dimensions: Self.dimensions(labels), factory: factory)
         }
     }
 
     private func recorder(_ name: String, _ labels: [String: String]) -> CoreMetrics.Recorder {
-        let key = Self.key(name, labels)
-        return recorders.withLock { recorders in
-            if let existing = recorders[key] { return existing }
-            let made = CoreMetrics.Recorder(label: name, dimensions: Self.dimensions(labels), aggregate: true, factory: factory)
-            recorders[key] = made
+        Self.cached(recorders, Self.key(name, labels)) {
+            CoreMetrics.Recorder(label: name, dimensions: Self.dimensions(labels), aggregate: true, factory: factory)
+        }
+    }
+
+    /// The metric under `key` in `cache`, made by `make` the first time.
+    private static func cached<Metric>(_ cache: borrowing Mutex<[String: Metric]>, _ key: String, _ make: () -> Metric) -> Metric {
+        cache.withLock { metrics in
+            if let existing = metrics[key] { return existing }
+            let made = make()
+            metrics[key] = made
             return made
         }
     }
