@@ -171,10 +171,7 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         let recentLogs = RecentLogEntries()
         var logger = Logger(label: "hearth") { [logFormat] label in
-            switch logFormat {
-            case .text: ConsoleLogHandler(label: label, recent: recentLogs)
-            case .json: JSONLogHandler(label: label, recent: recentLogs)
-            }
+            ConsoleLogHandler(label: label, format: logFormat == .json ? .json : .text, recent: recentLogs)
         }
         logger.logLevel = accessLog ? min(logLevel, .info) : logLevel
         let dataURL = URL(fileURLWithPath: data)
