@@ -1,7 +1,7 @@
 // The console's own HTTP transport, for what the shared client (/lib/hearth.js) does not do:
 // databases other than the default (`ns=`), byte-level progress, raw SSE for path-level tree
-// updates, and authorised blob downloads. Every request carries the admin token; failures
-// become ConsoleErrors whose message is plain words.
+// updates, authorised blob downloads, and the server's metrics and recent problems. Every
+// request carries the admin token; failures become ConsoleErrors whose message is plain words.
 
 /** An error whose `message` can be shown to the operator as is. */
 export class ConsoleError extends Error {
@@ -73,6 +73,16 @@ export class AdminApi {
     const url = new URL(name === null ? base : `${base}/${encodeURIComponent(name)}`);
     for (const [key, value] of Object.entries(params)) url.searchParams.set(key, value);
     return url.toString();
+  }
+
+  /** The server's figures in Prometheus's text format (`GET /metrics`, docs/operations.md). */
+  async metrics() {
+    return (await this.request('GET', `${this.origin}/metrics`, { as: 'response' })).text();
+  }
+
+  /** The latest warnings and errors the server logged, newest first (`GET /.hearth/logs`). */
+  async recentLogs() {
+    return (await this.request('GET', `${this.origin}/.hearth/logs`))?.entries ?? [];
   }
 
   /**

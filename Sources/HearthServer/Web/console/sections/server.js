@@ -1,13 +1,22 @@
-// The Server section: uptime, memory, open listens, realtime connections and writes per second, from polls of
-// /.hearth/stats every few seconds while the page is visible. The server counts writes since
-// it started; the rate is the difference between two polls over the time between them.
+// The Server section: uptime, memory, open listens, realtime connections and writes per second
+// (from /.hearth/stats), live graphs of the last five minutes (from the same /metrics that
+// Prometheus scrapes), and the warnings and errors the server logged lately (/.hearth/logs).
+// All three are read every two seconds while the page is visible, and not at all once it is
+// hidden or left. The server counts since it started; a rate is the difference between two
+// readings over the time between them.
 
 import { errorWords, formatBytes, h } from '../dom.js';
+import { lineChart } from '../server/line-chart.js';
+import { parsePrometheus } from '../server/prometheus.js';
+import { readingBetween, REQUEST_SERIES } from '../server/readings.js';
+import { recentProblems } from '../server/recent-problems.js';
 
-const POLL_MS = 3000;
-const HISTORY = 40;
+const POLL_MS = 2000;
+const WINDOW_MS = 5 * 60_000;
+const MB = 1024 * 1024;
 
-export function mount(container, { hearth }) {
+export function mount(container, { hearth, api }) {
+  const graph = (options) => lineChart({ windowMs: WINDOW_MS, gapMs: POLL_MS * 3, ...options });
   const figure = (id, label) => {
     const value = h('dd', { 'data-testid': `figure-${id}` }, '…');
     return { value, element: h('div', { class: 'figure card' }, h('dt', {}, label), value) };
@@ -19,20 +28,50 @@ export function mount(container, { hearth }) {
     realtime: figure('realtime', 'Realtime connections'),
     writes: figure('writes', 'Writes per second'),
   };
-  const chart = h('div', { class: 'sparkline card', hidden: true });
+  const charts = [
+    { pick: (reading) => reading.requests, chart: graph({ id: 'requests', title: 'Requests per second',
+      series: REQUEST_SERIES, format: formatPerSecond }) },
+    { pick: (reading) => reading.writes, chart: graph({ id: 'writes', title: 'Writes per second',
+      series: [{ key: 'writes', label: 'Writes' }, { key: 'commits', label: 'Commits (each one fsync)' }],
+      format: formatPerSecond }) },
+    { pick: (reading) => reading.latency, chart: graph({ id: 'latency', title: 'HTTP request latency',
+      series: [{ key: 'p50', label: 'Median (p50)' }, { key: 'p99', label: '99th percentile (p99)' }],
+      format: formatSeconds, minimumScale: 0.001 }) },
+    { pick: (reading) => reading.connections, chart: graph({ id: 'connections', title: 'Open connections',
+      series: [{ key: 'listens', label: 'Open listens' }, { key: 'realtime', label: 'Realtime connections' }],
+      format: (count) => Math.round(count).toLocaleString() }) },
+    { pick: (reading) => ({ memory: reading.memory }), chart: graph({ id: 'memory', title: 'Resident memory',
+      series: [{ key: 'memory', label: 'Resident memory' }], format: formatBytes,
+      minimumScale: MB, scaleUnit: MB }) },
+    { pick: (reading) => reading.problems, chart: graph({ id: 'problems', title: 'Rules denials and errors per second',
+      series: [{ key: 'denials', label: 'Rules denials' }, { key: 'errors', label: 'Server errors (5xx)' }],
+      format: formatPerSecond }) },
+  ];
+  const problems = recentProblems();
   const body = h('tbody', {});
   const error = h('p', { class: 'error', role: 'alert', 'data-testid': 'server-error', hidden: true });
+  const graphsError = h('p', { class: 'error', role: 'alert', 'data-testid': 'graphs-error', hidden: true });
   const updated = h('p', { class: 'muted' });
+  /** Graph points in the window: `{ time, reading }`. */
   const history = [];
   let previous = null;
+  let previousScrape = null;
   let timer = null;
+  let polling = false;
   let alive = true;
 
   container.append(
     h('div', { class: 'section-head' }, h('h1', { id: 'section-title', tabindex: -1 }, 'Server')),
     error,
     h('dl', { class: 'figures', 'data-testid': 'server-figures' }, Object.values(figures).map((item) => item.element)),
-    chart,
+    h('section', { class: 'graphs-section', 'aria-labelledby': 'graphs-title', 'data-testid': 'server-graphs',
+      'data-poll-ms': POLL_MS },
+      h('h2', { id: 'graphs-title' }, 'Live graphs'),
+      h('p', { class: 'note' }, `The last ${WINDOW_MS / 60_000} minutes, from the figures at /metrics, `
+        + `read every ${POLL_MS / 1000} seconds while this page is visible. This page's own requests count as admin ones.`),
+      graphsError,
+      h('div', { class: 'graphs' }, charts.map((item) => item.chart.element))),
+    problems.element,
     h('div', { class: 'table-wrap' },
       h('table', { 'data-testid': 'server-databases' },
         h('caption', {}, 'Databases'),
@@ -42,17 +81,36 @@ export function mount(container, { hearth }) {
     updated);
 
   async function poll() {
-    try {
-      const stats = await hearth.admin.stats();
-      if (!alive) return;
-      const now = performance.now();
+    if (polling) return;
+    polling = true;
+    clearTimeout(timer);
+    const [stats, metrics, logs] = await Promise.allSettled([hearth.admin.stats(), api.metrics(), api.recentLogs()]);
+    polling = false;
+    if (!alive) return;
+    const now = performance.now();
+    if (stats.status === 'fulfilled') {
       error.hidden = true;
-      show(stats, previous && { stats: previous.stats, seconds: (now - previous.time) / 1000 });
-      previous = { stats, time: now };
-    } catch (failure) {
-      error.textContent = `The server's figures could not be read: ${errorWords(failure)}`;
+      show(stats.value, previous && { stats: previous.stats, seconds: (now - previous.time) / 1000 });
+      previous = { stats: stats.value, time: now };
+    } else {
+      error.textContent = `The server's figures could not be read: ${words(stats.reason)}`;
       error.hidden = false;
     }
+    if (metrics.status === 'fulfilled') {
+      graphsError.hidden = true;
+      const scrape = parsePrometheus(metrics.value);
+      const seconds = previousScrape ? (now - previousScrape.time) / 1000 : 0;
+      history.push({ time: now, reading: readingBetween(previousScrape?.scrape ?? null, scrape, seconds) });
+      while (history.length && history[0].time < now - WINDOW_MS) history.shift();
+      previousScrape = { scrape, time: now };
+      drawCharts(now);
+    } else {
+      graphsError.textContent = `The live graphs could not be read: ${words(metrics.reason)}`;
+      graphsError.hidden = false;
+    }
+    if (logs.status === 'fulfilled') problems.show(logs.value);
+    else problems.fail(words(logs.reason));
+    updated.textContent = `Updated at ${new Date().toLocaleTimeString()}; refreshed every ${POLL_MS / 1000} seconds while this page is visible.`;
     schedule();
   }
 
@@ -79,33 +137,15 @@ export function mount(container, { hearth }) {
       h('td', {}, database.writes.toLocaleString()),
       h('td', {}, rates[index] === null ? '…' : formatRate(rates[index])),
       h('td', {}, database.streams.toLocaleString()))));
-    if (total !== null) {
-      history.push(total);
-      if (history.length > HISTORY) history.shift();
-      drawChart();
+  }
+
+  function drawCharts(now) {
+    for (const { chart, pick } of charts) {
+      chart.update(history.map(({ time, reading }) => ({ time, values: pick(reading) ?? {} })), now);
     }
-    updated.textContent = `Updated at ${new Date().toLocaleTimeString()}; refreshed every ${POLL_MS / 1000} seconds while this page is visible.`;
   }
 
-  function drawChart() {
-    const peak = Math.max(1, ...history);
-    const width = 300;
-    const height = 60;
-    const step = width / (HISTORY - 1);
-    const points = history.map((rate, index) =>
-      `${(index + HISTORY - history.length) * step},${height - (rate / peak) * (height - 4) - 2}`).join(' ');
-    const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
-    svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
-    svg.setAttribute('preserveAspectRatio', 'none');
-    svg.setAttribute('aria-hidden', 'true');
-    const line = document.createElementNS('http://www.w3.org/2000/svg', 'polyline');
-    line.setAttribute('points', points);
-    svg.append(line);
-    chart.hidden = false;
-    chart.replaceChildren(
-      h('p', { class: 'muted' }, `Writes per second, last ${history.length} readings (peak ${formatRate(peak)})`), svg);
-  }
-
+  // Coming back to the page reads at once; hiding it stops the timer (a read under way ends).
   const visibility = () => (document.visibilityState === 'visible' ? poll() : schedule());
   document.addEventListener('visibilitychange', visibility);
   poll();
@@ -116,8 +156,27 @@ export function mount(container, { hearth }) {
   };
 }
 
+/** The admin API's errors are already in words; anything else gets the app's wording. */
+function words(failure) {
+  return failure?.name === 'ConsoleError' ? failure.message : errorWords(failure);
+}
+
 function formatRate(rate) {
   return rate < 10 ? rate.toFixed(1) : Math.round(rate).toLocaleString();
+}
+
+/** "0/s", "0.05/s", "3.2/s", "1,250/s". */
+function formatPerSecond(rate) {
+  if (rate === 0) return '0/s';
+  if (rate < 0.1) return `${rate.toFixed(2)}/s`;
+  return `${formatRate(rate)}/s`;
+}
+
+/** "0.42 ms", "12.5 ms", "1.2 s". */
+function formatSeconds(seconds) {
+  if (seconds >= 1) return `${seconds.toFixed(1)} s`;
+  const ms = seconds * 1000;
+  return `${ms < 1 ? ms.toFixed(2) : ms < 10 ? ms.toFixed(1) : Math.round(ms)} ms`;
 }
 
 /** "3 d 4 h", "2 h 5 min", "4 min 10 s". */
