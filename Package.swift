@@ -120,6 +120,7 @@ let package = Package(
                 "HearthAuth",
                 "HearthFiles",
                 "HearthCluster",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -120,6 +120,11 @@ public func buildApplication(
         StreamKeepAliveService(hub: hub, realtime: realtime, longPolling: longPolling, interval: configuration.keepAliveInterval, clock: configuration.clock),
         IdentityProviderHTTP.ShutdownService(http: providerHTTP),
     ]
+    if cluster == nil, let interval = configuration.backupInterval, let backupFolder = configuration.backupFolder {
+        services.append(BackupSchedule(
+            backup: DataFolderBackup(source: folder.url, filesDirectory: configuration.filesDirectory, clock: configuration.clock),
+            folder: backupFolder, interval: interval, keep: configuration.backupKeep, metrics: metrics, logger: logger))
+    }
     if let metricsPort = configuration.metricsPort {
         var open = metricsResponder
         open.open = true

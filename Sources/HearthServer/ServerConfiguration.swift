@@ -85,6 +85,10 @@ public struct ServerConfiguration: Sendable {
     /// Where file content lives (default: `files` in the data folder); in a cluster, a folder
     /// every node mounts.
     public var filesDirectory: URL?
+    /// Scheduled online backups (`--backup-every`): how often, where, and how many to keep.
+    public var backupInterval: Duration?
+    public var backupFolder: URL?
+    public var backupKeep = 7
     public var clock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
 
     /// `origin` as `scheme://host[:port]` when it is an `http` or `https` origin with no path,

@@ -40,19 +40,8 @@ extension Database {
         let version = current
         defer { writer.withLock { $0.snapshotting = false } }
         do {
-            var snapshotBytes = 0
-            try log.storeSnapshot(sequence: version.sequence, createdAt: options.clock()) { emit in
-                try withoutActuallyEscaping(emit) { emit in
-                    var total = 0
-                    var writer = JSONWriter(format: .init(export: true), chunkSize: 4 << 20) { chunk in
-                        total += chunk.count
-                        try emit(Array(chunk))
-                    }
-                    try writer.writeFlushing(version.state.root)
-                    snapshotBytes = total
-                    return total
-                }
-            }
+            let snapshotBytes = try log.storeSnapshot(
+                of: version.state.root, sequence: version.sequence, createdAt: options.clock(), history: options.history)
             writer.withLock { state in
                 // Writes logged while the snapshot ran still count towards the next one.
                 let covered = state.nextSequence - 1 - version.sequence

@@ -50,7 +50,9 @@ public final class Database: Sendable {
         var batch: [Pending] = []
         var committing = false
         var republish = false
-        var failure: HearthError?
+        /// Set while storage is failing: writes are refused until `retryAt` (the clock's ms),
+        /// then the next write tries the disk again.
+        var failure: (error: HearthError, retryAt: Int64)?
         var pushIDs = PushIDGenerator()
         var random: any RandomNumberGenerator
         var writesSinceSnapshot = 0
@@ -251,7 +253,7 @@ public final class Database: Sendable {
         _ = try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Committed, any Error>) in
             let reportOutcome: Completion = { continuation.resume(with: $0) }
             let startCommit = writer.withLock { state -> Bool in
-                if let failure = state.failure {
+                if let failure = refusalWhileStorageFails(&state) {
                     continuation.resume(throwing: failure)
                     return false
                 }
@@ -290,7 +292,7 @@ public final class Database: Sendable {
             return
         }
         let startCommit = writer.withLock { state -> Bool in
-            if let failure = state.failure {
+            if let failure = refusalWhileStorageFails(&state) {
                 completion(.failure(failure))
                 return false
             }
@@ -348,7 +350,7 @@ public final class Database: Sendable {
             guard let (batch, state) = taken else { return }
             do {
                 let started = ContinuousClock.now
-                try log!.append(batch.map(\.record))
+                try log!.append(batch.map(\.record), at: options.clock())
                 options.onCommit?(name, batch.count, ContinuousClock.now - started)
             } catch {
                 fail(batch: batch, error: error)
@@ -369,16 +371,21 @@ public final class Database: Sendable {
         }
     }
 
-    /// Storage failed: nothing after the last commit can be trusted to reach the disk, so the
-    /// database refuses further writes and falls back to the last published version.
+    /// Storage failed (a full disk, an I/O error): the batch and everything queued behind it
+    /// are refused with `unavailable`, and the database falls back to its last published
+    /// version. Writes are refused for ``DatabaseOptions/storageRetryInterval``; then the next
+    /// write tries the disk again, so writes resume by themselves once it works.
     private func fail(batch: [Pending], error: any Error) {
-        logger.critical("write log commit failed; refusing writes", metadata: [
+        logger.critical("write log commit failed; refusing writes until storage works again", metadata: [
             "database": "\(name)", "error": "\(error)",
         ])
-        let failure = HearthError(.unavailable, "The database is unavailable: its storage failed.")
+        let failure = HearthError(.unavailable, "The database is unavailable: its storage failed. Try again later.")
         let stranded = writer.withLock { state -> [Pending] in
-            state.failure = failure
-            state.pending = published.withLock { $0.state }
+            state.failure = (failure, options.clock() + options.storageRetryInterval)
+            let published = published.withLock { $0 }
+            state.pending = published.state
+            // Nothing after the published version was logged, so its sequence numbers are reused.
+            state.nextSequence = published.sequence + 1
             state.committing = false
             let rest = state.batch
             state.batch = []
@@ -387,6 +394,14 @@ public final class Database: Sendable {
             return rest
         }
         for pending in batch + stranded { pending.completion?(.failure(failure)) }
+    }
+
+    /// The error to refuse a write with while storage is failing, or nil when the write may try.
+    private func refusalWhileStorageFails(_ state: inout WriterState) -> HearthError? {
+        guard let failure = state.failure else { return nil }
+        if options.clock() < failure.retryAt { return failure.error }
+        state.failure = nil
+        return nil
     }
 
     // MARK: - Settings

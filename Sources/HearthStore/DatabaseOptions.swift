@@ -8,6 +8,12 @@ public struct DatabaseOptions: Sendable {
     /// as the last snapshot took if that is more: snapshot work then stays proportional to
     /// the log's growth, however large the tree.
     public var snapshotAfterBytes: Int
+    /// How far back, in milliseconds, a database stays restorable to any moment (its log and
+    /// enough snapshots are kept that long); 0 keeps no history beyond the newest snapshot.
+    public var history: Int64 = 0
+    /// After storage failed (a full disk, an I/O error), how long writes are refused before
+    /// the next one tries the disk again, in milliseconds.
+    public var storageRetryInterval: Int64 = 1000
     /// The server clock, in milliseconds since the epoch (server values, push IDs).
     public var clock: @Sendable () -> Int64
     /// The source of randomness for push IDs.

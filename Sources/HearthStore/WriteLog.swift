@@ -42,6 +42,11 @@ final class WriteLog: Sendable {
         migrator.registerMigration("v2-settings") { db in
             try db.execute(sql: "CREATE TABLE setting (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
         }
+        migrator.registerMigration("v3-commit-time") { db in
+            // When each record was committed (milliseconds since the epoch), for restoring to a
+            // moment; records logged before this column existed have none.
+            try db.execute(sql: "ALTER TABLE log ADD COLUMN at INTEGER")
+        }
         return migrator
     }
 
@@ -65,12 +70,13 @@ final class WriteLog: Sendable {
         return migrator
     }
 
-    /// Appends records in one transaction: durable when this returns.
-    func append(_ records: [LogRecord]) throws {
+    /// Appends records committed at `time` (milliseconds since the epoch) in one transaction:
+    /// durable when this returns.
+    func append(_ records: [LogRecord], at time: Int64) throws {
         try queue.write { db in
-            let statement = try db.cachedStatement(sql: "INSERT INTO log (seq, kind, path, data) VALUES (?, ?, ?, ?)")
+            let statement = try db.cachedStatement(sql: "INSERT INTO log (seq, kind, path, data, at) VALUES (?, ?, ?, ?, ?)")
             for record in records {
-                try statement.execute(arguments: [record.sequence, record.kind, record.path, Data(record.data)])
+                try statement.execute(arguments: [record.sequence, record.kind, record.path, Data(record.data), time])
             }
         }
     }
@@ -126,11 +132,17 @@ final class WriteLog: Sendable {
         }
     }
 
-    /// Stores a snapshot taken at `sequence` from chunks, then drops older snapshots and the
-    /// log records the snapshot covers. The snapshot is durable before anything is dropped, so
-    /// a crash at any point leaves a snapshot and every log record after it.
-    func storeSnapshot(sequence: Int64, createdAt: Int64, chunks: (_ emit: ([UInt8]) throws -> Void) throws -> Int) throws {
-        try snapshots.write { db in
+    /// Stores a snapshot taken at `sequence` from chunks, then drops the snapshots and log
+    /// records that `history` no longer needs (see ``SnapshotRetention``). The snapshot is durable
+    /// before anything is dropped, so a crash at any point leaves a snapshot and every log record
+    /// after it.
+    /// - Parameter history: how far back, in milliseconds, the database must stay restorable.
+    /// - Returns: the snapshot's size in bytes, as `chunks` counted it.
+    @discardableResult
+    func storeSnapshot(
+        sequence: Int64, createdAt: Int64, history: Int64 = 0, chunks: (_ emit: ([UInt8]) throws -> Void) throws -> Int
+    ) throws -> Int {
+        let total = try snapshots.write { db -> Int in
             try db.execute(sql: "DELETE FROM snapshot WHERE seq = ?", arguments: [sequence])
             let statement = try db.cachedStatement(sql: "INSERT INTO snapshot (seq, chunk, data) VALUES (?, ?, ?)")
             var index = 0
@@ -142,13 +154,64 @@ final class WriteLog: Sendable {
                 sql: "INSERT OR REPLACE INTO snapshot_done (seq, created_at, bytes) VALUES (?, ?, ?)",
                 arguments: [sequence, createdAt, total]
             )
+            return total
         }
-        try snapshots.write { db in
-            try db.execute(sql: "DELETE FROM snapshot WHERE seq < ?", arguments: [sequence])
-            try db.execute(sql: "DELETE FROM snapshot_done WHERE seq < ?", arguments: [sequence])
+        try compact(now: createdAt, history: history)
+        return total
+    }
+
+    /// Stores `tree` as the snapshot at `sequence`, written out in bounded chunks, and compacts
+    /// as ``storeSnapshot(sequence:createdAt:history:chunks:)`` does.
+    /// - Returns: the snapshot's size in bytes.
+    @discardableResult
+    func storeSnapshot(of tree: Node, sequence: Int64, createdAt: Int64, history: Int64 = 0) throws -> Int {
+        try storeSnapshot(sequence: sequence, createdAt: createdAt, history: history) { emit in
+            try withoutActuallyEscaping(emit) { emit in
+                var total = 0
+                var writer = JSONWriter(format: .init(export: true), chunkSize: 4 << 20) { chunk in
+                    total += chunk.count
+                    try emit(Array(chunk))
+                }
+                try writer.writeFlushing(tree)
+                return total
+            }
         }
-        try queue.write { db in
-            try db.execute(sql: "DELETE FROM log WHERE seq <= ?", arguments: [sequence])
+    }
+
+    /// Drops what restoring to any moment of the last `history` milliseconds does not need.
+    func compact(now: Int64, history: Int64) throws {
+        var points = try snapshotPoints()
+        // A log that still starts at its first record can rebuild any moment from the empty tree.
+        if let first = try queue.read({ db in try Row.fetchOne(db, sql: "SELECT seq, at FROM log ORDER BY seq LIMIT 1") }),
+            (first[0] as Int64) == 1
+        {
+            points.insert(SnapshotRetention.Point(sequence: 0, createdAt: (first[1] as Int64?) ?? 0), at: 0)
+        }
+        let kept = SnapshotRetention.kept(points, now: now, history: history)
+        guard let base = kept.first else { return }
+        let keptSet = Set(kept)
+        let dropped = points.map(\.sequence).filter { $0 > 0 && !keptSet.contains($0) }
+        if !dropped.isEmpty {
+            try snapshots.write { db in
+                for sequence in dropped {
+                    try db.execute(sql: "DELETE FROM snapshot WHERE seq = ?", arguments: [sequence])
+                    try db.execute(sql: "DELETE FROM snapshot_done WHERE seq = ?", arguments: [sequence])
+                }
+            }
+        }
+        if base > 0 {
+            try queue.write { db in
+                try db.execute(sql: "DELETE FROM log WHERE seq <= ?", arguments: [base])
+            }
+        }
+    }
+
+    /// Every complete snapshot's sequence number and creation time, oldest first.
+    func snapshotPoints() throws -> [SnapshotRetention.Point] {
+        try snapshots.read { db in
+            try Row.fetchAll(db, sql: "SELECT seq, created_at FROM snapshot_done ORDER BY seq").map { row in
+                SnapshotRetention.Point(sequence: row[0], createdAt: row[1])
+            }
         }
     }
 }

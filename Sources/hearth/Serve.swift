@@ -87,6 +87,18 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "Snapshot a database after this many logged writes (a snapshot shortens restarts).")
     var snapshotAfterWrites: Int = 200_000
 
+    @Option(name: .long, help: "Keep each database restorable to any moment this far back (`hearth restore --to`): 30m, 24h, 7d, or 0 for none.")
+    var history: String = "24h"
+
+    @Option(name: .long, help: "Make an online backup this often (such as 6h or 1d) into --backup-dir.")
+    var backupEvery: String?
+
+    @Option(name: .long, help: "Where scheduled backups go (default: backups/ beside the data folder).")
+    var backupDir: String?
+
+    @Option(name: .long, help: "How many scheduled backups to keep.")
+    var backupKeep: Int = 7
+
     @Option(name: .long, help: "Seconds between keep-alive events on streams.")
     var keepAliveSeconds: Double = 30
 
@@ -153,6 +165,17 @@ struct Serve: AsyncParsableCommand {
         }
         guard (2...3600).contains(nodeLeaseSeconds) else { throw ValidationError("--node-lease-seconds must be 2 to 3600.") }
         guard snapshotAfterWrites > 0 else { throw ValidationError("--snapshot-after-writes must be positive.") }
+        guard TimeArguments.milliseconds(history) != nil else {
+            throw ValidationError("--history takes a span such as 30m, 24h or 7d, or 0 for none.")
+        }
+        if let backupEvery {
+            guard let every = TimeArguments.milliseconds(backupEvery), every > 0 else {
+                throw ValidationError("--backup-every takes a span such as 30m, 6h or 1d.")
+            }
+        } else if backupDir != nil {
+            throw ValidationError("--backup-dir goes with --backup-every.")
+        }
+        guard backupKeep > 0 else { throw ValidationError("--backup-keep must be positive.") }
         if let filesPort {
             guard (0...65535).contains(filesPort) else { throw ValidationError("--files-port must be between 0 and 65535.") }
             guard filesPort != port || port == 0 else { throw ValidationError("--files-port must differ from --port.") }
@@ -177,6 +200,7 @@ struct Serve: AsyncParsableCommand {
         let dataURL = URL(fileURLWithPath: data)
         let metrics = ServerMetrics()
         var databaseOptions = DatabaseOptions(snapshotAfterWrites: snapshotAfterWrites)
+        databaseOptions.history = TimeArguments.milliseconds(history)!
         databaseOptions.onCommit = metrics.committed
         let demo = cluster == nil && settings == nil ? runsDemo(in: dataURL) : (self.demo ?? false)
         let folder: DataFolder
@@ -216,6 +240,11 @@ struct Serve: AsyncParsableCommand {
         if let nodeAddress { configuration.clusterNodeAddress = nodeAddress }
         if let filesDir { configuration.filesDirectory = URL(fileURLWithPath: filesDir, isDirectory: true) }
         configuration.metricsPort = metricsPort
+        if let backupEvery {
+            configuration.backupInterval = .milliseconds(TimeArguments.milliseconds(backupEvery)!)
+            configuration.backupFolder = URL(fileURLWithPath: backupDir ?? dataURL.deletingLastPathComponent().appendingPathComponent("backups").path, isDirectory: true)
+            configuration.backupKeep = backupKeep
+        }
         configuration.accessLog = accessLog
         configuration.metricsHost = metricsHost
         if let webRoot {

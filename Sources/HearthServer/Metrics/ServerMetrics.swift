@@ -17,6 +17,8 @@ import Synchronization
 ///   and their failures by status)
 /// - `hearth_file_bytes_total{direction}`
 /// - `hearth_stream_drops_total{transport}` (streams ended because their reader fell behind)
+/// - `hearth_backups_total{result}`, `hearth_backup_last_success_timestamp_seconds`,
+///   `hearth_backup_last_bytes` (scheduled backups)
 /// - gauges read at each scrape: `hearth_connections{kind}`, `hearth_database_sequence{database}`,
 ///   `hearth_database_listeners{database}`, `hearth_resident_memory_bytes`, `hearth_uptime_seconds`
 ///
@@ -81,6 +83,19 @@ public final class ServerMetrics: Sendable {
     /// A stream ended because its reader fell too far behind.
     public func streamDropped(transport: String) {
         counter("hearth_stream_drops_total", ["transport": transport]).increment()
+    }
+
+    /// A scheduled backup finished: its size, how long it took, and when (ms since the epoch).
+    public func backupFinished(bytes: Int64, duration: Duration, at time: Int64) {
+        counter("hearth_backups_total", ["result": "ok"]).increment()
+        gauge("hearth_backup_last_success_timestamp_seconds", [:], Double(time) / 1000)
+        gauge("hearth_backup_last_bytes", [:], Double(bytes))
+        timer("hearth_backup_duration_seconds", [:]).recordNanoseconds(duration.nanoseconds)
+    }
+
+    /// A scheduled backup failed.
+    public func backupFailed() {
+        counter("hearth_backups_total", ["result": "failed"]).increment()
     }
 
     /// Sets a gauge read at scrape time.
