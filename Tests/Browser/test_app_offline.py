@@ -21,7 +21,7 @@ import uuid
 
 from selenium.webdriver.common.by import By
 
-from conftest import REPO, WEB_ROOT, launch_server, stop_server, text_of, wait_for, wait_until
+from conftest import REPO, WEB_ROOT, js_errors, launch_server, stop_server, text_of, wait_for, wait_until
 
 LIVE = 20  # seconds for anything that crosses the network or a restart
 RECONNECT = 45  # the client retries after 1 s, doubling to 30 s
@@ -446,3 +446,56 @@ def test_a_changed_app_replaces_the_cached_shell(browser, tmp_path):
         assert served is True
     finally:
         stop_server(server)
+
+
+# Records, from the very start of a page, what the first post card was shown in.
+FIRST_CARD_PROBE = """
+window.__firstCard = null;
+new MutationObserver((changes, observer) => {
+  const main = document.getElementById('main');
+  if (!main || !main.querySelector('[data-testid=post-card]')) return;
+  observer.disconnect();
+  window.__firstCard = { cachedPaint: main.dataset.cachedPaint === 'true', inert: main.inert,
+                         busy: main.getAttribute('aria-busy'), appStarted: Boolean(window.hearth) };
+}).observe(document, { childList: true, subtree: true });
+"""
+
+
+def kept_screens(driver):
+    return json.loads(driver.execute_script("return localStorage.getItem('hearth:screens')") or "null")
+
+
+def test_the_last_screen_is_painted_at_start_then_made_live(server, browser):
+    uid = sign_up(browser, server.url, "Paula Paint")
+    go(browser, "#/")
+    wait_for(browser, "[data-testid=post-card]", LIVE)
+    go(browser, "#/compose")
+    wait_for(browser, "form", LIVE)
+    browser.get("about:blank")  # leaving keeps the screen's look (pagehide)
+    browser.get(f"{server.url}/#/")
+    kept = kept_screens(browser)
+    assert kept["uid"] == uid
+    assert "#/" in kept["screens"], "the list screen was kept when it was left"
+    assert "#/compose" not in kept["screens"], "forms are never kept"
+    assert not re.search(r'\sstyle="', kept["screens"]["#/"]["main"]), "style attributes are kept aside (the CSP refuses them in HTML)"
+
+    browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": FIRST_CARD_PROBE})
+    browser.get("about:blank")
+    browser.get(f"{server.url}/#/")
+    first = wait_until(browser, lambda d: d.execute_script("return window.__firstCard"), LIVE, "no post card")
+    assert first == {"cachedPaint": True, "inert": True, "busy": "true", "appStarted": False}, \
+        "the copy is painted before the app's modules run, marked busy and inert"
+    # Then the live screen takes its place, usable.
+    wait_until(browser, lambda d: d.execute_script(
+        "const m = document.getElementById('main'); return Boolean(window.hearth) && !m.dataset.cachedPaint "
+        "&& !m.inert && !m.hasAttribute('aria-busy') && m.querySelector('[data-view=posts] [data-testid=post-card]') !== null"),
+        LIVE, "the live screen did not replace the copy")
+    assert js_errors(browser) == [], "no errors and no CSP violations"
+
+    # Signing out forgets the person's screens: the next start paints nothing of theirs.
+    run_js(browser, "await window.hearth.auth.signOut(); return true;")
+    assert (kept_screens(browser) or {}).get("uid") != uid
+    browser.get("about:blank")
+    browser.get(f"{server.url}/#/")
+    wait_until(browser, lambda d: d.execute_script("return Boolean(window.hearth)"), LIVE, "the app did not start")
+    assert (kept_screens(browser) or {}).get("uid") in (None,), "only a signed-out visitor's screens may be kept"

@@ -4,6 +4,10 @@ import { Hearth } from '/lib/hearth.js';
 import { h, avatar, toast, errorWords, skipLinkFocusesMain, refreshTimes } from '/app/ui.js';
 import { authorOf } from '/app/actions.js';
 import { Presence } from '/app/presence.js';
+import { saveScreen, clearScreens, hasSettled, screensOwner } from '/app/screen-cache.js';
+
+/** How long the copy of the last screen (see /app/boot.js) may wait for the live one to load. */
+const CACHED_PAINT_MS = 1500;
 
 /**
  * Hash routes → view modules (`/app/views/<module>.js`). `:name` segments become params;
@@ -75,14 +79,24 @@ class App {
     this.offline = document.getElementById('offline');
     this.cleanup = null;
     this.mountCount = 0;
+    /** The hash of the live screen shown, kept as the screen's copy when it is left. */
+    this.shownHash = null;
     this.presence = new Presence(hearth);
   }
 
   start() {
     window.addEventListener('hashchange', () => this.render({ focus: true }));
+    // The screen's copy for the next start: kept when the page goes away or out of sight.
+    window.addEventListener('pagehide', () => this.saveShown());
+    document.addEventListener('visibilitychange', () => {
+      if (document.visibilityState === 'hidden') this.saveShown();
+    });
     skipLinkFocusesMain();
     this.hearth.auth.onAuthStateChanged((user) => {
       const changed = user?.uid !== this.user?.uid || user?.displayName !== this.user?.displayName;
+      // Screens kept for someone else are never painted for this person.
+      const owner = screensOwner();
+      if (owner !== undefined && owner !== (user?.uid ?? null)) clearScreens();
       this.user = user;
       this.presence.follow(user);
       this.drawChrome();
@@ -167,13 +181,58 @@ class App {
         h('a', { href: '#/signup', class: 'button primary', 'data-testid': 'signup-link' }, 'Sign up')));
   }
 
+  /** Keeps the live screen's look for the next start (see /app/screen-cache.js). */
+  saveShown() {
+    if (!this.shownHash || this.main.dataset.cachedPaint) return;
+    saveScreen(this.shownHash, this.user?.uid ?? null, { main: this.main, nav: this.nav, account: this.account });
+  }
+
+  /** Ends the painted copy of the last screen: what is shown from now on is live. */
+  showLive() {
+    if (!this.main.dataset.cachedPaint) return;
+    delete this.main.dataset.cachedPaint;
+    this.main.inert = false;
+    this.main.removeAttribute('aria-busy');
+  }
+
+  /**
+   * Puts the live screen in place. Over a painted copy of the last screen, the view is drawn
+   * out of sight first and swapped in once it has loaded (or after CACHED_PAINT_MS), so the
+   * screen does not blink through "Loading…".
+   */
+  place(container, mount) {
+    if (!this.main.dataset.cachedPaint) {
+      this.main.replaceChildren(container);
+      return;
+    }
+    const holder = h('div', { hidden: true });
+    holder.append(container);
+    this.main.append(holder);
+    const started = performance.now();
+    const swap = () => {
+      if (mount !== this.mountCount || !this.main.dataset.cachedPaint) return;
+      if (!hasSettled(container) && performance.now() - started < CACHED_PAINT_MS) {
+        requestAnimationFrame(swap);
+        return;
+      }
+      this.main.replaceChildren(container);
+      this.showLive();
+    };
+    swap();
+  }
+
   async render({ focus }) {
+    this.saveShown();
     this.cleanup?.();
     this.cleanup = null;
     const mount = ++this.mountCount;
+    // Only the first screen may be drawn over a painted copy.
+    if (mount > 1) this.showLive();
     this.drawChrome();
     const match = matchRoute(location.hash || '#/');
+    this.shownHash = null;
     if (!match) {
+      this.showLive();
       document.title = 'Not found · Hearth';
       this.main.replaceChildren(h('section', { class: 'page empty' },
         h('h1', {}, 'Page not found'), h('p', {}, h('a', { href: '#/' }, 'Go to recent posts'))));
@@ -185,6 +244,7 @@ class App {
       view = await import(`/app/views/${match.route.module}.js`);
     } catch (error) {
       if (mount !== this.mountCount) return;
+      this.showLive();
       this.main.replaceChildren(h('section', { class: 'page empty' },
         h('h1', {}, 'This page could not be loaded'),
         h('p', { class: 'error', role: 'alert', 'data-testid': 'error' }, errorWords(error))));
@@ -193,7 +253,8 @@ class App {
     // Another navigation happened while the module loaded.
     if (mount !== this.mountCount) return;
     const container = h('div', { class: 'view', 'data-view': match.route.module });
-    this.main.replaceChildren(container);
+    this.place(container, mount);
+    this.shownHash = location.hash || '#/';
     try {
       this.cleanup = view.mount(container, this.context, match.params) ?? null;
     } catch (error) {
@@ -221,6 +282,9 @@ async function start() {
     window.hearth = hearth;
     keepShellOffline();
   } catch (error) {
+    delete main.dataset.cachedPaint;
+    main.inert = false;
+    main.removeAttribute('aria-busy');
     main.replaceChildren(h('section', { class: 'page empty' },
       h('h1', {}, 'Hearth is not reachable'),
       h('p', { class: 'error', role: 'alert', 'data-testid': 'error' }, errorWords(error)),
