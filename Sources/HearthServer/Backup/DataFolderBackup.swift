@@ -254,34 +254,33 @@ enum BackupCopying {
 
     /// Copies `source` to `destination` (created), returning its size and SHA-256.
     static func copy(from source: URL, to destination: URL) throws -> (bytes: Int64, sha256: String) {
-        let input = try FileHandle(forReadingFrom: source)
-        defer { try? input.close() }
         guard FileManager.default.createFile(atPath: destination.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
             throw BackupError("cannot create \(destination.path)")
         }
         let output = try FileHandle(forWritingTo: destination)
         defer { try? output.close() }
-        var hash = SHA256()
-        var bytes: Int64 = 0
-        while let chunk = try input.read(upToCount: chunkSize), !chunk.isEmpty {
-            hash.update(data: chunk)
-            try output.write(contentsOf: chunk)
-            bytes += Int64(chunk.count)
-        }
+        let read = try hashed(source) { chunk in try output.write(contentsOf: chunk) }
         try output.synchronize()
-        return (bytes, hash.finalize().map { String(format: "%02x", $0) }.joined())
+        return read
     }
 
     /// The manifest entry of a file already in place.
     static func describe(_ url: URL, as path: String) throws -> BackupManifest.File {
+        let read = try hashed(url) { _ in }
+        return BackupManifest.File(path: path, bytes: read.bytes, sha256: read.sha256)
+    }
+
+    /// Reads `url` in chunks, handing each to `body`: its size and SHA-256.
+    private static func hashed(_ url: URL, _ body: (Data) throws -> Void) throws -> (bytes: Int64, sha256: String) {
         let input = try FileHandle(forReadingFrom: url)
         defer { try? input.close() }
         var hash = SHA256()
         var bytes: Int64 = 0
         while let chunk = try input.read(upToCount: chunkSize), !chunk.isEmpty {
             hash.update(data: chunk)
+            try body(chunk)
             bytes += Int64(chunk.count)
         }
-        return BackupManifest.File(path: path, bytes: bytes, sha256: hash.finalize().map { String(format: "%02x", $0) }.joined())
+        return (bytes, hash.finalize().map { String(format: "%02x", $0) }.joined())
     }
 }
