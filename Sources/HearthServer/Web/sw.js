@@ -19,6 +19,7 @@ const SHELL = [
   '/app/components.js',
   '/app/main.js',
   '/app/paging.js',
+  '/app/photo-viewer.js',
   '/app/pending.js',
   '/app/presence.js',
   '/app/screen-cache.js',

@@ -3,6 +3,7 @@
 // report, and delete the post if it is theirs.
 import { h, errorNote, confirmDialog, toast, busy, counted } from '/app/ui.js';
 import { authorLine, photoURL, starButton } from '/app/components.js';
+import { openPhotoViewer } from '/app/photo-viewer.js';
 import {
   MAX_COMMENT, addComment, deleteComment, deletePost, editComment, photosOf, reportPost, setLiked, setSaved, shareLink,
 } from '/app/actions.js';
@@ -151,8 +152,12 @@ export function mount(container, ctx, params) {
         const key = list.map((photo) => photo.full).join('|');
         if (key !== shownPhotos) {
           shownPhotos = key;
-          photos.replaceChildren(...list.map((photo, index) => h('a', { href: photoURL(ctx, photo.full), target: '_blank', rel: 'noopener' },
-            h('img', { src: photoURL(ctx, photo.full), alt: `Photo ${index + 1} of ${list.length} in “${next.title}”`, 'data-testid': 'post-photo' }))));
+          const shown = list.map((photo, index) => ({
+            src: photoURL(ctx, photo.full), alt: `Photo ${index + 1} of ${list.length} in “${next.title}”` }));
+          photos.replaceChildren(...shown.map((photo, index) => h('button', {
+            type: 'button', class: 'photo-button', 'aria-label': `${photo.alt}, open full screen`,
+            'on:click': (event) => openPhotoViewer(shown, index, { opener: event.currentTarget, title: next.title || 'Photos' }),
+          }, h('img', { src: photo.src, alt: photo.alt, 'data-testid': 'post-photo' }))));
         }
         photos.hidden = list.length === 0;
         star.update(next);
