@@ -3,6 +3,9 @@
 /// Keys that parse as 32-bit signed integers come first, compared numerically (equal numbers
 /// put the shorter spelling first, so `"7"` sorts before `"007"`); every other key follows,
 /// compared by UTF-16 code units as Firebase's clients do.
+///
+/// Keys are equal when their code units are, as in Firebase: `"é"` (U+00E9) and `"e\u{301}"`
+/// are two keys, although Swift's `String` calls them equal.
 public struct ChildKey: Hashable, Sendable, CustomStringConvertible {
     /// The key's text.
     public let string: String
@@ -48,6 +51,27 @@ public struct ChildKey: Hashable, Sendable, CustomStringConvertible {
             value = value * 10 + Int(byte - 48)
         }
         return value
+    }
+}
+
+extension ChildKey {
+    public static func == (lhs: ChildKey, rhs: ChildKey) -> Bool {
+        let left = lhs.string.utf8
+        let right = rhs.string.utf8
+        guard left.count == right.count else { return false }
+        let borrowed = left.withContiguousStorageIfAvailable { l in
+            right.withContiguousStorageIfAvailable { r in l.elementsEqual(r) }
+        }
+        if let borrowed, let equal = borrowed { return equal }
+        return left.elementsEqual(right)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        let utf8 = string.utf8
+        if utf8.withContiguousStorageIfAvailable({ hasher.combine(bytes: UnsafeRawBufferPointer($0)) }) == nil {
+            Array(utf8).withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
+        hasher.combine(0xFF as UInt8)
     }
 }
 

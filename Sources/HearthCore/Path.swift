@@ -21,7 +21,9 @@ public struct Path: Hashable, Sendable, CustomStringConvertible {
     ///   a path deeper than ``maxDepth``.
     public init(parsing text: String, allowPriority: Bool = false) throws(HearthError) {
         var keys: [ChildKey] = []
-        for segment in text.split(separator: "/", omittingEmptySubsequences: true) {
+        // Split at the "/" scalar, not at "/" characters: a "/" followed by a combining mark is
+        // one Character in Swift but still ends a key.
+        for segment in text.unicodeScalars.split(separator: "/", omittingEmptySubsequences: true) {
             keys.append(ChildKey(String(segment)))
         }
         for (index, key) in keys.enumerated() {

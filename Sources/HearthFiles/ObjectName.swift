@@ -14,9 +14,12 @@ public enum ObjectName {
             throw .invalidName("control characters are not allowed")
         }
         guard !name.hasPrefix("/") else { throw .invalidName("it starts with /") }
-        for segment in name.split(separator: "/", omittingEmptySubsequences: false) {
+        // Segments end at the "/" scalar (a "/" with a combining mark after it is one Character).
+        for segment in name.unicodeScalars.split(separator: "/", omittingEmptySubsequences: false) {
             if segment.isEmpty { throw .invalidName("it has an empty segment (//) or ends with /") }
-            if segment == "." || segment == ".." { throw .invalidName("'.' and '..' segments are not allowed") }
+            if segment.elementsEqual(".".unicodeScalars) || segment.elementsEqual("..".unicodeScalars) {
+                throw .invalidName("'.' and '..' segments are not allowed")
+            }
         }
         return name
     }
@@ -42,7 +45,8 @@ public enum ObjectName {
         guard !trimmed.isEmpty, trimmed.utf8.count <= 256,
             trimmed.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F })
         else { throw .badRequest("Invalid content type: \(contentType.debugDescription).") }
-        let essence = trimmed.split(separator: ";", maxSplits: 1)[0]
+        // Not omitting empty pieces: ";" alone must be refused, not split into nothing.
+        let essence = trimmed.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0]
         let parts = essence.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].trimmingSpaces.isEmpty, !parts[1].trimmingSpaces.isEmpty,
             !essence.contains(" ")

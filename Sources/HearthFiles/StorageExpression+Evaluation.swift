@@ -58,7 +58,9 @@ extension StorageExpression {
                 guard number != .min else { throw StorageRuleError(message: "Integer overflow.", position: position) }
                 return .int(-number)
             case ("-", .float(let number)): return .float(-number)
-            case ("-", .duration(let nanos)): return .duration(-nanos)
+            case ("-", .duration(let nanos)):
+                guard nanos != .min else { throw StorageRuleError(message: "Integer overflow.", position: position) }
+                return .duration(-nanos)
             default: throw StorageRuleError(message: "Unsupported operation error: \(op)\(value.typeName).", position: position)
             }
         case .binary(let op, let lhs, let rhs, let position):
@@ -183,10 +185,23 @@ extension StorageExpression {
             }
         case (.string(let a), .string(let b)) where op == "+": return .string(a + b)
         case (.list(let a), .list(let b)) where op == "+": return .list(a + b)
-        case (.timestamp(let t), .duration(let d)) where op == "+" || op == "-": return .timestamp(op == "+" ? t + d : t - d)
-        case (.duration(let d), .timestamp(let t)) where op == "+": return .timestamp(t + d)
-        case (.timestamp(let a), .timestamp(let b)) where op == "-": return .duration(a - b)
-        case (.duration(let a), .duration(let b)) where op == "+" || op == "-": return .duration(op == "+" ? a + b : a - b)
+        // Nanoseconds in 64 bits: a result past them is an error, as integer overflow is.
+        case (.timestamp(let t), .duration(let d)) where op == "+" || op == "-":
+            let (r, o) = op == "+" ? t.addingReportingOverflow(d) : t.subtractingReportingOverflow(d)
+            if o { throw overflow() }
+            return .timestamp(r)
+        case (.duration(let d), .timestamp(let t)) where op == "+":
+            let (r, o) = t.addingReportingOverflow(d)
+            if o { throw overflow() }
+            return .timestamp(r)
+        case (.timestamp(let a), .timestamp(let b)) where op == "-":
+            let (r, o) = a.subtractingReportingOverflow(b)
+            if o { throw overflow() }
+            return .duration(r)
+        case (.duration(let a), .duration(let b)) where op == "+" || op == "-":
+            let (r, o) = op == "+" ? a.addingReportingOverflow(b) : a.subtractingReportingOverflow(b)
+            if o { throw overflow() }
+            return .duration(r)
         default: throw unsupported()
         }
     }

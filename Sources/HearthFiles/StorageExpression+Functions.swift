@@ -95,7 +95,7 @@ extension StorageExpression {
         case "path":
             try arguments(1)
             guard case .string(let text) = values[0] else { throw fail("path() needs a string.") }
-            return .path(text.split(separator: "/").map(String.init))
+            return .path(text.unicodeScalars.split(separator: "/").map(String.init))
         case "math.abs":
             try arguments(1)
             switch values[0] {
@@ -120,13 +120,18 @@ extension StorageExpression {
         case "timestamp.value":
             try arguments(1)
             guard case .int(let millis) = values[0] else { throw fail("timestamp.value() needs milliseconds as an int.") }
-            return .timestamp(millis * 1_000_000)
+            // Timestamps are nanoseconds in 64 bits: the years 1677 to 2262.
+            let (nanos, overflow) = millis.multipliedReportingOverflow(by: 1_000_000)
+            guard !overflow else { throw fail("timestamp.value() is out of range.") }
+            return .timestamp(nanos)
         case "timestamp.date":
             try arguments(3)
             guard case .int(let year) = values[0], case .int(let month) = values[1], case .int(let day) = values[2],
                 let date = Self.utcDate(year: Int(year), month: Int(month), day: Int(day))
             else { throw fail("timestamp.date() needs a valid year, month and day.") }
-            return .timestamp(Int64(date.timeIntervalSince1970) * 1_000_000_000)
+            let seconds = date.timeIntervalSince1970
+            guard abs(seconds) < 9.2e9 else { throw fail("timestamp.date() is out of range.") }
+            return .timestamp(Int64(seconds) * 1_000_000_000)
         case "duration.value":
             try arguments(2)
             guard let amount = number(values[0]), case .string(let unit) = values[1] else {
@@ -143,18 +148,24 @@ extension StorageExpression {
             case "ns": scale = 1
             default: throw fail("Unknown duration unit '\(unit)'.")
             }
-            return .duration(Int64(amount * scale))
+            let nanos = amount * scale
+            guard abs(nanos) < 9.2e18 else { throw fail("duration.value() is out of range.") }
+            return .duration(Int64(nanos))
         case "duration.time":
             try arguments(4)
             var nanos: Int64 = 0
             for (value, scale) in zip(values, [3_600_000_000_000, 60_000_000_000, 1_000_000_000, 1] as [Int64]) {
                 guard case .int(let part) = value else { throw fail("duration.time() needs ints.") }
-                nanos += part * scale
+                let (product, overflow) = part.multipliedReportingOverflow(by: scale)
+                let (sum, sumOverflow) = nanos.addingReportingOverflow(product)
+                guard !overflow, !sumOverflow else { throw fail("duration.time() is out of range.") }
+                nanos = sum
             }
             return .duration(nanos)
         case "duration.abs":
             try arguments(1)
             guard case .duration(let nanos) = values[0] else { throw fail("duration.abs() needs a duration.") }
+            guard nanos != .min else { throw fail("duration.abs() is out of range.") }
             return .duration(abs(nanos))
         default:
             if name.hasPrefix("firestore.") {
@@ -305,7 +316,9 @@ extension StorageExpression {
         guard values.isEmpty else { throw fail("\(name)() takes no arguments.") }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
-        let seconds = nanos >= 0 ? nanos / 1_000_000_000 : (nanos - 999_999_999) / 1_000_000_000
+        // Whole seconds rounded down, and the nanoseconds past them (0 to 999,999,999).
+        let remainder = nanos % 1_000_000_000
+        let seconds = nanos / 1_000_000_000 - (remainder < 0 ? 1 : 0)
         let date = Date(timeIntervalSince1970: TimeInterval(seconds))
         switch name {
         case "toMillis": return .int(nanos / 1_000_000)
@@ -315,18 +328,18 @@ extension StorageExpression {
         case "hours": return .int(Int64(calendar.component(.hour, from: date)))
         case "minutes": return .int(Int64(calendar.component(.minute, from: date)))
         case "seconds": return .int(Int64(calendar.component(.second, from: date)))
-        case "nanos": return .int(nanos - seconds * 1_000_000_000)
+        case "nanos": return .int(remainder < 0 ? remainder + 1_000_000_000 : remainder)
         case "dayOfYear": return .int(Int64(calendar.ordinality(of: .day, in: .year, for: date) ?? 0))
         case "dayOfWeek":
             // Rules count Monday as 1 and Sunday as 7; Foundation counts Sunday as 1.
             let weekday = calendar.component(.weekday, from: date)
             return .int(Int64(weekday == 1 ? 7 : weekday - 1))
-        case "date":
-            let midnight = calendar.startOfDay(for: date)
-            return .timestamp(Int64(midnight.timeIntervalSince1970) * 1_000_000_000)
-        case "time":
-            let midnight = calendar.startOfDay(for: date)
-            return .duration(nanos - Int64(midnight.timeIntervalSince1970) * 1_000_000_000)
+        case "date", "time":
+            // Midnight of the first day a timestamp holds is before the first nanosecond it holds.
+            let (midnight, overflow) = Int64(calendar.startOfDay(for: date).timeIntervalSince1970)
+                .multipliedReportingOverflow(by: 1_000_000_000)
+            guard !overflow else { throw fail("\(name)() is out of range.") }
+            return name == "date" ? .timestamp(midnight) : .duration(nanos - midnight)
         default: throw fail("A timestamp has no method \(name)().")
         }
     }

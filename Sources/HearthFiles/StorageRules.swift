@@ -55,7 +55,9 @@ public struct StorageRules: Sendable {
     public func allows(_ request: Request) -> Bool {
         if request.method == .list && document.version < 2 { return false }
         var segments = ["b", request.bucket, "o"]
-        segments += request.name.split(separator: "/").map(String.init)
+        // At the "/" scalar, as the name is stored: "/" and a combining mark after it are one
+        // Character, but the name's segments still end at the "/".
+        segments += request.name.unicodeScalars.split(separator: "/").map(String.init)
         var functions: [String: StorageRulesDocument.Function] = [:]
         for function in document.functions { functions[function.name] = function }
         let scope = StorageScope(variables: Self.variables(for: request, path: segments), functions: functions)

@@ -329,7 +329,8 @@ extension RuleExpression {
     static func relativePath(_ text: String) -> Path {
         // Most arguments are one key: no need to split.
         if !text.isEmpty, !text.utf8.contains(UInt8(ascii: "/")) { return Path(keys: [ChildKey(text)]) }
-        return Path(keys: text.split(separator: "/", omittingEmptySubsequences: true).map { ChildKey(String($0)) })
+        // At the "/" scalar: a "/" followed by a combining mark is one Character but two keys.
+        return Path(keys: text.unicodeScalars.split(separator: "/", omittingEmptySubsequences: true).map { ChildKey(String($0)) })
     }
 
     private func stringMethod(_ name: String, on text: String, _ values: [RuleValue]) throws(RuleEvaluationError) -> RuleValue {

@@ -176,8 +176,10 @@ public struct RulesDocument: Sendable {
         var current = root
         var bindings: [String: String] = [:]
         for key in path.keys {
-            if let child = current.children[key.string] {
-                current = child
+            // The rule's key must be the data key's very code units, which a String lookup,
+            // blind to Unicode normalization, does not check.
+            if let index = current.children.index(forKey: key.string), ChildKey(current.children[index].key) == key {
+                current = current.children[index].value
             } else if let wildcard = current.wildcard {
                 bindings[wildcard.name] = key.string
                 current = wildcard.node

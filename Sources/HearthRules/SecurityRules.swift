@@ -183,7 +183,8 @@ final class CompiledRule: Sendable {
     let read: Rule?
     let write: Rule?
     let validate: Rule?
-    let children: [String: CompiledRule]
+    /// By key: a literal rule names exactly its key's code units (`"é"` is not `"e\u{301}"`).
+    let children: [ChildKey: CompiledRule]
     let wildcardName: String?
     let wildcard: CompiledRule?
     /// True when some rule below this one has a `.validate`.
@@ -198,7 +199,8 @@ final class CompiledRule: Sendable {
         read = rule(node.read)
         write = rule(node.write)
         validate = rule(node.validate)
-        children = node.children.mapValues { CompiledRule($0, compiled: compiled) }
+        children = Dictionary(
+            node.children.map { (ChildKey($0.key), CompiledRule($0.value, compiled: compiled)) }, uniquingKeysWith: { first, _ in first })
         wildcardName = node.wildcard?.name
         wildcard = node.wildcard.map { CompiledRule($0.node, compiled: compiled) }
         validatesBelow = children.values.contains { $0.validate != nil || $0.validatesBelow }
@@ -210,7 +212,7 @@ final class CompiledRule: Sendable {
     /// - Parameter newChild: the child's new data when the caller has it at hand.
     func descend(_ key: ChildKey, context: inout RuleContext, newChild: Node? = nil) -> CompiledRule? {
         let next: CompiledRule
-        if let child = children[key.string] {
+        if let child = children[key] {
             next = child
         } else if let wildcard, let wildcardName {
             context.wildcards[wildcardName] = key.string

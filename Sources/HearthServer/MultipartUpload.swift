@@ -1,6 +1,6 @@
+import Foundation
 import HearthFiles
 import Hummingbird
-import MultipartKit
 import NIOCore
 
 /// A `multipart/related` upload as the Firebase SDKs send it: a JSON metadata part, then the
@@ -10,7 +10,7 @@ import NIOCore
 /// Used by one task at a time (the request's).
 final class MultipartUpload {
     private var body: RequestBody.AsyncIterator
-    private let parser: MultipartParser
+    private var reader: MultipartReader
     private let maxMetadataBytes: Int
     private var part = 0
     private var metadata: [UInt8] = []
@@ -18,27 +18,11 @@ final class MultipartUpload {
     private var contentStarted = false
     private var pending: [ByteBuffer] = []
     private var bodyEnded = false
-    private var tooLarge = false
 
     init(boundary: String, body: RequestBody, maxMetadataBytes: Int) {
         self.body = body.makeAsyncIterator()
-        self.parser = MultipartParser(boundary: boundary)
+        self.reader = MultipartReader(boundary: boundary)
         self.maxMetadataBytes = maxMetadataBytes
-        parser.onHeader = { [unowned self] name, value in
-            if part == 1 && name.lowercased() == "content-type" { contentType = value }
-        }
-        parser.onBody = { [unowned self] buffer in
-            switch part {
-            case 0:
-                if metadata.count + buffer.readableBytes > maxMetadataBytes { tooLarge = true } else { metadata += buffer.readableBytesView }
-            case 1:
-                contentStarted = true
-                pending.append(buffer)
-            default:
-                break
-            }
-        }
-        parser.onPartComplete = { [unowned self] in part += 1 }
     }
 
     /// The boundary of a `multipart/…; boundary=…` content type.
@@ -53,18 +37,39 @@ final class MultipartUpload {
         return nil
     }
 
-    /// Feeds the parser the next piece of the request body; false when the body has ended.
+    /// Feeds the reader the next piece of the request body; false when the body has ended.
     private func feed() async throws -> Bool {
         guard !bodyEnded, let buffer = try await body.next() else {
             bodyEnded = true
             return false
         }
+        let events: [MultipartReader.Event]
         do {
-            try parser.execute(buffer)
+            events = try reader.read(buffer)
         } catch {
             throw FilesError.badRequest("Malformed multipart body.")
         }
-        if tooLarge { throw FilesError.badRequest("The metadata is too large.") }
+        for event in events {
+            switch event {
+            case .header(let name, let value):
+                if part == 1 && name.lowercased() == "content-type" { contentType = value }
+            case .content(let bytes):
+                switch part {
+                case 0:
+                    guard metadata.count + bytes.readableBytes <= maxMetadataBytes else {
+                        throw FilesError.badRequest("The metadata is too large.")
+                    }
+                    metadata += bytes.readableBytesView
+                case 1:
+                    contentStarted = true
+                    pending.append(bytes)
+                default:
+                    break
+                }
+            case .partEnd:
+                part += 1
+            }
+        }
         return true
     }
 

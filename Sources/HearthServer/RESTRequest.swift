@@ -27,9 +27,10 @@ struct RESTRequest {
         let encodedPath = rawPath.dropLast(5)
         if encodedPath.utf8.contains(UInt8(ascii: "%")) {
             var keys: [String] = []
-            for segment in encodedPath.split(separator: "/", omittingEmptySubsequences: true) {
+            // Segments end at the "/" scalar (a "/" followed by a combining mark is one Character).
+            for segment in encodedPath.unicodeScalars.split(separator: "/", omittingEmptySubsequences: true) {
                 // A decoded "/" would silently split a key in two.
-                guard let decoded = String(segment).removingPercentEncoding, !decoded.contains("/") else {
+                guard let decoded = String(segment).removingPercentEncoding, !decoded.unicodeScalars.contains("/") else {
                     throw HearthError.invalidPathToken
                 }
                 keys.append(decoded)

@@ -52,7 +52,7 @@ enum RequestAuth: Sendable {
         guard admin.emulator, let claims = unsignedClaims(presented) else {
             do {
                 let claims = try await issuer.verifyIDToken(presented, now: now / 1000)
-                let expires = claims.child(ChildKey("exp")).numberValue.map { Int64($0 * 1000) }
+                let expires = claims.child(ChildKey("exp")).numberValue.map(milliseconds(seconds:))
                 return .rules(auth: SecurityRules.authVariable(claims: claims), expires: expires)
             } catch {
                 throw error == .tokenExpired ? expired : unparseable
@@ -60,10 +60,19 @@ enum RequestAuth: Sendable {
         }
         var expires: Int64?
         if let seconds = claims.child(ChildKey("exp")).numberValue {
-            expires = Int64(seconds * 1000)
+            expires = milliseconds(seconds: seconds)
             if expires! <= now { throw expired }
         }
         return .rules(auth: SecurityRules.authVariable(claims: claims), expires: expires)
+    }
+
+    /// An `exp` claim, in seconds, as milliseconds: an `exp` too far off for an `Int64` (an
+    /// unsigned test token can say anything, such as `1e300`) is the farthest time there is.
+    static func milliseconds(seconds: Double) -> Int64 {
+        let milliseconds = seconds * 1000
+        guard milliseconds < 9.2e18 else { return .max }
+        guard milliseconds > -9.2e18 else { return .min }
+        return Int64(milliseconds)
     }
 
     /// The payload of an unsigned JWT (`header.payload.` with `"alg":"none"`), or nil.
