@@ -17,6 +17,7 @@ const SHELL = [
   '/app/app.css',
   '/app/boot.js',
   '/app/components.js',
+  '/app/icons.js',
   '/app/main.js',
   '/app/paging.js',
   '/app/photo-viewer.js',

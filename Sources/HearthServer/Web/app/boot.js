@@ -10,6 +10,7 @@
   var MODULES = [
     '/app/main.js',
     '/app/ui.js',
+    '/app/icons.js',
     '/app/actions.js',
     '/app/presence.js',
     '/app/components.js',

@@ -4,6 +4,7 @@ import { Hearth } from '/lib/hearth.js';
 import { h, avatar, toast, errorWords, skipLinkFocusesMain, refreshTimes } from '/app/ui.js';
 import { authorOf } from '/app/actions.js';
 import { Presence } from '/app/presence.js';
+import { icon } from '/app/icons.js';
 import { saveScreen, clearScreens, hasSettled, screensOwner } from '/app/screen-cache.js';
 
 /** How long the copy of the last screen (see /app/boot.js) may wait for the live one to load. */
@@ -32,16 +33,24 @@ const ROUTES = [
   { path: 'saved', module: 'saved', title: 'Saved posts' },
 ];
 
-/** The navigation: [hash, label, shown to whom ('all' | 'user')]. */
+/**
+ * The navigation, in order. `who`: shown to everyone ('all') or to people signed in ('user').
+ * On phones it is a tab bar at the bottom; when there are more destinations than fit, those
+ * marked `more` are under its "More" button.
+ */
 const NAV = [
-  ['#/', 'Recent', 'all'],
-  ['#/top', 'Top', 'all'],
-  ['#/feed', 'Feed', 'user'],
-  ['#/search', 'Search', 'all'],
-  ['#/chats', 'Chats', 'user'],
-  ['#/saved', 'Saved', 'user'],
-  ['#/mine', 'My posts', 'user'],
+  { hash: '#/', label: 'Recent', icon: 'recent', who: 'all' },
+  { hash: '#/top', label: 'Top', icon: 'top', who: 'all', more: true },
+  { hash: '#/feed', label: 'Feed', icon: 'feed', who: 'user' },
+  { hash: '#/search', label: 'Search', icon: 'search', who: 'all' },
+  { hash: '#/chats', label: 'Chats', icon: 'chats', who: 'user' },
+  { hash: '#/saved', label: 'Saved', icon: 'saved', who: 'user', more: true },
+  { hash: '#/mine', label: 'My posts', icon: 'mine', who: 'user', more: true },
 ];
+/** Tabs a phone's bar holds (the last may be "More"). */
+const MAX_TABS = 5;
+/** Phones get the tab bar (app.css draws it at the same width). */
+const PHONE = matchMedia('(max-width: 600px)');
 
 /** The route for a hash like `#/post/abc?x=1`, with its params; null when none matches. */
 export function matchRoute(hash) {
@@ -92,6 +101,14 @@ class App {
       if (document.visibilityState === 'hidden') this.saveShown();
     });
     skipLinkFocusesMain();
+    // The phone's "More" sheet closes when focus or a tap goes elsewhere.
+    this.nav.addEventListener('focusout', (event) => {
+      if (event.relatedTarget && !this.nav.contains(event.relatedTarget)) this.showMore?.(false);
+    });
+    document.addEventListener('pointerdown', (event) => {
+      if (!this.nav.contains(event.target)) this.showMore?.(false);
+    });
+    PHONE.addEventListener('change', () => this.drawNav());
     this.hearth.auth.onAuthStateChanged((user) => {
       const changed = user?.uid !== this.user?.uid || user?.displayName !== this.user?.displayName;
       // Screens kept for someone else are never painted for this person.
@@ -165,10 +182,8 @@ class App {
   }
 
   drawChrome() {
-    const current = location.hash || '#/';
+    this.drawNav();
     const signedIn = Boolean(this.user);
-    this.nav.replaceChildren(...NAV.filter(([, , who]) => who === 'all' || signedIn).map(([hash, label]) =>
-      h('a', { href: hash, class: 'nav-link', 'aria-current': current.split('?')[0] === hash ? 'page' : null }, label)));
     const author = this.user && authorOf(this.user);
     this.account.replaceChildren(signedIn
       ? h('div', { class: 'row' },
@@ -179,6 +194,59 @@ class App {
       : h('div', { class: 'row' },
         h('a', { href: '#/signin', class: 'button secondary', 'data-testid': 'signin-link' }, 'Sign in'),
         h('a', { href: '#/signup', class: 'button primary', 'data-testid': 'signup-link' }, 'Sign up')));
+  }
+
+  /**
+   * The navigation: a row of links at the top on wider screens; on phones a tab bar at the
+   * bottom, with icons and words, whose "More" opens a sheet of the other destinations.
+   */
+  drawNav() {
+    this.showMore = null;
+    const current = (location.hash || '#/').split('?')[0];
+    const shown = NAV.filter((item) => item.who === 'all' || this.user);
+    const link = (item, className) => h('a', {
+      href: item.hash, class: className, 'aria-current': current === item.hash ? 'page' : null,
+    }, icon(item.icon, 22), h('span', { class: 'nav-label' }, item.label));
+    if (!PHONE.matches) {
+      this.nav.replaceChildren(h('ul', { class: 'nav-list', role: 'list' }, shown.map((item) => h('li', {}, link(item, 'nav-link')))));
+      return;
+    }
+    // Too many for the bar: the first ones not marked `more` are tabs, the rest go under "More".
+    const crowded = shown.length > MAX_TABS;
+    const tabs = crowded ? shown.filter((item) => !item.more).slice(0, MAX_TABS - 1) : shown;
+    const more = shown.filter((item) => !tabs.includes(item));
+    const items = tabs.map((item) => h('li', {}, link(item, 'tab')));
+    if (more.length) {
+      const sheet = h('div', { id: 'nav-more', class: 'more-sheet', hidden: true, 'data-testid': 'more-sheet' },
+        h('ul', { class: 'more-list', role: 'list' }, more.map((item) => h('li', {}, link(item, 'more-link')))));
+      const button = h('button', {
+        type: 'button', class: `tab more-button${more.some((item) => item.hash === current) ? ' holds-current' : ''}`,
+        'aria-expanded': 'false', 'aria-controls': 'nav-more', 'data-testid': 'more-button',
+      }, icon('more', 22), h('span', { class: 'nav-label' }, 'More'));
+      const show = (open) => {
+        sheet.hidden = !open;
+        button.setAttribute('aria-expanded', String(open));
+      };
+      button.addEventListener('click', () => show(sheet.hidden));
+      // Escape, a tap elsewhere or focus moving away closes it.
+      sheet.addEventListener('keydown', (event) => {
+        if (event.key !== 'Escape') return;
+        event.preventDefault();
+        show(false);
+        button.focus();
+      });
+      button.addEventListener('keydown', (event) => {
+        if (event.key === 'Escape' && !sheet.hidden) {
+          event.preventDefault();
+          show(false);
+        }
+      });
+      this.showMore = show;
+      items.push(h('li', {}, button));
+      this.nav.replaceChildren(h('ul', { class: 'tab-list', role: 'list' }, items), sheet);
+      return;
+    }
+    this.nav.replaceChildren(h('ul', { class: 'tab-list', role: 'list' }, items));
   }
 
   /** Keeps the live screen's look for the next start (see /app/screen-cache.js). */

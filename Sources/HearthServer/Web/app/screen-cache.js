@@ -19,11 +19,12 @@ function read() {
 }
 
 /**
- * Whether a view has finished its first load: it shows something, and no "Loading…" text.
+ * Whether a view has finished its first load: it shows something, no skeleton (ui.js's
+ * `skeleton`, class `skeleton`) and no "Loading…" text (a `viewStatus` says it while loading).
  * @param {Element} element
  */
 export function hasSettled(element) {
-  if (!element.firstElementChild) return false;
+  if (!element.firstElementChild || element.querySelector('.skeleton')) return false;
   const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT);
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
     if (node.data.trim().startsWith('Loading')) return false;

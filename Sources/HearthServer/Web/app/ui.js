@@ -1,5 +1,6 @@
 // Small DOM helpers every view shares: element building, toasts, errors in words, times,
 // avatars and a confirmation dialog.
+import { icon } from '/app/icons.js';
 
 /**
  * Creates an element. `attrs`: `class`, `on:<event>` handlers, `aria-*`/`data-*` and other
@@ -46,27 +47,163 @@ export function skipLinkFocusesMain() {
   });
 }
 
-/** Announces `message` briefly; `kind` is 'info', 'success' or 'error'. */
-export function toast(message, kind = 'info') {
+/** Toasts shown at once at most: older ones make way. */
+const MAX_TOASTS = 3;
+/** Elements toasts stay above (the phone's tab bar, a chat's message box): see `placeToasts`. */
+const KEEP_CLEAR = '[data-keep-clear]';
+/** What toasts stay below on wide screens, where they show at the top. */
+const HEADER = '.app-header';
+
+/**
+ * How long a toast stays: long enough to read it at a slow pace, and errors (which may need
+ * acting on) at least ten seconds.
+ */
+export function toastDuration(message, kind = 'info') {
+  const reading = 3000 + String(message).length * 70;
+  return Math.round(kind === 'error' ? Math.max(10_000, reading * 1.5) : Math.max(5000, reading));
+}
+
+/**
+ * Shows `message` briefly; `kind` is 'info', 'success' or 'error'. Announced (a polite status,
+ * or an alert for errors), dismissable with its button or Escape (the newest first), kept while
+ * the pointer or focus is on it, placed above the tab bar and a chat's message box.
+ * @returns {HTMLElement|null} the toast (with `dismiss()`)
+ */
+export function toast(message, kind = 'info', { duration = toastDuration(message, kind) } = {}) {
   const region = document.getElementById('toasts');
-  if (!region) return;
+  if (!region) return null;
+  listenForEscape();
+  const close = h('button', { type: 'button', class: 'toast-close', 'aria-label': 'Dismiss', 'data-testid': 'toast-close' }, icon('close', 18));
   const item = h('div', {
     class: `toast toast-${kind}`,
     role: kind === 'error' ? 'alert' : 'status',
     'data-testid': kind === 'error' ? 'error' : 'toast',
-  }, message);
+  }, h('p', { class: 'toast-text' }, message), close);
+
+  let remaining = duration;
+  let started = 0;
+  let timer = null;
+  const holds = new Set();
+  const run = () => {
+    started = Date.now();
+    timer = setTimeout(dismiss, remaining);
+  };
+  const hold = (reason) => {
+    if (!holds.size) {
+      clearTimeout(timer);
+      remaining -= Date.now() - started;
+    }
+    holds.add(reason);
+  };
+  const release = (reason) => {
+    if (!holds.delete(reason) || holds.size) return;
+    // Time to read it again once let go.
+    remaining = Math.max(remaining, 2000);
+    run();
+  };
+  function dismiss() {
+    clearTimeout(timer);
+    if (!item.isConnected) return;
+    const hadFocus = item.contains(document.activeElement);
+    item.remove();
+    keepScrolledClear(region);
+    // Focus does not fall to the page's start: to the next toast, or the content.
+    if (hadFocus) (region.lastElementChild?.querySelector('.toast-close') ?? document.getElementById('main'))?.focus({ preventScroll: true });
+  }
+  item.dismiss = dismiss;
+  close.addEventListener('click', dismiss);
+  // Held while the pointer moves over it (one that was resting where it appeared does not hold it).
+  let entered = null;
+  item.addEventListener('pointerenter', (event) => {
+    entered = [event.clientX, event.clientY];
+  });
+  item.addEventListener('pointermove', (event) => {
+    if (!entered || event.clientX !== entered[0] || event.clientY !== entered[1]) hold('pointer');
+  });
+  item.addEventListener('pointerleave', () => {
+    entered = null;
+    release('pointer');
+  });
+  item.addEventListener('focusin', () => hold('focus'));
+  item.addEventListener('focusout', (event) => {
+    if (!item.contains(event.relatedTarget)) release('focus');
+  });
+
+  placeToasts(region);
   region.append(item);
-  // A few at a time: older ones make way.
-  while (region.children.length > 3) region.firstElementChild.remove();
-  setTimeout(() => item.remove(), kind === 'error' ? 8000 : 4000);
+  while (region.children.length > MAX_TOASTS) region.firstElementChild.dismiss?.() ?? region.firstElementChild.remove();
+  keepScrolledClear(region);
+  run();
+  return item;
 }
 
-/** Any error, in words for a person (HearthError messages already are). */
+/**
+ * While toasts show, what focus or a link scrolls to stops above them (the page's
+ * scroll-padding-bottom, in app.css, adds `--toasts-height`).
+ */
+function keepScrolledClear(region) {
+  const height = region.childElementCount ? Math.ceil(region.getBoundingClientRect().height) + 16 : 0;
+  document.documentElement.style.setProperty('--toasts-height', `${height}px`);
+}
+
+/**
+ * Keeps the toasts above what sits at the bottom of the screen and must stay usable (elements
+ * marked `data-keep-clear`: the phone's tab bar, a chat's message box) and, where they show at
+ * the top (wide screens, see app.css), below the header.
+ */
+function placeToasts(region) {
+  const header = document.querySelector(HEADER)?.getBoundingClientRect();
+  if (header) region.style.setProperty('--toasts-top', `${Math.ceil(Math.max(header.bottom, 0)) + 12}px`);
+  let floor = innerHeight;
+  for (const element of document.querySelectorAll(KEEP_CLEAR)) {
+    if (!element.checkVisibility()) continue;
+    const { top, height } = element.getBoundingClientRect();
+    if (height > 0 && top > innerHeight / 2 && top < floor) floor = top;
+  }
+  if (floor < innerHeight) region.style.setProperty('--toasts-bottom', `${Math.ceil(innerHeight - floor)}px`);
+  else region.style.removeProperty('--toasts-bottom');
+}
+
+let escapeListened = false;
+
+/** Escape dismisses the newest toast (unless a dialog or menu took it). */
+function listenForEscape() {
+  if (escapeListened) return;
+  escapeListened = true;
+  document.addEventListener('keydown', (event) => {
+    if (event.key !== 'Escape' || event.defaultPrevented || document.querySelector('dialog[open]')) return;
+    document.getElementById('toasts')?.lastElementChild?.dismiss?.();
+  });
+  window.addEventListener('resize', () => {
+    const region = document.getElementById('toasts');
+    if (region?.childElementCount) placeToasts(region);
+  });
+}
+
+/**
+ * A problem with what a person typed or chose, already in words for them ("Enter your name."):
+ * `errorWords` shows its message as it is.
+ */
+export class Problem extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'Problem';
+  }
+}
+
+/**
+ * Any error, in words for a person: a HearthError's or a Problem's message as it is; other
+ * failures say that something unexpected happened, what, and what to do.
+ */
 export function errorWords(error) {
-  if (!error) return 'Something went wrong.';
+  if (!error) return 'Something went wrong. Try again.';
   if (typeof error === 'string') return error;
-  if (error.name === 'HearthError' && error.message) return error.message;
-  return `Something went wrong: ${error.message || error}`;
+  if ((error.name === 'HearthError' || error.name === 'Problem') && error.message) return error.message;
+  if (error.name === 'TypeError' && /fetch|network|load failed/i.test(error.message)) {
+    return 'Hearth could not be reached. Check your connection and try again.';
+  }
+  const detail = String(error.message || error).trim().replace(/[.\s]+$/, '');
+  return `Something went wrong (${detail}). Try again, or reload the page.`;
 }
 
 const UNITS = [
@@ -149,6 +286,80 @@ export function signInPrompt(title, purpose) {
     h('h1', {}, title),
     h('p', {}, `Sign in to ${purpose}.`),
     h('p', {}, h('a', { href: `#/signin?next=${encodeURIComponent(location.hash || '#/')}`, class: 'button primary' }, 'Sign in')));
+}
+
+/**
+ * A view's status: one polite `role=status` region. While loading it says so to screen readers
+ * only (skeletons, hidden from them, show it on screen); then it is empty and hidden, or shows
+ * an empty state. `loading(words)`, `empty(element)`, `clear()`.
+ */
+export function viewStatus(words = 'Loading…') {
+  const element = h('div', { class: 'view-status', role: 'status', 'data-testid': 'view-status' });
+  const status = {
+    element,
+    loading(text = words) {
+      element.hidden = false;
+      element.dataset.state = 'loading';
+      element.replaceChildren(h('span', { class: 'visually-hidden' }, text));
+    },
+    empty(content) {
+      element.hidden = false;
+      element.dataset.state = 'empty';
+      element.replaceChildren(content);
+    },
+    clear() {
+      element.hidden = true;
+      delete element.dataset.state;
+      element.replaceChildren();
+    },
+  };
+  status.loading();
+  return status;
+}
+
+/**
+ * What an empty screen says, and what to do next: a title, a sentence, and links (or buttons).
+ * @param {{title: string, text?: string, actions?: Node[], testId?: string}} options
+ */
+export function emptyState({ title, text, actions = [], testId = 'empty-state' }) {
+  return h('div', { class: 'empty-state', 'data-testid': testId },
+    h('h2', { class: 'empty-title' }, title),
+    text ? h('p', {}, text) : null,
+    actions.length ? h('div', { class: 'row empty-actions' }, actions) : null);
+}
+
+/**
+ * Grey shapes standing in for content while it loads — `cards` (post cards), `tiles` (a
+ * profile's grid), `rows` (people or conversations), `post` (a post's page), `bubbles` (chat
+ * messages) — hidden from screen readers (a `viewStatus` says "Loading…" once). Each has the
+ * class `skeleton`, which /app/screen-cache.js reads as "not loaded yet".
+ * @returns {HTMLElement[]}
+ */
+export function skeleton(shape, count = 3) {
+  const bar = (width, kind = 'line') => h('span', { class: `skeleton-${kind}`, style: { width } });
+  const hidden = (tag, className, ...children) => h(tag, { class: `skeleton ${className}`, 'aria-hidden': 'true', 'data-testid': 'skeleton' }, ...children);
+  const widths = ['72%', '55%', '64%', '48%', '80%'];
+  const many = (make) => Array.from({ length: count }, (_, index) => make(index));
+  switch (shape) {
+    case 'cards':
+      return many((index) => hidden('div', 'card skeleton-card',
+        h('span', { class: 'skeleton-media' }),
+        h('span', { class: 'skeleton-body' }, bar(widths[index % widths.length], 'title'), bar('90%'), bar('60%'),
+          h('span', { class: 'skeleton-author' }, bar('28px', 'circle'), bar('40%')))));
+    case 'tiles':
+      return [hidden('div', 'post-grid skeleton-tiles', many(() => h('span', { class: 'skeleton-tile' })))];
+    case 'rows':
+      return [hidden('div', 'skeleton-rows', many((index) => h('span', { class: 'skeleton-row' },
+        bar('44px', 'circle'), h('span', { class: 'skeleton-row-text' }, bar(widths[index % widths.length], 'title'), bar('70%')))))];
+    case 'bubbles':
+      return [hidden('div', 'skeleton-bubbles', many((index) => bar(widths[index % widths.length], index % 2 ? 'bubble mine' : 'bubble')))];
+    case 'post':
+      return [hidden('div', 'skeleton-post',
+        h('span', { class: 'skeleton-author' }, bar('40px', 'circle'), bar('30%')),
+        bar('65%', 'heading'), h('span', { class: 'skeleton-photo' }), bar('95%'), bar('88%'), bar('50%'))];
+    default:
+      return [];
+  }
 }
 
 /**

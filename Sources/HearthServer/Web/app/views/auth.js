@@ -3,7 +3,7 @@
 // ask for a password reset email, browse without an account; on the account page, verify the
 // email address, turn an anonymous account into a full one (keeping its posts), connect and
 // disconnect providers, change one's name, sign out.
-import { h, errorNote, busy, toast, avatar, signInPrompt } from '/app/ui.js';
+import { h, errorNote, busy, toast, avatar, signInPrompt, Problem } from '/app/ui.js';
 import { MAX_NAME, authorOf, browseAnonymously, nameProblem, signUp, updateProfile } from '/app/actions.js';
 
 /** Where to go after signing in: the page that sent the visitor here, or the recent posts. */
@@ -125,7 +125,7 @@ function signInForm(container, ctx, done, withNext, next) {
   const form = h('form', { class: 'stack' }, email.element, password.element, error.element, submit);
   onSubmit(form, submit, error, async () => {
     await ctx.hearth.auth.signIn(email.input.value.trim(), password.input.value);
-    toast('Welcome back.', 'success');
+    // No toast: the header shows who is signed in, and the next screen has the focus.
     done();
   });
   authPage(container, ctx, done, {
@@ -139,10 +139,7 @@ function signInForm(container, ctx, done, withNext, next) {
 }
 
 function signUpForm(container, ctx, done, withNext, next) {
-  const { form, error, focus } = accountForm(ctx, 'signup', 'Create account', (displayName) => {
-    toast(`Welcome, ${displayName}.`, 'success');
-    done();
-  });
+  const { form, error, focus } = accountForm(ctx, 'signup', 'Create account', () => done());
   authPage(container, ctx, done, {
     title: 'Create an account', form, error, next,
     footer: ['Have an account? ', h('a', { href: withNext('#/signin') }, 'Sign in'), '.'],
@@ -168,7 +165,7 @@ function accountForm(ctx, prefix, label, signedUp) {
   onSubmit(form, submit, error, async () => {
     const displayName = name.input.value.trim();
     const why = nameProblem(displayName);
-    if (why) throw new Error(why);
+    if (why) throw new Problem(why);
     await signUp(ctx.hearth, { name: displayName, email: email.input.value, password: password.input.value });
     signedUp(displayName);
   });
@@ -189,7 +186,7 @@ function account(container, ctx) {
   const form = h('form', { class: 'stack' }, name.element, h('div', { class: 'row end' }, save));
   onSubmit(form, save, error, async () => {
     const displayName = name.input.value.trim();
-    if (!displayName || [...displayName].length > MAX_NAME) throw new Error('Enter a name of 1 to 100 characters.');
+    if (!displayName || [...displayName].length > MAX_NAME) throw new Problem('Enter a name of 1 to 100 characters.');
     await updateProfile(ctx.hearth, { name: displayName });
     toast('Your name was saved.', 'success');
   });

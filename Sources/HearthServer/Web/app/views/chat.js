@@ -2,7 +2,7 @@
 // does it: `user-chats/{me}` lists one's conversations with unread counts (live), and
 // `messages/{conversationId}` holds a conversation's messages (live, marked read as they arrive).
 // Sending writes the message and both members' summaries in one update.
-import { h, errorNote, avatar, agoTime, signInPrompt } from '/app/ui.js';
+import { h, errorNote, avatar, agoTime, signInPrompt, viewStatus, emptyState, skeleton } from '/app/ui.js';
 import { ServerValue } from '/lib/hearth.js';
 import { Subscriptions, conversationId, otherMember, profileReader } from '/app/social.js';
 import { presenceText } from '/app/presence.js';
@@ -47,11 +47,12 @@ function mountList(container, ctx, me) {
   const error = errorNote();
   const readProfile = profileReader(hearth);
   const list = h('ul', { class: 'chat-list', 'data-testid': 'chat-list' });
-  const status = h('p', { class: 'muted', role: 'status' }, 'Loading…');
+  const status = viewStatus('Loading your conversations…');
+  const placeholder = skeleton('rows', 3);
   // The list is redrawn on every change; this says only what is new.
   const announcer = h('p', { class: 'visually-hidden', 'aria-live': 'polite' });
   container.replaceChildren(h('section', { class: 'page social', 'aria-labelledby': 'chats-title' },
-    h('h1', { id: 'chats-title' }, 'Messages'), error.element, status, announcer, list));
+    h('h1', { id: 'chats-title' }, 'Messages'), error.element, status.element, announcer, placeholder, list));
 
   let run = 0;
   let unreadBefore = null;
@@ -65,14 +66,25 @@ function mountList(container, ctx, me) {
     conversations.reverse();
     const people = await Promise.all(conversations.map((conversation) => readProfile(conversation.with)));
     if (current !== run) return;
-    status.textContent = conversations.length ? '' : 'No conversations yet. Open someone’s profile and choose Message.';
-    status.hidden = conversations.length > 0;
+    placeholder.forEach((shape) => shape.remove());
+    if (conversations.length) status.clear();
+    else if (status.element.dataset.state !== 'empty') {
+      status.empty(emptyState({
+        title: 'No conversations yet',
+        text: 'Open someone’s profile and choose Message to start one.',
+        actions: [h('a', { href: '#/search', class: 'button primary', 'data-testid': 'empty-action' }, 'Find people')],
+      }));
+    }
     list.replaceChildren(...conversations.map((conversation, index) => conversationRow(conversation, people[index])));
     const unread = new Map(conversations.map((conversation) => [conversation.id, Number(conversation.unread) || 0]));
     const newer = conversations.findIndex((conversation) => unreadBefore && unread.get(conversation.id) > (unreadBefore.get(conversation.id) ?? 0));
     if (newer >= 0) announcer.textContent = `New message from ${people[newer].full_name}: ${conversations[newer].lastMessage ?? ''}`;
     unreadBefore = unread;
-  }, (caught) => error.show(caught));
+  }, (caught) => {
+    placeholder.forEach((shape) => shape.remove());
+    status.clear();
+    error.show(caught);
+  });
 
   return () => subscriptions.offAll();
 }
@@ -119,15 +131,17 @@ function mountConversation(container, ctx, me, other) {
     },
   });
   const older = loadOlderButton('Load older messages', () => pages.loadOlder(), 'load-older-messages');
+  const status = viewStatus('Loading messages…');
+  const placeholder = skeleton('bubbles', 4);
   const sendButton = h('button', { type: 'submit', class: 'button primary', 'data-testid': 'chat-send' }, 'Send');
-  const form = h('form', { class: 'chat-form', 'on:submit': (event) => { event.preventDefault(); send(); } },
+  const form = h('form', { class: 'chat-form', 'data-keep-clear': true, 'on:submit': (event) => { event.preventDefault(); send(); } },
     h('label', { for: 'chat-input', class: 'visually-hidden' }, 'Message'), input, sendButton);
   container.replaceChildren(h('section', { class: 'page social chat', 'aria-labelledby': 'chat-title' },
     h('header', { class: 'chat-header' },
       h('a', { href: '#/chats', class: 'chat-back', 'aria-label': 'All conversations' }, '‹'),
       h('a', { href: `#/profile/${encodeURIComponent(other)}`, class: 'chat-person' }, titleAvatar,
         h('span', { class: 'chat-person-text' }, title, presence))),
-    error.element, h('div', { class: 'list-footer' }, older), messages, form));
+    error.element, status.element, placeholder, h('div', { class: 'list-footer' }, older), messages, form));
 
   // Whether they are here now (status/{uid}, kept by their app's connection; see presence.js).
   subscriptions.on(hearth.db.ref(`status/${other}`), 'value', (snapshot) => {
@@ -165,6 +179,11 @@ function mountConversation(container, ctx, me, other) {
         return markPending(hearth, messageItem(message, mine, mine ? 'You' : otherName), `messages/${conversation}/${id}`);
       }, () => {});
       older.hidden = !hasMore;
+      placeholder.forEach((shape) => shape.remove());
+      if (entries.length) status.clear();
+      else if (status.element.dataset.state !== 'empty') {
+        status.empty(emptyState({ title: 'No messages yet', text: 'Say hello: your first message starts the conversation.' }));
+      }
       if (nearBottom || !messages.dataset.loaded) {
         messages.scrollTop = messages.scrollHeight;
       } else if (firstBefore && messages.firstElementChild !== firstBefore) {
@@ -175,7 +194,11 @@ function mountConversation(container, ctx, me, other) {
       messages.dataset.loaded = 'true';
       markRead();
     },
-    onError: (caught) => error.show(caught),
+    onError: (caught) => {
+      placeholder.forEach((shape) => shape.remove());
+      status.clear();
+      error.show(caught);
+    },
   });
   subscriptions.add(() => pages.stop());
 

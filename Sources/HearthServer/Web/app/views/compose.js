@@ -1,7 +1,7 @@
 // #/compose — a new post, as ComposeViewModel: a title, a body and up to three photos. Each
 // photo's thumbnail is drawn here on a canvas; the full image and the thumbnail are uploaded
 // with progress, then the post is published in one atomic multi-path write.
-import { h, errorNote, errorWords, signInPrompt } from '/app/ui.js';
+import { h, errorNote, errorWords, signInPrompt, Problem } from '/app/ui.js';
 import { ServerValue } from '/lib/hearth.js';
 import { MAX_BODY, MAX_PHOTOS, MAX_TITLE, authorOf, publishPost } from '/app/actions.js';
 
@@ -33,7 +33,7 @@ async function encodeJPEG(bitmap, side, quality) {
   context.fillRect(0, 0, canvas.width, canvas.height);
   context.drawImage(bitmap, 0, 0, canvas.width, canvas.height);
   return new Promise((resolve, reject) => {
-    canvas.toBlob((blob) => (blob ? resolve(blob) : reject(new Error('The image could not be encoded.'))), 'image/jpeg', quality);
+    canvas.toBlob((blob) => (blob ? resolve(blob) : reject(new Problem('The image could not be encoded.'))), 'image/jpeg', quality);
   });
 }
 
@@ -42,19 +42,19 @@ async function encodeJPEG(bitmap, side, quality) {
  * otherwise re-encoded) and a thumbnail, both JPEG.
  */
 async function preparePhoto(file) {
-  if (!file.type.startsWith('image/')) throw new Error('Only images can be added.');
+  if (!file.type.startsWith('image/')) throw new Problem('Only images can be added.');
   let bitmap;
   try {
     bitmap = await createImageBitmap(file, { imageOrientation: 'from-image' });
   } catch {
-    throw new Error('That image could not be read. Try a JPEG or PNG photo.');
+    throw new Problem('That image could not be read. Try a JPEG or PNG photo.');
   }
   try {
     const keepOriginal = file.type === 'image/jpeg' && file.size < MAX_FULL_BYTES && Math.max(bitmap.width, bitmap.height) <= FULL_SIDE;
     const full = keepOriginal ? file : await encodeJPEG(bitmap, FULL_SIDE, 0.85);
     const thumbnail = await encodeJPEG(bitmap, THUMB_SIDE, 0.8);
-    if (full.size >= MAX_FULL_BYTES) throw new Error('That photo is larger than 5 MB.');
-    if (thumbnail.size >= MAX_THUMB_BYTES) throw new Error('That thumbnail is larger than 1 MB.');
+    if (full.size >= MAX_FULL_BYTES) throw new Problem('That photo is larger than 5 MB.');
+    if (thumbnail.size >= MAX_THUMB_BYTES) throw new Problem('That thumbnail is larger than 1 MB.');
     return { full, thumbnail, contentType: 'image/jpeg', preview: URL.createObjectURL(thumbnail) };
   } finally {
     bitmap.close();

@@ -3,9 +3,9 @@
 // what the followed people posted meanwhile; while open, it adds their new posts as they
 // appear. New posts wait behind a "N new posts" banner instead of pushing the list down.
 // What the local cache holds shows at once (offline too); older posts come a page at a time.
-import { h, errorNote, counted, signInPrompt } from '/app/ui.js';
+import { h, errorNote, counted, signInPrompt, viewStatus, emptyState, skeleton, avatar } from '/app/ui.js';
 import { postCard } from '/app/components.js';
-import { Subscriptions, childKeys, firstValue } from '/app/social.js';
+import { Subscriptions, childKeys, firstValue, personOf } from '/app/social.js';
 import { PagedList, syncChildren } from '/app/paging.js';
 
 const PAGE_SIZE = 10;
@@ -22,13 +22,13 @@ export function mount(container, ctx) {
   const { hearth } = ctx;
   const subscriptions = new Subscriptions();
   const error = errorNote();
-  const status = h('p', { class: 'muted', role: 'status' }, 'Loading your feed…');
+  const status = viewStatus('Loading your feed…');
   // The banner is a plain button; the hidden live region says that posts came in.
   const banner = h('button', {
     type: 'button', class: 'new-posts-banner', 'data-testid': 'new-posts-banner', hidden: true, 'on:click': showNewPosts,
   });
   const announcer = h('p', { class: 'visually-hidden', 'aria-live': 'polite' });
-  const list = h('div', { class: 'post-list', 'data-testid': 'feed-list' });
+  const list = h('div', { class: 'post-list', 'data-testid': 'feed-list', 'aria-busy': 'true' }, skeleton('cards', 3));
   const more = h('div', { class: 'list-footer', hidden: true },
     h('button', { type: 'button', class: 'button', 'data-testid': 'load-more', 'on:click': loadMore }, 'Show older posts'));
   container.replaceChildren(h('section', { class: 'page social', 'aria-labelledby': 'feed-title' },
@@ -36,7 +36,7 @@ export function mount(container, ctx) {
     error.element,
     banner,
     announcer,
-    status,
+    status.element,
     list,
     more));
 
@@ -106,11 +106,53 @@ export function mount(container, ctx) {
     showBanner(state.waiting);
     more.hidden = !state.hasMore;
     const reading = state.entries.some(([id]) => !posts.has(id));
-    status.textContent = ready.length || state.waiting ? '' : !state.loaded || reading ? 'Loading your feed…'
-      : 'Your feed is empty. Follow people to see their posts here.';
-    status.hidden = !status.textContent;
-    if (!status.hidden && state.loaded && !reading) {
-      status.append(' ', h('a', { href: '#/search' }, 'Find people'), ' or browse ', h('a', { href: '#/' }, 'recent posts'), '.');
+    const loading = !ready.length && !state.waiting && (!state.loaded || reading);
+    // The skeletons stay until there is something to show or nothing to wait for.
+    if (!loading && list.hasAttribute('aria-busy')) {
+      list.removeAttribute('aria-busy');
+      for (const placeholder of list.querySelectorAll(':scope > .skeleton')) placeholder.remove();
+    }
+    if (ready.length || state.waiting) status.clear();
+    else if (!loading && status.element.dataset.state !== 'empty') status.empty(emptyFeed());
+  }
+
+  /** An empty feed says how to fill it: people to follow, search, or everyone's recent posts. */
+  function emptyFeed() {
+    const suggestions = h('div', { class: 'suggestions', hidden: true },
+      h('h3', { id: 'suggestions-title' }, 'People you could follow'),
+      h('ul', { class: 'people-list', 'aria-labelledby': 'suggestions-title', 'data-testid': 'suggested-people' }));
+    suggestPeople(suggestions);
+    return h('div', {}, emptyState({
+      title: 'Your feed is empty',
+      text: 'Follow people to see their posts here.',
+      actions: [
+        h('a', { href: '#/search', class: 'button primary', 'data-testid': 'empty-action' }, 'Find people'),
+        h('a', { href: '#/', class: 'button' }, 'Browse recent posts'),
+      ],
+    }), suggestions);
+  }
+
+  /** A few people one does not follow yet, each linking to their profile (where Follow is). */
+  async function suggestPeople(holder) {
+    try {
+      const [people, following, blockers] = await Promise.all([
+        hearth.db.ref('people').orderByKey().limitToFirst(20).once('value'),
+        hearth.db.ref(`people/${me}/following`).once('value'),
+        hearth.db.ref(`blocked/${me}`).once('value'),
+      ]);
+      // Not the people followed already, nor those who blocked me (as search leaves them out).
+      const followed = new Set([...childKeys(following), ...childKeys(blockers)]);
+      const found = [];
+      people.forEach((child) => {
+        if (child.key !== me && !followed.has(child.key) && child.child('full_name').val()) found.push(personOf(child.key, child.val()));
+      });
+      if (stopped || !found.length) return;
+      holder.querySelector('ul').replaceChildren(...found.slice(0, 5).map((person) => h('li', {},
+        h('a', { href: `#/profile/${encodeURIComponent(person.uid)}`, class: 'person-row', 'data-testid': 'suggested-person' },
+          avatar(person, 40), h('span', { class: 'person-name' }, person.full_name)))));
+      holder.hidden = false;
+    } catch {
+      // Suggestions are a nicety: the links above still lead on.
     }
   }
 

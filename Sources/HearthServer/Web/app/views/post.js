@@ -1,7 +1,7 @@
 // #/post/<id> — one post, live (as PostDetailViewModel): its photos, stars, likes and comments.
 // The reader can comment and edit or delete their own comments, star, like, save, share,
 // report, and delete the post if it is theirs.
-import { h, errorNote, confirmDialog, toast, busy, counted } from '/app/ui.js';
+import { h, errorNote, confirmDialog, toast, busy, counted, skeleton } from '/app/ui.js';
 import { authorLine, photoURL, starButton } from '/app/components.js';
 import { openPhotoViewer } from '/app/photo-viewer.js';
 import {
@@ -35,7 +35,8 @@ export function mount(container, ctx, params) {
     return true;
   };
 
-  const status = h('p', { class: 'muted', role: 'status' }, 'Loading…');
+  // Until the post comes: its shape in grey, and "Loading…" said once.
+  const status = h('div', { role: 'status' }, h('span', { class: 'visually-hidden' }, 'Loading the post…'), skeleton('post'));
   // The error note is on the page from the start: a refused read of the post must show.
   const page = h('article', { class: 'page narrow post-detail', 'aria-labelledby': 'post-title' },
     h('a', { href: '#/', class: 'small' }, '← All posts'), status, error.element);

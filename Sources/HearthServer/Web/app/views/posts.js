@@ -2,17 +2,27 @@
 // starred) first, a page at a time ("Load older" asks for the page before the oldest shown).
 // Changes to shown posts appear in place; posts that would appear above the ones shown wait
 // behind a "N new posts" banner, so the list never jumps. Cached posts show at once.
-import { h, errorNote, counted, signInPrompt } from '/app/ui.js';
+import { h, errorNote, counted, signInPrompt, viewStatus, emptyState, skeleton } from '/app/ui.js';
 import { postCard } from '/app/components.js';
 import { PagedList, loadOlderButton, syncChildren } from '/app/paging.js';
 
 const PAGE_SIZE = 10;
 
 const KINDS = {
-  recent: { title: 'Recent posts', empty: 'No posts yet.' },
-  top: { title: 'Top posts', empty: 'No posts yet.' },
-  mine: { title: 'My posts', empty: 'You have not posted anything yet.' },
+  recent: { title: 'Recent posts' },
+  top: { title: 'Top posts' },
+  mine: { title: 'My posts' },
 };
+
+/** What an empty list says, with the next step: writing a post (or signing up to). */
+function emptyList(kind, ctx) {
+  const write = ctx.user
+    ? h('a', { href: '#/compose', class: 'button primary', 'data-testid': 'empty-action' }, kind === 'mine' ? 'Write your first post' : 'Write the first post')
+    : h('a', { href: '#/signup', class: 'button primary', 'data-testid': 'empty-action' }, 'Sign up to post');
+  return kind === 'mine'
+    ? emptyState({ title: 'You have not posted anything yet', text: 'Share a photo or a few words: your posts show up here.', actions: [write] })
+    : emptyState({ title: 'No posts yet', text: 'When someone shares a post, it shows up here.', actions: [write] });
+}
 
 /** Display order: newest first, or for top posts most stars first (then newest). */
 function displayComparator(kind) {
@@ -23,7 +33,7 @@ function displayComparator(kind) {
 
 export function mount(container, ctx, params) {
   const kind = KINDS[params.kind] ? params.kind : 'recent';
-  const { title, empty } = KINDS[kind];
+  const { title } = KINDS[kind];
   if (kind === 'mine' && !ctx.user) {
     container.replaceChildren(signInPrompt(title, 'see your posts'));
     return () => {};
@@ -34,12 +44,13 @@ export function mount(container, ctx, params) {
 
   const root = ctx.hearth.db.ref(kind === 'mine' ? `user-posts/${ctx.user.uid}` : 'posts');
   const error = errorNote();
-  const status = h('p', { class: 'muted', role: 'status' }, 'Loading…');
+  const status = viewStatus('Loading posts…');
   const banner = h('button', { type: 'button', class: 'new-posts-banner', 'data-testid': 'new-posts-banner', hidden: true });
-  const list = h('div', { class: 'post-list', role: 'feed', 'data-testid': 'post-list', 'aria-labelledby': 'list-title' });
+  const list = h('div', { class: 'post-list', role: 'feed', 'data-testid': 'post-list', 'aria-labelledby': 'list-title', 'aria-busy': 'true' },
+    skeleton('cards', 3));
   const more = loadOlderButton('Load older posts', () => posts.loadOlder());
   container.replaceChildren(h('section', { class: 'page' },
-    header, error.element, h('div', { 'aria-live': 'polite' }, banner), status, list, h('div', { class: 'list-footer' }, more)));
+    header, error.element, h('div', { 'aria-live': 'polite' }, banner), status.element, list, h('div', { class: 'list-footer' }, more)));
 
   /** postId → card, in display order in `list`. */
   const cards = new Map();
@@ -59,19 +70,28 @@ export function mount(container, ctx, params) {
     showAtOnce: ([id]) => ctx.hearth.db.pendingWriteCount(`posts/${id}/author`) > 0,
     onChange: show,
     onError: (failure) => {
-      status.hidden = true;
+      status.clear();
+      showLoaded();
       error.show(failure);
     },
   });
 
+  /** The skeletons make way for what came (once). */
+  function showLoaded() {
+    if (!list.hasAttribute('aria-busy')) return;
+    list.removeAttribute('aria-busy');
+    list.replaceChildren();
+  }
+
   function show({ entries, hasMore, waiting }) {
     error.clear();
+    showLoaded();
     syncChildren(list, cards, entries, (id, post) => postCard(ctx, id, post), (card, post) => card.update(post));
     more.hidden = !hasMore;
     banner.hidden = waiting === 0;
     banner.textContent = byStars ? `Top posts changed (${waiting} new) — show` : `${counted(waiting, 'new post')} — show`;
-    status.hidden = entries.length > 0;
-    status.textContent = entries.length ? '' : empty;
+    if (entries.length) status.clear();
+    else if (status.element.dataset.state !== 'empty') status.empty(emptyList(kind, ctx));
   }
 
   banner.addEventListener('click', () => {

@@ -2,7 +2,7 @@
 // counts of posts, followers and following, a grid of their posts, and for someone else's
 // profile follow/unfollow (one multi-path write), block/unblock and a way to message them.
 // Cached data shows at once; older posts come a page at a time.
-import { h, errorNote, avatar, confirmDialog, counted } from '/app/ui.js';
+import { h, errorNote, avatar, confirmDialog, counted, emptyState, skeleton, viewStatus } from '/app/ui.js';
 import { postGrid } from '/app/components.js';
 import { Subscriptions, childKeys, personOf } from '/app/social.js';
 import { PagedList } from '/app/paging.js';
@@ -18,13 +18,18 @@ export function mount(container, ctx, params) {
   const error = errorNote();
   const state = { profile: null, isFollowing: false, isBlocked: false, busy: false };
 
-  const picture = h('div', { class: 'profile-picture' });
-  const name = h('h1', { id: 'profile-name', class: 'profile-name', 'data-testid': 'profile-heading' }, 'Loading…');
+  // Until the profile comes: grey shapes, and "Loading…" said once (by the status).
+  const status = viewStatus('Loading the profile…');
+  const picture = h('div', { class: 'profile-picture' },
+    h('span', { class: 'skeleton skeleton-circle profile-skeleton', 'aria-hidden': 'true' }));
+  const name = h('h1', { id: 'profile-name', class: 'profile-name', 'data-testid': 'profile-heading' },
+    h('span', { class: 'visually-hidden' }, 'Profile'),
+    h('span', { class: 'skeleton skeleton-title profile-name-skeleton', 'aria-hidden': 'true' }));
   const postCount = h('span', { 'data-testid': 'post-count' });
   const followerCount = h('span', { 'data-testid': 'follower-count' });
   const followingCount = h('span', { 'data-testid': 'following-count' });
   const actions = h('div', { class: 'profile-actions' });
-  const grid = h('div', { class: 'profile-posts' });
+  const grid = h('div', { class: 'profile-posts' }, skeleton('tiles', 6));
   const more = h('div', { class: 'list-footer', hidden: true },
     h('button', { type: 'button', class: 'button', 'data-testid': 'load-more', 'on:click': loadMore }, 'Show older posts'));
 
@@ -48,11 +53,19 @@ export function mount(container, ctx, params) {
         actions)),
     error.element,
     h('h2', { class: 'visually-hidden' }, 'Posts'),
+    status.element,
     grid,
     more));
 
+  /** A failed read: said in words, and the grey shapes go (nothing more is coming). */
+  function failed(caught) {
+    for (const shape of container.querySelectorAll('.skeleton')) shape.remove();
+    status.clear();
+    error.show(caught);
+  }
+
   if (!uid) {
-    error.show('There is no such profile.');
+    failed('There is no such profile.');
     return () => {};
   }
 
@@ -63,7 +76,7 @@ export function mount(container, ctx, params) {
     picture.replaceChildren(avatar(person, 96));
     postCount.textContent = counted(snapshot.child('posts').numChildren(), 'post');
     followingCount.textContent = `${snapshot.child('following').numChildren()} following`;
-  }, (caught) => error.show(caught));
+  }, failed);
 
   subscriptions.on(hearth.db.ref(`followers/${uid}`), 'value', (snapshot) => {
     followerCount.textContent = counted(snapshot.numChildren(), 'follower');
@@ -91,15 +104,28 @@ export function mount(container, ctx, params) {
     cursorOf: ([id]) => [id],
     keep: ([, post]) => Boolean(post && typeof post === 'object'),
     onChange: ({ entries, hasMore }) => {
-      grid.replaceChildren(entries.length ? postGrid(ctx, entries) : h('p', { class: 'muted' }, 'No posts yet.'));
+      grid.replaceChildren(entries.length ? postGrid(ctx, entries) : '');
+      if (entries.length) status.clear();
+      else if (status.element.dataset.state !== 'empty') status.empty(noPosts());
       more.hidden = !hasMore;
     },
-    onError: (caught) => error.show(caught),
+    onError: failed,
   });
   subscriptions.add(() => posts.stop());
 
   function loadMore() {
     posts.loadOlder();
+  }
+
+  /** An empty grid: one's own says how to post; someone else's, that nothing is there yet. */
+  function noPosts() {
+    return isOwn
+      ? emptyState({
+        title: 'You have not posted anything yet',
+        text: 'Your posts show up here, for everyone who visits your profile.',
+        actions: [h('a', { href: '#/compose', class: 'button primary', 'data-testid': 'empty-action' }, 'Write your first post')],
+      })
+      : emptyState({ title: 'No posts yet', text: `When ${personOf(uid, state.profile).full_name} posts, it shows up here.` });
   }
 
   function showButtons() {

@@ -1,7 +1,7 @@
 // #/saved — the signed-in user's saved posts, most recently saved first, live (as
 // SavedPostsViewModel in ChatViewModels.swift): `saved/{me}/{postId}` holds the time it was saved.
 // Saving and unsaving happen on the post itself (PostActions.setSaved).
-import { h, errorNote, signInPrompt } from '/app/ui.js';
+import { h, errorNote, signInPrompt, viewStatus, emptyState, skeleton } from '/app/ui.js';
 import { postCard } from '/app/components.js';
 import { Subscriptions, childKeys, loadPosts } from '/app/social.js';
 
@@ -14,10 +14,10 @@ export function mount(container, ctx) {
   const { hearth } = ctx;
   const subscriptions = new Subscriptions();
   const error = errorNote();
-  const status = h('p', { class: 'muted', role: 'status' }, 'Loading…');
-  const list = h('div', { class: 'post-list', 'data-testid': 'saved-list' });
+  const status = viewStatus('Loading your saved posts…');
+  const list = h('div', { class: 'post-list', 'data-testid': 'saved-list', 'aria-busy': 'true' }, skeleton('cards', 2));
   container.replaceChildren(h('section', { class: 'page social', 'aria-labelledby': 'saved-title' },
-    h('h1', { id: 'saved-title' }, 'Saved posts'), error.element, status, list));
+    h('h1', { id: 'saved-title' }, 'Saved posts'), error.element, status.element, list));
 
   let run = 0;
   let stopped = false;
@@ -26,13 +26,27 @@ export function mount(container, ctx) {
     try {
       const { entries } = await loadPosts(hearth, childKeys(snapshot).reverse());
       if (current !== run || stopped) return;
+      list.removeAttribute('aria-busy');
       list.replaceChildren(...entries.map(([id, post]) => postCard(ctx, id, post)));
-      status.textContent = entries.length ? '' : 'Nothing saved yet. Use Save on a post to keep it here.';
-      status.hidden = entries.length > 0;
+      if (entries.length) status.clear();
+      else if (status.element.dataset.state !== 'empty') {
+        status.empty(emptyState({
+          title: 'Nothing saved yet',
+          text: 'Open a post and choose Save to keep it here for later.',
+          actions: [h('a', { href: '#/', class: 'button primary', 'data-testid': 'empty-action' }, 'Browse recent posts')],
+        }));
+      }
     } catch (caught) {
-      if (current === run) error.show(caught);
+      if (current === run) failed(caught);
     }
-  }, (caught) => error.show(caught));
+  }, failed);
+
+  function failed(caught) {
+    status.clear();
+    list.removeAttribute('aria-busy');
+    list.querySelectorAll('.skeleton').forEach((placeholder) => placeholder.remove());
+    error.show(caught);
+  }
 
   return () => {
     stopped = true;
