@@ -240,9 +240,10 @@ def nav_state(driver) -> dict:
     return driver.execute_script("""
         const nav = document.getElementById('nav');
         const box = nav.getBoundingClientRect();
-        const tabs = [...nav.querySelectorAll('.tab')];
+        const position = getComputedStyle(nav).position;
+        const tabs = position === 'fixed' ? [...nav.querySelectorAll('.nav-list > li > .nav-link')] : [];
         return {
-          position: getComputedStyle(nav).position,
+          position,
           top: box.top, bottom: box.bottom, height: box.height, viewport: innerHeight,
           tabs: tabs.map((tab) => tab.querySelector('.nav-label').textContent),
           iconsHidden: tabs.every((tab) => tab.querySelector('svg[aria-hidden="true"]')),
@@ -289,7 +290,7 @@ def test_the_phone_tab_bar_reaches_every_destination(server, browser_factory, sc
             assert more.get_attribute("aria-expanded") == "true"
             sheet.find_element(By.CSS_SELECTOR, f"a[href='{href}']").click()
         else:
-            phone.find_element(By.CSS_SELECTOR, f"#nav .tab[href='{href}']").click()
+            phone.find_element(By.CSS_SELECTOR, f"#nav .nav-list .nav-link[href='{href}']").click()
         wait_until(phone, lambda d: d.execute_script("return location.hash") == href, 5, f"{href} did not open")
         wait_until(phone, lambda d: nav_state(d)["current"] == [href], 5, f"{href} is not marked current")
         if in_more:
@@ -324,6 +325,39 @@ def test_the_phone_tab_bar_reaches_every_destination(server, browser_factory, sc
         return document.getElementById('nav').getBoundingClientRect().top - cards[cards.length - 1].getBoundingClientRect().bottom;""")
     assert clearance >= 0, f"the last card ends {-clearance}px under the tab bar"
     assert js_errors(phone) == []
+
+
+FIRST_PAINT_PROBE = """
+document.addEventListener('DOMContentLoaded', () => {
+  const main = document.getElementById('main');
+  window.__firstPaint = {
+    appStarted: Boolean(window.hearth),
+    links: [...document.querySelectorAll('#nav a')].map((link) => link.getAttribute('href')),
+    shapes: main.querySelectorAll('.skeleton').length,
+    hidden: [...main.querySelectorAll('.skeleton')].every((shape) => shape.closest('[aria-hidden="true"]')),
+    status: [...main.querySelectorAll('[role=status]')].map((status) => status.textContent.trim()),
+    text: main.innerText.trim(),
+  };
+});
+"""
+
+
+@pytest.mark.parametrize("phone", [False, True], ids=["desktop", "phone-360"])
+def test_the_first_paint_has_the_navigation_and_a_skeleton(server, browser_factory, phone):
+    """Before the app's modules run (a first visit: nothing kept to paint), the page already
+    shows the navigation (as a tab bar on phones) and the shape of a list, not bare text."""
+    driver = browser_at(browser_factory, phone)
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": FIRST_PAINT_PROBE})
+    open_app(driver, server, "#/")
+    first = driver.execute_script("return window.__firstPaint")
+    assert first["appStarted"] is False
+    assert first["links"] == ["#/", "#/top", "#/search"]
+    assert first["shapes"] >= 1 and first["hidden"] and first["status"] == ["Loading Hearth…"] and first["text"] == "Loading Hearth…", first
+    # Then the app draws its own, the same way.
+    wait_for(driver, "[data-testid=post-card]", LIVE)
+    assert nav_state(driver)["current"] == ["#/"]
+    if phone:
+        assert nav_state(driver)["tabs"] == ["Recent", "Top", "Search"]
 
 
 def test_desktops_keep_a_top_navigation_and_no_tab_bar(server, browser_factory):

@@ -207,20 +207,18 @@ class App {
     const link = (item, className) => h('a', {
       href: item.hash, class: className, 'aria-current': current === item.hash ? 'page' : null,
     }, icon(item.icon, 22), h('span', { class: 'nav-label' }, item.label));
-    if (!PHONE.matches) {
-      this.nav.replaceChildren(h('ul', { class: 'nav-list', role: 'list' }, shown.map((item) => h('li', {}, link(item, 'nav-link')))));
-      return;
-    }
-    // Too many for the bar: the first ones not marked `more` are tabs, the rest go under "More".
-    const crowded = shown.length > MAX_TABS;
+    // The same list on every screen (app.css makes it a tab bar on phones, as index.html's first
+    // paint is); on a phone with too many for the bar, the first ones not marked `more` are
+    // tabs and the rest go under "More".
+    const crowded = PHONE.matches && shown.length > MAX_TABS;
     const tabs = crowded ? shown.filter((item) => !item.more).slice(0, MAX_TABS - 1) : shown;
     const more = shown.filter((item) => !tabs.includes(item));
-    const items = tabs.map((item) => h('li', {}, link(item, 'tab')));
+    const items = tabs.map((item) => h('li', {}, link(item, 'nav-link')));
     if (more.length) {
       const sheet = h('div', { id: 'nav-more', class: 'more-sheet', hidden: true, 'data-testid': 'more-sheet' },
         h('ul', { class: 'more-list', role: 'list' }, more.map((item) => h('li', {}, link(item, 'more-link')))));
       const button = h('button', {
-        type: 'button', class: `tab more-button${more.some((item) => item.hash === current) ? ' holds-current' : ''}`,
+        type: 'button', class: `nav-link more-button${more.some((item) => item.hash === current) ? ' holds-current' : ''}`,
         'aria-expanded': 'false', 'aria-controls': 'nav-more', 'data-testid': 'more-button',
       }, icon('more', 22), h('span', { class: 'nav-label' }, 'More'));
       const show = (open) => {
@@ -243,10 +241,10 @@ class App {
       });
       this.showMore = show;
       items.push(h('li', {}, button));
-      this.nav.replaceChildren(h('ul', { class: 'tab-list', role: 'list' }, items), sheet);
+      this.nav.replaceChildren(h('ul', { class: 'nav-list', role: 'list' }, items), sheet);
       return;
     }
-    this.nav.replaceChildren(h('ul', { class: 'tab-list', role: 'list' }, items));
+    this.nav.replaceChildren(h('ul', { class: 'nav-list', role: 'list' }, items));
   }
 
   /** Keeps the live screen's look for the next start (see /app/screen-cache.js). */

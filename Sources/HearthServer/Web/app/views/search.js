@@ -64,7 +64,9 @@ export function mount(container, ctx, params) {
       if (current !== searchRun || stopped) return;
       showResults(foundPeople, foundPosts);
       const total = (foundPeople?.length ?? 0) + foundPosts.length;
-      status.textContent = total ? '' : 'Nobody and nothing found.';
+      status.textContent = total ? '' : query.startsWith('#')
+        ? `No posts tagged ${query} yet.`
+        : 'Nobody and nothing found. Try the start of a first or last name, or a #hashtag.';
     } catch (caught) {
       if (current !== searchRun || stopped) return;
       status.textContent = '';
