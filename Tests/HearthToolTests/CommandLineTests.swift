@@ -32,7 +32,8 @@ struct CommandLineTests {
         // The app and the console come from the copy built into the server.
         let page = try await httpRequest("GET", server.url("/"))
         #expect(page.status == 200)
-        #expect(page.text.contains("/app/main.js"))
+        #expect(page.text.contains("/app/boot.js"))
+        #expect(try await httpRequest("GET", server.url("/app/main.js")).status == 200)
         #expect(try await httpRequest("GET", server.url("/lib/hearth.js")).status == 200)
         #expect(try await httpRequest("GET", server.url("/console/")).status == 200)
         // The app's rules are in force: people read posts, nobody writes as nobody.
