@@ -9,6 +9,7 @@ struct HearthBench: AsyncParsableCommand {
         subcommands: [
             InProcess.self, Restart.self, FanOut.self, IdleStreams.self, Ceiling.self,
             RealtimeFanOut.self, RealtimeIdle.self, RealtimeWrites.self, RealtimeWorker.self, ClientEvents.self, ClientSync.self, ClientBench.self,
+            Soak.self,
         ]
     )
 }

@@ -79,20 +79,32 @@ final class RealtimeLoadClient: Sendable {
 
     private func connect(role: Role) async throws -> any Channel {
         let client = self
+        return try await Self.connectWebSocket(group: group, host: host, port: port, namespace: namespace) {
+            RealtimeConnectionHandler(client: client, role: role)
+        }
+    }
+
+    /// Upgrades a new connection to `GET /.ws?v=5&ns=<namespace>` and puts `handler()` after
+    /// the WebSocket frame codec (`receiveBuffer`: a smaller socket receive buffer, in bytes).
+    static func connectWebSocket(
+        group: any EventLoopGroup, host: String, port: Int, namespace: String?, receiveBuffer: Int? = nil,
+        handler: @escaping @Sendable () -> any ChannelHandler
+    ) async throws -> any Channel {
         var target = "/.ws?v=5"
         if let namespace { target += "&ns=\(namespace)" }
         var headers = HTTPHeaders()
         headers.add(name: "Host", value: "\(host):\(port)")
         let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: target, headers: headers)
-        let upgraded = try await ClientBootstrap(group: group)
-            .channelOption(.socketOption(.so_reuseaddr), value: 1)
+        var bootstrap = ClientBootstrap(group: group).channelOption(.socketOption(.so_reuseaddr), value: 1)
+        if let receiveBuffer { bootstrap = bootstrap.channelOption(.socketOption(.so_rcvbuf), value: receiveBuffer) }
+        let upgraded = try await bootstrap
             .connect(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let upgrader = NIOTypedWebSocketClientUpgrader<(any Channel)?>(
                         maxFrameSize: 1 << 16,
                         upgradePipelineHandler: { channel, _ in
                             channel.eventLoop.makeCompletedFuture {
-                                try channel.pipeline.syncOperations.addHandler(RealtimeConnectionHandler(client: client, role: role))
+                                try channel.pipeline.syncOperations.addHandler(handler())
                                 return channel
                             }
                         }

@@ -45,7 +45,7 @@ final class LongPollTransport: Sendable {
         // The client's `n`: it sends over its WebSocket from now on. What is queued goes out
         // here, then `n` last; the socket takes the session's queue after that.
         session.endOfTransmission.withLock { hook in
-            hook = { [weak self] in
+            hook = .init { [weak self] in
                 guard let self else { return }
                 state.withLock { $0.upgradeRequested = true }
                 session.outbound.wake()

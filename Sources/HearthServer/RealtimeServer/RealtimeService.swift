@@ -75,11 +75,15 @@ final class RealtimeService: Sendable {
     var count: Int { sessions.withLock(\.count) }
 
     /// Tells sessions whose credential expired (`ac`), and judges them as signed out from now
-    /// on; asks each transport whether its client is still there.
-    func checkSessions(now: Int64) {
-        for session in sessions.withLock({ Array($0.values) }) {
+    /// on; asks each transport whether its client is still there, the sessions' checks spread
+    /// evenly over `spread` (a check writes a ping to a silent socket: 20,000 of them at once
+    /// held the event loops for half a second, and every other client's requests with them).
+    func checkSessions(now: Int64, spread: Duration = .zero) {
+        let open = sessions.withLock { Array($0.values) }
+        let step = open.isEmpty ? Duration.zero : spread / open.count
+        for (index, session) in open.enumerated() {
             session.expireCredential(now: now)
-            session.livenessCheck.withLock { $0 }?(now)
+            session.livenessCheck.withLock { $0 }?.run(now, step * index)
         }
     }
 

@@ -59,11 +59,29 @@ final class RealtimeSession: Sendable {
     let database: Database
     let outbound: EventBuffer
     /// The transport's check that its client is still there (a socket's ping), run on each
-    /// keep-alive tick with the time in milliseconds.
-    let livenessCheck = Mutex<(@Sendable (Int64) -> Void)?>(nil)
+    /// keep-alive tick with the time in milliseconds and a delay (the checks are spread out).
+    let livenessCheck = Mutex<LivenessCheck?>(nil)
     /// What the transport does when the client ends transmission on it (`n`, the last message a
     /// long-polling client sends before its WebSocket takes over), in the order of its requests.
-    let endOfTransmission = Mutex<(@Sendable () -> Void)?>(nil)
+    let endOfTransmission = Mutex<TransmissionEnd?>(nil)
+
+    // A hook is kept in a struct, never as a bare closure in a `Mutex`: a `Mutex` whose value is
+    // itself a function type stores it at the generic abstraction, and `withLock { $0 }` writes
+    // the closure back through a new reabstraction thunk on every read. The stored hook then
+    // grew by one thunk (about 32 bytes) per call, and each call ran through all of them: every
+    // realtime connection gained a thunk per keep-alive tick for its whole life (a soak with
+    // 18,800 idle connections grew 2 MB every 30 s; see BENCHMARKS.md, 2026-11-25).
+
+    /// A transport's liveness check (see ``livenessCheck``): given the time in milliseconds
+    /// and how long to wait before checking.
+    struct LivenessCheck: Sendable {
+        let run: @Sendable (_ now: Int64, _ after: Duration) -> Void
+    }
+
+    /// A transport's end-of-transmission hook (see ``endOfTransmission``).
+    struct TransmissionEnd: Sendable {
+        let run: @Sendable () -> Void
+    }
     private let service: RealtimeService
     private let state = Mutex(State())
 
@@ -105,7 +123,7 @@ final class RealtimeSession: Sendable {
     func receive(_ message: RealtimeClientMessage) async {
         switch message {
         case .ping: send(RealtimeServerMessage.pong)
-        case .control("n"): endOfTransmission.withLock { $0 }?()
+        case .control("n"): endOfTransmission.withLock { $0 }?.run()
         case .control: break
         case .rejected(let id, let error): respond(id, failure: error)
         case .request(let id, let request): await handle(request, id: id)

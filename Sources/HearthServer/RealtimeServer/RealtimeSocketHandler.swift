@@ -145,7 +145,13 @@ final class RealtimeSocketHandler: ChannelInboundHandler, RemovableChannelHandle
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
         session.livenessCheck.withLock { check in
-            check = { _ in eventLoop.execute { handler.value.checkLiveness() } }
+            check = .init { _, delay in
+                if delay <= .zero {
+                    eventLoop.execute { handler.value.checkLiveness() }
+                } else {
+                    eventLoop.scheduleTask(in: .nanoseconds(Int64(delay / .nanoseconds(1)))) { handler.value.checkLiveness() }
+                }
+            }
         }
         let drains = drainQueues.queue(for: eventLoop)
         session.outbound.setReadyHandler { drains.schedule(handler) }
@@ -154,6 +160,19 @@ final class RealtimeSocketHandler: ChannelInboundHandler, RemovableChannelHandle
     func channelInactive(context: ChannelHandlerContext) {
         end()
         context.fireChannelInactive()
+    }
+
+    /// The client closed its side of the connection (a TCP FIN without a WebSocket close
+    /// frame, as a client that exits does): it can send nothing more, not even a pong, so the
+    /// socket is done. The server keeps half-closed connections open (Hummingbird allows
+    /// remote half-closure), so without this the session, its listens and its onDisconnect
+    /// operations would wait for the next ping to fail, 20 s or more later.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, case .inputClosed = event {
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {

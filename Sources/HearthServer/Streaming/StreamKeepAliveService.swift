@@ -20,7 +20,8 @@ struct StreamKeepAliveService: Service {
                     return
                 }
                 let now = clock()
-                realtime.checkSessions(now: now)
+                // The realtime checks are spread over half the interval, not sent in one burst.
+                realtime.checkSessions(now: now, spread: interval / 2)
                 await longPolling.closeAbandoned(now: now)
                 for listener in hub.allListeners() where listener.format == .serverSentEvents {
                     if let expires = listener.expires, expires <= now {
