@@ -113,7 +113,10 @@ def pending_count(driver) -> int:
 
 
 def card_ids(driver, css: str = "[data-testid=post-card]") -> list[str]:
-    return [card.get_attribute("data-post-id") for card in driver.find_elements(By.CSS_SELECTOR, css)]
+    # Read in the page at once: right after a load, the painted copy of the last screen is
+    # swapped for the live one, and elements found a moment before would be gone.
+    return driver.execute_script(
+        "return [...document.querySelectorAll(arguments[0])].map((card) => card.getAttribute('data-post-id'))", css)
 
 
 def test_the_service_worker_lists_every_file_of_the_app():
@@ -183,16 +186,20 @@ def test_offline_reload_keeps_pending_writes_then_converges(browser_factory, tmp
         reload(page, server.url, "#/")
         assert page.execute_script("return window.__before") is None, "the page was not loaded again"
         wait_until(page, lambda d: new_id in card_ids(d), 5, "the offline post is not in the cached list")
-        new_card = page.find_element(By.CSS_SELECTOR, f"[data-post-id='{new_id}']")
-        assert new_card.get_attribute("data-pending") is not None
+        wait_until(page, lambda d: d.execute_script(
+            "return !document.getElementById('main').dataset.cachedPaint"), LIVE, "the live screen did not come")
+        assert page.execute_script(
+            "return document.querySelector(`[data-post-id='${arguments[0]}']`)?.hasAttribute('data-pending')", new_id)
         assert post_id in card_ids(page), "the cached posts are not shown"
         wait_until(page, offline_banner_shown, LIVE, "the reloaded page did not say it is offline")
         assert pending_count(page) == 3
         screenshot(page, "offline-recent-pending")
         go(page, f"#/post/{post_id}")
         wait_until(page, lambda d: text_of(d, "[data-testid=star-count]") == str(before["starCount"] + 1), 5)
-        wait_until(page, lambda d: any("Written on the train" in item.text and item.get_attribute("data-pending") is not None
-                                       for item in d.find_elements(By.CSS_SELECTOR, "[data-testid=comment]")), 5)
+        # Read in the page at once: the list may be redrawn between a lookup and a read.
+        wait_until(page, lambda d: d.execute_script(
+            "return [...document.querySelectorAll('[data-testid=comment]')].some((item) => "
+            "item.textContent.includes('Written on the train') && item.hasAttribute('data-pending'))"), 5)
         # Every screen opens offline without a module-loading error.
         for route, module in SCREENS + [(f"#/profile/{uid}", "profile")]:
             go(page, route)

@@ -32,9 +32,10 @@ def start(data: str, port: int = 0) -> tuple[subprocess.Popen, int]:
     raise RuntimeError("hearth serve did not start")
 
 
-async def queue_on_disconnect(port: int) -> None:
-    """Marks a user online and queues `offline` for when the connection ends; returns with the
-    connection still open (the caller kills the server under it)."""
+async def queue_on_disconnect(port: int, while_open) -> None:
+    """Marks a user online and queues `offline` for when the connection ends, then calls
+    `while_open()` with the connection still open (it kills the server under it: closing the
+    socket first would end the session, and the server would apply the operations at once)."""
     socket = await websockets.connect(f"ws://127.0.0.1:{port}/.ws?v=5&ns=crash")
     handshake = json.loads(await socket.recv())
     assert handshake["d"]["t"] == "h"
@@ -52,16 +53,23 @@ async def queue_on_disconnect(port: int) -> None:
     assert (await request(4, "om", {"p": "/status", "d": {"last/ann": {".sv": "timestamp"}}}))["s"] == "ok"
     # The socket stays open: the crash, not a close, ends it.
     socket.transport.pause_reading()
+    while_open()
 
 
 def test_on_disconnect_operations_survive_kill_9():
     data = tempfile.mkdtemp(prefix="hearth-crash-")
     process, port = start(data)
+    seen = {}
+
+    def check_then_crash():
+        seen["status"] = requests.get(f"http://127.0.0.1:{port}/status.json?ns=crash",
+                                      headers={"Authorization": "Bearer owner"}).json()
+        process.kill()
+        process.wait()
+
     try:
-        asyncio.run(queue_on_disconnect(port))
-        status = requests.get(f"http://127.0.0.1:{port}/status.json?ns=crash",
-                              headers={"Authorization": "Bearer owner"}).json()
-        assert status == {"ann": "online"}, status
+        asyncio.run(queue_on_disconnect(port, check_then_crash))
+        assert seen["status"] == {"ann": "online"}, seen
     finally:
         process.kill()
         process.wait()
