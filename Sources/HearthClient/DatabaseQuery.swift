@@ -30,7 +30,7 @@ public struct DatabaseQuery: Sendable {
 
     /// Children ordered by the value at `path` inside each (`"author/uid"` works).
     public func queryOrdered(byChild path: String) -> DatabaseQuery {
-        let keys = path.split(separator: "/").map { ChildKey(String($0)) }
+        let keys = Path.keys(splitting: path)
         return with { $0.order = .child(Path(keys: keys)) }
     }
 

@@ -29,7 +29,7 @@ public struct DatabaseReference: Sendable, Hashable, CustomStringConvertible {
 
     /// The location at `path` below this one (`"a/b"` goes two levels down).
     public func child(_ path: String) -> DatabaseReference {
-        let keys = path.split(separator: "/").map { ChildKey(String($0)) }
+        let keys = Path.keys(splitting: path)
         return DatabaseReference(database: database, path: self.path.appending(Path(keys: keys)))
     }
 
@@ -87,7 +87,7 @@ public struct DatabaseReference: Sendable, Hashable, CustomStringConvertible {
     public func updateChildValues(_ values: [String: DatabaseValue]) -> DatabaseWrite {
         var entries: [(path: Path, value: Node)] = []
         for (key, value) in values.sorted(by: { $0.key < $1.key }) {
-            let keys = key.split(separator: "/").map { ChildKey(String($0)) }
+            let keys = Path.keys(splitting: key)
             entries.append((Path(keys: keys), value.node))
         }
         guard !entries.isEmpty else { return DatabaseWrite(outcome: .success(())) }

@@ -1,3 +1,5 @@
+import HearthCore
+
 /// Whether a ``Database`` is connected and which of its writes wait for the server: what an
 /// app shows as "offline — changes will sync" and "waiting to be sent".
 public struct SyncStatus: Sendable, Equatable {
@@ -26,7 +28,7 @@ public struct SyncStatus: Sendable, Equatable {
 
     /// `/a/b/` for `a/b`, `/a/b` or `/a/b/`, so prefixes match whole keys only.
     private static func normalized(_ path: String) -> String {
-        let keys = path.split(separator: "/", omittingEmptySubsequences: true)
-        return keys.isEmpty ? "/" : "/" + keys.joined(separator: "/") + "/"
+        let keys = Path.keys(splitting: path)
+        return keys.isEmpty ? "/" : "/" + keys.map(\.string).joined(separator: "/") + "/"
     }
 }

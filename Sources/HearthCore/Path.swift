@@ -20,12 +20,7 @@ public struct Path: Hashable, Sendable, CustomStringConvertible {
     /// - Throws: ``HearthError/invalidPathToken`` for a forbidden character, an overlong key or
     ///   a path deeper than ``maxDepth``.
     public init(parsing text: String, allowPriority: Bool = false) throws(HearthError) {
-        var keys: [ChildKey] = []
-        // Split at the "/" scalar, not at "/" characters: a "/" followed by a combining mark is
-        // one Character in Swift but still ends a key.
-        for segment in text.unicodeScalars.split(separator: "/", omittingEmptySubsequences: true) {
-            keys.append(ChildKey(String(segment)))
-        }
+        let keys = Self.keys(splitting: text)
         for (index, key) in keys.enumerated() {
             let isLast = index == keys.count - 1
             if allowPriority && isLast && key.string == ".priority" { continue }
@@ -33,6 +28,14 @@ public struct Path: Hashable, Sendable, CustomStringConvertible {
         }
         guard keys.count <= Self.maxDepth else { throw .invalidPathToken }
         self.keys = keys
+    }
+
+    /// The keys of a `/`-separated path, empty segments ignored, not validated.
+    ///
+    /// Splits at the "/" scalar, not at "/" characters: a "/" followed by a combining mark is
+    /// one Character in Swift but still ends a key.
+    public static func keys(splitting text: String) -> [ChildKey] {
+        text.unicodeScalars.split(separator: "/", omittingEmptySubsequences: true).map { ChildKey(String($0)) }
     }
 
     /// True when `key` may name a child: 1–768 UTF-8 bytes, none of `. $ # [ ] /`, no controls.

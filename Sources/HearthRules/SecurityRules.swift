@@ -80,15 +80,18 @@ public struct SecurityRules: Sendable {
     // MARK: - Reads
 
     /// Whether `requester` may read `path` (with `query` for query reads), given the data `root`.
+    /// - Parameter trace: records every `.read` evaluated (the rules simulator); nil to enforce.
     /// - Returns: the grant, or nil when the read is denied.
-    public func read(_ path: Path, by requester: Requester, root data: Node, query: RuleQuery = RuleQuery()) -> ReadGrant? {
+    public func read(
+        _ path: Path, by requester: Requester, root data: Node, query: RuleQuery = RuleQuery(), trace: RuleTrace? = nil
+    ) -> ReadGrant? {
         let path = Self.rulePath(path)
         var context = RuleContext(auth: requester.auth, now: requester.now, root: data, query: query)
         context.dataNode = data
         var rule = root
         var depth = 0
         while true {
-            if let read = rule.read, read.expression.evaluate(in: context) {
+            if let read = rule.read, read.passes(.read, in: context, trace: trace) {
                 return ReadGrant(location: context.location, dependsOnData: read.usesData)
             }
             guard depth < path.count, let next = rule.descend(path.keys[depth], context: &context) else { return nil }
@@ -104,18 +107,21 @@ public struct SecurityRules: Sendable {
     ///
     /// Each path must be granted by a `.write` rule and pass every `.validate` rule on its way
     /// and in its new subtree, evaluated against the combined result. All or nothing.
+    /// - Parameter trace: records every `.write` and `.validate` evaluated (the rules
+    ///   simulator); nil to enforce.
     /// - Throws: ``WriteDenial`` for the first path that is refused.
     public func authorizeWrite(
-        changing paths: [Path], by requester: Requester, before: Node, after: Node
+        changing paths: [Path], by requester: Requester, before: Node, after: Node, trace: RuleTrace? = nil
     ) throws(WriteDenial) {
         var validated = Set<Path>()
         for path in paths {
-            try authorizeWrite(at: Self.rulePath(path), by: requester, before: before, after: after, validated: &validated)
+            try authorizeWrite(
+                at: Self.rulePath(path), by: requester, before: before, after: after, validated: &validated, trace: trace)
         }
     }
 
     private func authorizeWrite(
-        at path: Path, by requester: Requester, before: Node, after: Node, validated: inout Set<Path>
+        at path: Path, by requester: Requester, before: Node, after: Node, validated: inout Set<Path>, trace: RuleTrace?
     ) throws(WriteDenial) {
         var context = RuleContext(auth: requester.auth, now: requester.now, root: before, newRoot: after)
         context.dataNode = before
@@ -126,11 +132,11 @@ public struct SecurityRules: Sendable {
         // Walk the rules from the root to the path: the first true .write grants; every
         // .validate on the way runs where the new data is not null.
         while let current = rule {
-            if !granted, let write = current.write, write.expression.evaluate(in: context) { granted = true }
+            if !granted, let write = current.write, write.passes(.write, in: context, trace: trace) { granted = true }
             if let validate = current.validate, !validated.contains(context.location),
                 !(context.newDataNode ?? after.child(at: context.location)).isNull
             {
-                guard validate.expression.evaluate(in: context) else {
+                guard validate.passes(.validate, in: context, trace: trace) else {
                     throw WriteDenial(path: path, reason: .validationFailed(location: context.location))
                 }
                 validated.insert(context.location)
@@ -146,22 +152,23 @@ public struct SecurityRules: Sendable {
         }
         // The new subtree: every .validate of a rule below the path whose new data is not null.
         if let rule, rule.validatesBelow {
-            try validateSubtree(rule, value: context.newDataNode ?? after.child(at: path), context: context, path: path)
+            try validateSubtree(
+                rule, value: context.newDataNode ?? after.child(at: path), context: context, path: path, trace: trace)
         }
     }
 
     private func validateSubtree(
-        _ rule: CompiledRule, value: Node, context: RuleContext, path: Path
+        _ rule: CompiledRule, value: Node, context: RuleContext, path: Path, trace: RuleTrace?
     ) throws(WriteDenial) {
         guard let children = value.children else { return }
         for (key, child) in children where !child.isNull {
             var childContext = context
             guard let childRule = rule.descend(key, context: &childContext, newChild: child) else { continue }
-            if let validate = childRule.validate, !validate.expression.evaluate(in: childContext) {
+            if let validate = childRule.validate, !validate.passes(.validate, in: childContext, trace: trace) {
                 throw WriteDenial(path: path, reason: .validationFailed(location: childContext.location))
             }
             if childRule.validatesBelow {
-                try validateSubtree(childRule, value: child, context: childContext, path: path)
+                try validateSubtree(childRule, value: child, context: childContext, path: path, trace: trace)
             }
         }
     }
@@ -176,6 +183,8 @@ public struct SecurityRules: Sendable {
 final class CompiledRule: Sendable {
     struct Rule: Sendable {
         let expression: RuleExpression
+        /// The expression as written, and where (for traces).
+        let source: RulesDocument.Expression
         /// True when the expression reads `root` or `data`.
         let usesData: Bool
     }
@@ -194,7 +203,7 @@ final class CompiledRule: Sendable {
         func rule(_ expression: RulesDocument.Expression?) -> Rule? {
             guard let expression, let parsed = compiled[expression] else { return nil }
             let usesData = parsed.identifiers.contains { $0.name == "root" || $0.name == "data" }
-            return Rule(expression: parsed, usesData: usesData)
+            return Rule(expression: parsed, source: expression, usesData: usesData)
         }
         read = rule(node.read)
         write = rule(node.write)

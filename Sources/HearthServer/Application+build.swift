@@ -18,6 +18,7 @@ import ServiceLifecycle
 ///     for a single node whose databases live in `folder`.
 ///   - recentLogs: the warnings and errors the logger's handler keeps (served to admins at
 ///     `/.hearth/logs`).
+///   - requestLog: the latest requests, across transports (served to admins at `/.hearth/requests`).
 ///   - metrics: where the server's figures are counted (served at `/metrics`); give the same
 ///     one to the databases' ``HearthStore/DatabaseOptions/onCommit``.
 ///   - logger: the logger for the server and its requests.
@@ -33,6 +34,7 @@ public func buildApplication(
     cluster: ClusterNode? = nil,
     metrics: ServerMetrics = ServerMetrics(),
     recentLogs: RecentLogEntries = RecentLogEntries(),
+    requestLog: RequestLog = RequestLog(),
     logger: Logger,
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
     onFilesServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
@@ -72,6 +74,7 @@ public func buildApplication(
     let databases: any DatabaseProvider = cluster?.databases ?? folder
     var operations = DatabaseOperations(databases: databases, rules: rules, hub: hub, clock: configuration.clock, logger: logger)
     operations.metrics = metrics
+    operations.requestLog = requestLog
     let disconnects: any DisconnectQueue
     if let cluster {
         disconnects = cluster.disconnects
@@ -94,6 +97,15 @@ public func buildApplication(
     let stats = StatsResponder(
         databases: databases, hub: hub, realtime: realtime, admin: admin, clock: configuration.clock, started: configuration.clock())
     let metricsResponder = MetricsResponder(metrics: metrics, stats: stats, admin: admin)
+    // Backups on a schedule and from the console share one gate: one runs at a time.
+    let backupGate = BackupGate()
+    let backups = configuration.backupFolder.flatMap { backupFolder -> BackupSchedule? in
+        guard cluster == nil else { return nil }
+        return BackupSchedule(
+            backup: DataFolderBackup(source: folder.url, filesDirectory: configuration.filesDirectory, clock: configuration.clock),
+            folder: backupFolder, interval: configuration.backupInterval ?? .seconds(86_400), keep: configuration.backupKeep,
+            metrics: metrics, logger: logger, gate: backupGate)
+    }
     let responder = HearthResponder(
         database: DatabaseResponder(operations: operations, configuration: configuration, admin: admin, issuer: accounts.issuer),
         longPolling: longPolling,
@@ -110,6 +122,11 @@ public func buildApplication(
         metrics: metrics,
         metricsResponder: metricsResponder,
         logs: RecentLogsResponder(recent: recentLogs, admin: admin),
+        requests: RequestLogResponder(log: requestLog, admin: admin),
+        backups: BackupsResponder(
+            operations: operations, admin: admin, schedule: backups, gate: backupGate, dataFolder: folder.url,
+            scratch: FileManager.default.temporaryDirectory, maxWriteBytes: configuration.maxWriteBytes),
+        dataBrowse: DataBrowseResponder(operations: operations, admin: admin, defaultDatabase: configuration.defaultDatabase),
         accessLog: configuration.accessLog
     )
     // Services stop in reverse order: the cluster node, first here, keeps replicating until
@@ -120,10 +137,8 @@ public func buildApplication(
         StreamKeepAliveService(hub: hub, realtime: realtime, longPolling: longPolling, interval: configuration.keepAliveInterval, clock: configuration.clock),
         IdentityProviderHTTP.ShutdownService(http: providerHTTP),
     ]
-    if cluster == nil, let interval = configuration.backupInterval, let backupFolder = configuration.backupFolder {
-        services.append(BackupSchedule(
-            backup: DataFolderBackup(source: folder.url, filesDirectory: configuration.filesDirectory, clock: configuration.clock),
-            folder: backupFolder, interval: interval, keep: configuration.backupKeep, metrics: metrics, logger: logger))
+    if configuration.backupInterval != nil, let backups {
+        services.append(backups)
     }
     if let metricsPort = configuration.metricsPort {
         var open = metricsResponder

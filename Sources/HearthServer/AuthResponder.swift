@@ -46,7 +46,7 @@ struct AuthResponder: Sendable {
         } catch let error as AuthError {
             return Self.errorResponse(error)
         } catch {
-            context.logger.error("account request failed", metadata: ["error": "\(type(of: error))"])
+            context.logger.requestFailed("account request failed", error: error, shownAs: "\(type(of: error))")
             return Self.errorResponse(AuthError("INTERNAL_ERROR", status: 500))
         }
     }

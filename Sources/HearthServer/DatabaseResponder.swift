@@ -25,6 +25,9 @@ struct DatabaseResponder: Sendable {
             if request.uri.path == "/.settings/rules.json" {
                 return try await handleRulesSettings(request)
             }
+            if request.uri.path == Self.simulatePath {
+                return try await handleSimulation(request)
+            }
             guard let rest = try RESTRequest(request) else {
                 return HearthError(.notFound, "Not found.").response()
             }
@@ -40,7 +43,7 @@ struct DatabaseResponder: Sendable {
         } catch let error as HearthError {
             return error.response()
         } catch {
-            context.logger.error("request failed", metadata: ["error": "\(error)"])
+            context.logger.requestFailed("request failed", error: error)
             return HearthError(.internalError, "Internal server error.").response()
         }
     }
@@ -162,7 +165,7 @@ struct DatabaseResponder: Sendable {
     }
 
     /// Reads the whole body, refusing more than the write limit.
-    private func body(of request: Request) async throws -> ByteBuffer {
+    func body(of request: Request) async throws -> ByteBuffer {
         let limit = configuration.maxWriteBytes
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
             throw HearthError.writeTooBig

@@ -47,7 +47,7 @@ struct FilesResponder: Sendable {
         } catch let error as HearthError {
             return Self.errorResponse(FilesError(status: 401, error.message))
         } catch {
-            context.logger.error("file request failed", metadata: ["error": "\(error)"])
+            context.logger.requestFailed("file request failed", error: error)
             return Self.errorResponse(FilesError(status: 500, "Internal error."))
         }
     }

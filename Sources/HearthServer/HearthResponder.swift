@@ -25,6 +25,9 @@ struct HearthResponder: HTTPResponder {
     let metrics: ServerMetrics
     let metricsResponder: MetricsResponder
     let logs: RecentLogsResponder
+    let requests: RequestLogResponder
+    let backups: BackupsResponder
+    let dataBrowse: DataBrowseResponder
     /// Log every request at `info` (method, path without secrets, status, time).
     var accessLog = false
     /// True for the listener on the files port.
@@ -32,10 +35,18 @@ struct HearthResponder: HTTPResponder {
 
     func respond(to request: Request, context: Context) async throws -> Response {
         let started = ContinuousClock.now
-        let (response, transport) = try await route(request, context: context)
+        let note = RequestLog.Note()
+        let (response, transport) = try await RequestLog.$current.withValue(note) { try await route(request, context: context) }
         let duration = ContinuousClock.now - started
         let operation = Self.operation(of: request, transport: transport)
         metrics.request(transport: transport.rawValue, operation: operation, status: Int(response.status.code), duration: duration)
+        // The console's Logs page reads these two every few seconds: its own reads would crowd out the rest.
+        if request.uri.path != RequestLogResponder.path, request.uri.path != RecentLogsResponder.path {
+            requests.log.record(
+                time: Date(), method: request.method.rawValue, target: request.uri.description,
+                status: Int(response.status.code), duration: duration, transport: transport.rawValue, requestID: context.id,
+                uid: note.uid)
+        }
         if accessLog {
             context.logger.info("request", metadata: [
                 "method": "\(request.method.rawValue)", "path": "\(Self.loggablePath(request.uri))",
@@ -101,6 +112,15 @@ struct HearthResponder: HTTPResponder {
         } else if path == RecentLogsResponder.path {
             transport = .admin
             response = logs.respond(to: request)
+        } else if path == RequestLogResponder.path {
+            transport = .admin
+            response = requests.respond(to: request)
+        } else if BackupsResponder.handles(path) {
+            transport = .admin
+            response = await backups.respond(to: request)
+        } else if DataBrowseResponder.handles(path) {
+            transport = .admin
+            response = await dataBrowse.respond(to: request)
         } else if WebResponder.handles(request) {
             transport = .web
             let origin = filesOrigin(for: request, context: context)

@@ -34,6 +34,7 @@ enum RequestAuth: Sendable {
     ) async throws(HearthError) -> RequestAuth {
         guard let presented = AdminCredential.presented(by: request, parameters: parameters) else { return .anonymous }
         let auth = try await resolve(credential: presented, admin: admin, issuer: issuer, now: now)
+        RequestLog.current?.uid = auth.logName
         if case .admin = auth, let override = parameters["auth_variable_override"] {
             // RESTRequest has already refused an override that is not an object or null.
             return .rules(auth: (try? JSONParser.parse(Array(override.utf8)).node) ?? .null, expires: nil)
@@ -102,5 +103,17 @@ enum RequestAuth: Sendable {
     var expires: Int64? {
         if case .rules(_, let expires) = self { return expires }
         return nil
+    }
+}
+
+extension RequestAuth {
+    /// Who this is in the request log: `admin`, a user's uid, or nil when signed out.
+    var logName: String? {
+        switch self {
+        case .admin: return "admin"
+        case .rules(let auth, _):
+            if case .string(let uid) = auth.child(ChildKey("uid")) { return uid }
+            return nil
+        }
     }
 }

@@ -43,13 +43,10 @@ struct StatsResponder: Sendable {
     }
 
     func respond(to request: Request) async -> Response {
-        var parameters: [String: String] = [:]
-        for (key, value) in request.uri.queryParameters { parameters[String(key)] = String(value) }
-        guard admin.isAdmin(request, parameters: parameters) else {
-            return HearthError.permissionDeniedByRules.response()
-        }
-        guard request.method == .get else {
-            return HearthError(.invalidData, "Invalid method for \(Self.path): \(request.method.rawValue).").response()
+        do {
+            _ = try admin.admit(request)
+        } catch {
+            return error.response()
         }
         let figures = await self.figures()
         let encoder = JSONEncoder()

@@ -49,7 +49,9 @@ struct WebResponder: Sendable {
     static func handles(_ request: Request) -> Bool {
         guard request.method == .get || request.method == .head else { return false }
         let path = request.uri.path
-        return path == firebaseConfigPath || !path.hasSuffix(".json")
+        // `/.hearth/` is the server's own API: never a page, so a wrong method there gets the
+        // API's error rather than the app's 404 page.
+        return path == firebaseConfigPath || (!path.hasSuffix(".json") && !path.hasPrefix("/.hearth/"))
     }
 
     /// The file at the request's path, or Firebase's 404 when there is none; `filesOrigin` is
@@ -75,7 +77,7 @@ struct WebResponder: Sendable {
             // A path with `..` or bad percent encoding.
             return HearthError(.invalidData, "Invalid path.").response()
         } catch {
-            context.logger.error("web file failed", metadata: ["error": "\(error)"])
+            context.logger.requestFailed("web file failed", error: error)
             return HearthError(.internalError, "Internal server error.").response()
         }
     }

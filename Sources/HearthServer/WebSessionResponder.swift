@@ -45,7 +45,7 @@ struct WebSessionResponder: Sendable {
             }
             return response
         } catch {
-            context.logger.error("web session request failed", metadata: ["error": "\(type(of: error))"])
+            context.logger.requestFailed("web session request failed", error: error, shownAs: "\(type(of: error))")
             return AuthResponder.errorResponse(AuthError("INTERNAL_ERROR", status: 500))
         }
     }

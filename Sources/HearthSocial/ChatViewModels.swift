@@ -160,8 +160,11 @@ public final class SavedPostsViewModel {
             let entries = snapshot.children.reversed().compactMap { child in
                 child.key.map { SavedPost(postID: $0, savedAt: Int64(child.number ?? 0)) }
             }
+            // Both at once, so `posts` is always in `entries`' order (a save's local time estimate
+            // may order it differently until the server's time arrives).
+            let posts = try await loader.posts(entries.map(\.postID))
             model.entries = entries
-            model.posts = try await loader.posts(entries.map(\.postID))
+            model.posts = posts
         } fail: { model, message in
             model.errorMessage = message
         }

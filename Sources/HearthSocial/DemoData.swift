@@ -74,7 +74,7 @@ public enum DemoData {
             published.append(post)
         }
 
-        // Comments and stars.
+        // Comments and likes.
         let comments: [(SocialClient, Int, String)] = [
             (bob, 0, "Wow, the colours!"), (carol, 0, "Where is this?"), (ann, 0, "Honfleur, just before nine."),
             (ann, 1, "Jealous. Which trail?"), (carol, 2, "Brave!"), (ann, 5, "Try the one by the station, they bake their own bread."),
@@ -85,13 +85,11 @@ public enum DemoData {
             await detail.addComment()
             if let error = detail.errorMessage { throw SocialError.failed(error) }
         }
-        for (client, index) in [(bob, 0), (carol, 0), (ann, 1), (carol, 1), (ann, 2), (bob, 3), (carol, 4)] {
+        // Likes: each one in both data shapes at once (stars and count, and likes/).
+        for (client, index) in [(bob, 0), (carol, 0), (ann, 1), (carol, 1), (ann, 2), (bob, 3), (carol, 3), (carol, 4), (ann, 4)] {
             let detail = PostDetailViewModel(client: client, postID: published[index].id)
-            await detail.toggleStar()
+            await detail.toggleLike()
             if let error = detail.errorMessage { throw SocialError.failed(error) }
-        }
-        for (client, index) in [(carol, 3), (ann, 4)] {
-            await PostDetailViewModel(client: client, postID: published[index].id).toggleLike()
         }
 
         // Follows: Ann and Bob follow each other; Carol follows Ann.

@@ -6,6 +6,11 @@ import Observation
 /// (and one's own), filled lazily by the reader's own client: on start it adds what the
 /// followed people posted meanwhile, and while open it adds their new posts as they appear.
 /// Entries whose post was deleted are removed.
+///
+/// The catch-up is lazy: the first time (per ``FeedCatchUpMarkers``), and whenever whom one
+/// follows changed, it reads the feed and every followed person's posts; later starts ask only
+/// for the posts written since the last one and write only the entries that are new, so a
+/// start with nothing new writes nothing.
 @MainActor
 @Observable
 public final class FeedViewModel {
@@ -17,16 +22,23 @@ public final class FeedViewModel {
     public private(set) var isLoading = true
     public private(set) var hasMore = false
     public private(set) var errorMessage: String?
+    /// The feed entries this model wrote since it was made (catch-ups and live additions).
+    public private(set) var entriesWritten = 0
 
     public let pageSize: Int
     @ObservationIgnored private let client: SocialClient
     @ObservationIgnored private var limit: Int
     @ObservationIgnored private var listeners: [Task<Void, Never>] = []
+    @ObservationIgnored private let markers: FeedCatchUpMarkers
+    /// Posts are asked for from this long before the last catch-up (a post's time is its commit's).
+    private static let marginMilliseconds: Int64 = 10_000
 
-    public init(client: SocialClient, pageSize: Int = 10) {
+    /// - Parameter markers: where the last catch-up is remembered (shared by the app's feeds).
+    public init(client: SocialClient, pageSize: Int = 10, markers: FeedCatchUpMarkers = FeedCatchUpMarkers()) {
         self.client = client
         self.pageSize = pageSize
         self.limit = pageSize
+        self.markers = markers
     }
 
     isolated deinit {
@@ -64,18 +76,43 @@ public final class FeedViewModel {
         listeners = []
     }
 
-    /// Adds to `feed/{uid}` every post of the followed people that is not there yet.
+    /// Adds to `feed/{uid}` the posts of the followed people that are not there yet (one write):
+    /// all of them the first time or after whom one follows changed, else those written since
+    /// the last catch-up.
     private func catchUp(_ uid: String) async throws {
         let root = client.database.root
-        let following = try await root.child("people/\(uid)/following").getData().childKeys
-        let present = Set(try await root.child("feed/\(uid)").getData().childKeys)
-        var updates: [String: DatabaseValue] = [:]
-        for followed in following {
-            for postID in try await root.child("people/\(followed)/posts").getData().childKeys where !present.contains(postID) {
-                updates["feed/\(uid)/\(postID)"] = true
+        let following = try await root.child("people/\(uid)/following").getData().childKeys.sorted()
+        // The server's clock, as the newest post's time (posts after it have later times).
+        let byTime = root.child("posts").queryOrdered(byChild: "timestamp")
+        var newestTime: Int64 = 0
+        var candidates: [String] = []
+        var present: Set<String> = []
+        if let marker = markers.marker(for: uid), marker.following == following {
+            let since = DatabaseValue(Double(marker.since - Self.marginMilliseconds))
+            let recent = try await byTime.queryStarting(atValue: since).getData()
+            newestTime = recent.children.compactMap { $0.childSnapshot(forPath: "timestamp").number.map { Int64($0) } }.max() ?? marker.since
+            let followed = Set(following)
+            candidates = recent.children.filter { followed.contains($0.childSnapshot(forPath: "author/uid").string ?? "") }.compactMap(\.key)
+            if let oldest = candidates.min() {
+                present = Set(try await root.child("feed/\(uid)").queryOrderedByKey().queryStarting(atValue: DatabaseValue(oldest)).getData().childKeys)
+            }
+        } else {
+            let newest = try await byTime.queryLimited(toLast: 1).getData()
+            newestTime = newest.children.first?.childSnapshot(forPath: "timestamp").number.map { Int64($0) } ?? 0
+            present = Set(try await root.child("feed/\(uid)").getData().childKeys)
+            for followed in following {
+                candidates += try await root.child("people/\(followed)/posts").getData().childKeys
             }
         }
-        try await client.settle(root.updateChildValues(updates))
+        var updates: [String: DatabaseValue] = [:]
+        for postID in candidates where !present.contains(postID) {
+            updates["feed/\(uid)/\(postID)"] = true
+        }
+        if !updates.isEmpty {
+            try await client.settle(root.updateChildValues(updates))
+            entriesWritten += updates.count
+        }
+        markers.keep(FeedCatchUpMarkers.Marker(following: following, since: newestTime), for: uid)
     }
 
     private func listenToFeed(_ uid: String) {
@@ -111,11 +148,17 @@ public final class FeedViewModel {
                         watched[followed] = nil
                     }
                     for followed in following where watched[followed] == nil {
-                        watched[followed] = Task {
+                        // Their newest post only: each new one becomes it (an added child), and
+                        // at the start it is the one the catch-up saw. Written only if missing.
+                        watched[followed] = Task { [weak self] in
                             do {
-                                for try await added in root.child("people/\(followed)/posts").observe(.childAdded) {
+                                let newest = root.child("people/\(followed)/posts").queryOrderedByKey().queryLimited(toLast: 1)
+                                for try await added in newest.observe(.childAdded) {
                                     guard let postID = added.snapshot.key else { continue }
-                                    root.child("feed/\(uid)/\(postID)").setValue(DatabaseValue(true))
+                                    let entry = root.child("feed/\(uid)/\(postID)")
+                                    if try await entry.getData().exists { continue }
+                                    entry.setValue(DatabaseValue(true))
+                                    self?.entriesWritten += 1
                                 }
                             } catch {}
                         }

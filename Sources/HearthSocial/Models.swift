@@ -168,6 +168,8 @@ public struct Profile: Codable, Equatable, Identifiable, Sendable {
     public var id: String = ""
     public var fullName: String
     public var profilePicture: String?
+    /// A short text about the person (up to 300 characters), shown on the profile.
+    public var bio: String?
     /// Lowercased names for prefix search (`_search_index`).
     public var searchIndex: SearchIndex?
 
@@ -181,10 +183,11 @@ public struct Profile: Codable, Equatable, Identifiable, Sendable {
         }
     }
 
-    public init(id: String = "", fullName: String, profilePicture: String? = nil) {
+    public init(id: String = "", fullName: String, profilePicture: String? = nil, bio: String? = nil) {
         self.id = id
         self.fullName = fullName
         self.profilePicture = profilePicture
+        self.bio = bio
         self.searchIndex = Self.searchIndex(for: fullName)
     }
 
@@ -198,6 +201,7 @@ public struct Profile: Codable, Equatable, Identifiable, Sendable {
     enum CodingKeys: String, CodingKey {
         case fullName = "full_name"
         case profilePicture = "profile_picture"
+        case bio
         case searchIndex = "_search_index"
     }
 }

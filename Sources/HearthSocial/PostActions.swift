@@ -22,43 +22,42 @@ struct PostActions: Sendable {
         try await client.settle(root.updateChildValues(updates))
     }
 
-    /// Stars or unstars a post for the signed-in user, in `posts/` and `user-posts/` at once.
+    /// Likes or unlikes a post for the signed-in user: ONE write to both reference data
+    /// shapes — the Quickstart's `starCount` and `stars/{uid}` in `posts/` and `user-posts/`,
+    /// and FriendlyPix's `likes/{postId}/{uid}` (the server's time) — with the author's
+    /// notification (removed again on unliking).
     ///
-    /// A transaction: it reads the count, writes count ± 1 together with the user's star in
-    /// both copies, and the rules accept the write only if the count it started from is still
-    /// current; otherwise it reads again and retries.
-    /// - Returns: whether the post is now starred, and its count.
+    /// A transaction: it reads the count, writes count ± 1 with the user's entries, and the
+    /// rules accept the write only if the count it started from is still current; otherwise it
+    /// reads again and retries.
+    /// - Returns: whether the post is now liked, and its count.
     @discardableResult
-    func toggleStar(_ postID: String, attempts: Int = 10) async throws -> (starred: Bool, count: Int) {
+    func toggleLike(_ postID: String, attempts: Int = 10) async throws -> (liked: Bool, count: Int) {
         let user = try client.requireUser()
+        guard let me = client.author else { throw SocialError.notSignedIn }
         for attempt in 1...attempts {
             let snapshot = try await root.child("posts/\(postID)").getData()
             guard let post = snapshot.decoded(Post.self) else { throw SocialError.invalid("That post is not there any more.") }
-            let starred = post.isStarred(by: user.uid)
-            let count = post.starCount + (starred ? -1 : 1)
-            let star: DatabaseValue = starred ? .null : true
-            let updates: [String: DatabaseValue] = [
+            let liked = post.isStarred(by: user.uid)
+            let count = post.starCount + (liked ? -1 : 1)
+            let star: DatabaseValue = liked ? .null : true
+            var updates: [String: DatabaseValue] = [
                 "posts/\(postID)/starCount": DatabaseValue(count),
                 "posts/\(postID)/stars/\(user.uid)": star,
                 "user-posts/\(post.author.uid)/\(postID)/starCount": DatabaseValue(count),
                 "user-posts/\(post.author.uid)/\(postID)/stars/\(user.uid)": star,
+                "likes/\(postID)/\(user.uid)": liked ? .null : .serverTimestamp,
             ]
+            updates.merge(try ActivityNotification.updates(to: post.author.uid, .like, by: me, post: postID, undo: liked)) { $1 }
             do {
                 try await client.settle(root.updateChildValues(updates))
-                return (!starred, count)
+                return (!liked, count)
             } catch let error as HearthClientError where error.kind == .permissionDenied && attempt < attempts {
-                // Someone else starred in between: the count moved; read it again.
+                // Someone else liked in between: the count moved; read it again.
                 try await Task.sleep(for: .milliseconds(Int.random(in: 5...40)))
             }
         }
         throw SocialError.failed("Too many people at once. Try again.")
-    }
-
-    /// Likes or unlikes (FriendlyPix's likes: one entry per user, with the server's time).
-    func setLiked(_ liked: Bool, postID: String) async throws {
-        let user = try client.requireUser()
-        let like = root.child("likes/\(postID)/\(user.uid)")
-        try await client.settle(liked ? like.setValue(.serverTimestamp) : like.removeValue())
     }
 
     func setSaved(_ saved: Bool, postID: String) async throws {
@@ -73,7 +72,8 @@ struct PostActions: Sendable {
     }
 
     /// Deletes one's own post with everything that hangs off it: the post, its copy, comments,
-    /// likes, hashtags, the author's index and feed entries (one write), then its files.
+    /// likes, hashtags, the author's index, feed entries and notifications about it (one
+    /// write), then its files.
     func delete(_ post: Post) async throws {
         let user = try client.requireUser()
         guard user.uid == post.author.uid else { throw SocialError.denied("Only its author can delete a post.") }
@@ -82,6 +82,13 @@ struct PostActions: Sendable {
             "likes/\(post.id)": nil, "people/\(post.author.uid)/posts/\(post.id)": nil, "feed/\(post.author.uid)/\(post.id)": nil,
         ]
         for tag in post.hashtags { updates["hashtags/\(tag)/\(post.id)"] = .null }
+        // The author's notifications about it go too.
+        for liker in post.stars.keys {
+            updates[ActivityNotification.path(to: user.uid, .like, from: liker, post: post.id)] = .null
+        }
+        for comment in try await root.child("comments/\(post.id)").getData().childKeys {
+            updates[ActivityNotification.path(to: user.uid, .comment, from: "", comment: comment)] = .null
+        }
         try await client.settle(root.updateChildValues(updates))
         for photo in post.photos {
             // Files go after the data, so a failure here leaves no post pointing at nothing.

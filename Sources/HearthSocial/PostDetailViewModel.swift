@@ -2,9 +2,9 @@ import Foundation
 import HearthClient
 import Observation
 
-/// One post, live: its comments, stars, likes and saved state, and what its reader can do
-/// with it (comment, edit or delete their own comments, star, like, save, share, report, and
-/// delete it if it is theirs).
+/// One post, live: its comments, likes and saved state, and what its reader can do with it
+/// (comment, edit or delete their own comments, like, save, share, report, and delete it if
+/// it is theirs).
 @MainActor
 @Observable
 public final class PostDetailViewModel {
@@ -13,9 +13,8 @@ public final class PostDetailViewModel {
     public private(set) var post: Post?
     /// Oldest first.
     public private(set) var comments: [Comment] = []
-    /// Who likes the post, earliest first.
+    /// Who likes the post, earliest first (FriendlyPix's `likes/`, written with the stars).
     public private(set) var likes: [Like] = []
-    public private(set) var isLiked = false
     public private(set) var isSaved = false
     public private(set) var isDeleted = false
     public private(set) var errorMessage: String?
@@ -34,9 +33,10 @@ public final class PostDetailViewModel {
         for listener in listeners { listener.cancel() }
     }
 
-    public var isStarred: Bool { post?.isStarred(by: client.uid) ?? false }
-    public var starCount: Int { post?.starCount ?? 0 }
-    public var likeCount: Int { likes.count }
+    /// The reader likes the post (one like, kept in both data shapes: read from the post's stars).
+    public var isLiked: Bool { post?.isStarred(by: client.uid) ?? false }
+    /// How many like it (the post's `starCount`, which moves with `likes/`).
+    public var likeCount: Int { post?.starCount ?? 0 }
     /// True when the reader wrote the post.
     public var isOwn: Bool { post != nil && post?.author.uid == client.uid }
     /// A link to the post in the web app.
@@ -57,7 +57,6 @@ public final class PostDetailViewModel {
         })
         listeners.append(listen(root.child("likes/\(postID)").query) { model, snapshot in
             model.likes = Like.all(of: model.postID, in: snapshot)
-            model.isLiked = model.client.uid.map { snapshot.hasChild($0) } ?? false
         })
         if let uid = client.uid {
             listeners.append(listen(root.child("saved/\(uid)/\(postID)").query) { model, snapshot in
@@ -86,8 +85,14 @@ public final class PostDetailViewModel {
         guard text.count <= Comment.maxLength else { return errorMessage = "The comment is too long." }
         await perform {
             guard let author = self.client.author else { throw SocialError.notSignedIn }
-            let write = try self.client.database.root.child("comments/\(self.postID)").childByAutoId()
-                .setValue(Comment(author: author, text: text))
+            let root = self.client.database.root
+            let id = root.child("comments/\(self.postID)").childByAutoId().key ?? ""
+            var updates: [String: DatabaseValue] = ["comments/\(self.postID)/\(id)": try DatabaseValue.encoding(Comment(author: author, text: text))]
+            // The post's author hears of it in the same write.
+            if let postAuthor = try await self.postAuthor() {
+                updates.merge(try ActivityNotification.updates(to: postAuthor, .comment, by: author, post: self.postID, comment: id)) { $1 }
+            }
+            let write = root.updateChildValues(updates)
             self.newComment = ""
             try await self.client.settle(write)
         }
@@ -104,22 +109,29 @@ public final class PostDetailViewModel {
         }
     }
 
+    /// Deletes one of the reader's own comments, with its notification.
     public func deleteComment(_ comment: Comment) async {
         await perform {
-            try await self.client.settle(self.client.database.root.child("comments/\(self.postID)/\(comment.id)").removeValue())
+            var updates: [String: DatabaseValue] = ["comments/\(self.postID)/\(comment.id)": .null]
+            if let postAuthor = try await self.postAuthor(), let me = self.client.author {
+                updates.merge(try ActivityNotification.updates(to: postAuthor, .comment, by: me, post: self.postID, comment: comment.id, undo: true)) { $1 }
+            }
+            try await self.client.settle(self.client.database.root.updateChildValues(updates))
         }
     }
 
-    // MARK: - Stars, likes, saving, reporting, deleting
-
-    /// Stars or unstars the post (a transaction over `posts/` and `user-posts/`).
-    public func toggleStar() async {
-        await perform { try await PostActions(client: self.client).toggleStar(self.postID) }
+    /// The post's author: from the post shown, or read once.
+    private func postAuthor() async throws -> String? {
+        if let post { return post.author.uid }
+        return try await client.database.root.child("posts/\(postID)/author/uid").getData().string
     }
 
+    // MARK: - Likes, saving, reporting, deleting
+
+    /// Likes or unlikes the post: one write to `posts/`, `user-posts/` and `likes/` (a
+    /// transaction on the count), with the author's notification.
     public func toggleLike() async {
-        let liked = !isLiked
-        await perform { try await PostActions(client: self.client).setLiked(liked, postID: self.postID) }
+        await perform { try await PostActions(client: self.client).toggleLike(self.postID) }
     }
 
     public func toggleSaved() async {

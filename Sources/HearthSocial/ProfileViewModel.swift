@@ -70,18 +70,20 @@ public final class ProfileViewModel {
         })
     }
 
-    /// Follows or unfollows, in one write: both sides of the follow and the feed entries for
-    /// their posts.
+    /// Follows or unfollows, in one write: both sides of the follow, the feed entries for
+    /// their posts, and their notification (removed again on unfollowing).
     public func toggleFollow() async {
         await perform {
             let me = try self.client.requireUser().uid
             guard me != self.uid else { throw SocialError.invalid("You cannot follow yourself.") }
             let root = self.client.database.root
             let follow = !self.isFollowing
+            guard let author = self.client.author else { throw SocialError.notSignedIn }
             var updates: [String: DatabaseValue] = [
                 "followers/\(self.uid)/\(me)": follow ? true : .null,
                 "people/\(me)/following/\(self.uid)": follow ? true : .null,
             ]
+            updates.merge(try ActivityNotification.updates(to: self.uid, .follow, by: author, undo: !follow)) { $1 }
             for postID in try await root.child("people/\(self.uid)/posts").getData().childKeys {
                 updates["feed/\(me)/\(postID)"] = follow ? true : .null
             }
@@ -104,6 +106,7 @@ public final class ProfileViewModel {
             if block && self.isFollowing {
                 updates["followers/\(self.uid)/\(me)"] = .null
                 updates["people/\(me)/following/\(self.uid)"] = .null
+                updates[ActivityNotification.path(to: self.uid, .follow, from: me)] = .null
             }
             let write = self.client.database.root.updateChildValues(updates)
             self.isBlocked = block

@@ -80,18 +80,24 @@ public final class SessionViewModel {
         password = ""
     }
 
-    /// Changes the display name and/or photo URL, in the account and the public profile.
-    public func updateProfile(name: String? = nil, pictureURL: String? = nil) async {
+    /// The longest bio the rules accept.
+    public static let maxBioLength = 300
+
+    /// Changes the display name and/or photo URL, in the account and the public profile, and
+    /// the bio (`""` removes it; nil leaves it as it is).
+    public func updateProfile(name: String? = nil, pictureURL: String? = nil, bio: String? = nil) async {
         let trimmed = name?.trimmingCharacters(in: .whitespacesAndNewlines)
         if let trimmed, trimmed.isEmpty || trimmed.count > 100 { return fail("Enter a name of 1 to 100 characters.") }
+        let about = bio?.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let about, about.utf16.count > Self.maxBioLength { return fail("The bio is longer than \(Self.maxBioLength) characters.") }
         await perform {
             let updated = try await self.client.auth.updateProfile(displayName: trimmed, photoURL: pictureURL)
-            try await self.writeProfile(name: updated.displayName ?? "Anonymous", picture: updated.photoURL)
+            try await self.writeProfile(name: updated.displayName ?? "Anonymous", picture: updated.photoURL, bio: about)
         }
     }
 
-    /// `people/{uid}`: the name the rules compare with the token, and the search index.
-    private func writeProfile(name: String, picture: String?) async throws {
+    /// `people/{uid}`: the name the rules compare with the token, the search index, and the bio.
+    private func writeProfile(name: String, picture: String?, bio: String? = nil) async throws {
         let user = try client.requireUser()
         var updates: [String: DatabaseValue] = [
             "full_name": DatabaseValue(name),
@@ -99,6 +105,7 @@ public final class SessionViewModel {
             "_search_index/reversed_full_name": DatabaseValue(Profile.searchIndex(for: name).reversedFullName),
         ]
         if let picture { updates["profile_picture"] = DatabaseValue(picture) }
+        if let bio { updates["bio"] = bio.isEmpty ? .null : DatabaseValue(bio) }
         // Anonymous visitors are not searchable.
         if user.isAnonymous {
             updates["_search_index/full_name"] = nil

@@ -199,9 +199,7 @@ private final class RealtimeConnectionHandler: ChannelInboundHandler, @unchecked
     private let role: RealtimeLoadClient.Role
     private var greeted = false
     private var closing = false
-    /// A message split over WebSocket continuation frames or Firebase chunks (§7.2).
-    private var partial: [UInt8] = []
-    private var chunksLeft = 0
+    private var assembler = RealtimeFrameAssembler()
     /// Writer state: the next request ID, and each unanswered request's send time.
     private var nextID: Int64 = 1
     private var sent: [Int64: UInt64] = [:]
@@ -225,16 +223,11 @@ private final class RealtimeConnectionHandler: ChannelInboundHandler, @unchecked
         let frame = unwrapInboundIn(data)
         switch frame.opcode {
         case .ping:
-            send(WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData), context: context)
+            send(RealtimeFrameAssembler.pong(to: frame), context: context)
         case .connectionClose:
             context.close(promise: nil)
         case .text, .continuation:
-            var data = frame.unmaskedData
-            partial += data.readBytes(length: data.readableBytes) ?? []
-            guard frame.fin else { return }
-            let message = partial
-            partial = []
-            receive(message, context: context)
+            if let message = assembler.message(completedBy: frame) { handle(message, context: context) }
         default:
             break
         }
@@ -277,23 +270,6 @@ private final class RealtimeConnectionHandler: ChannelInboundHandler, @unchecked
     }
 
     // MARK: - Messages
-
-    private func receive(_ message: [UInt8], context: ChannelHandlerContext) {
-        // A frame of at most six digits announces that many chunks (§7.2).
-        if chunksLeft == 0, message.count <= 6, let count = Int(String(decoding: message, as: UTF8.self)) {
-            chunksLeft = count
-            return
-        }
-        if chunksLeft > 0 {
-            chunksLeft -= 1
-            partial += message
-            guard chunksLeft == 0 else { return }
-            let whole = partial
-            partial = []
-            return handle(whole, context: context)
-        }
-        handle(message, context: context)
-    }
 
     private func handle(_ message: [UInt8], context: ChannelHandlerContext) {
         let arrival = SSELoadClient.now()

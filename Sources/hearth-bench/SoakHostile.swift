@@ -252,7 +252,7 @@ final class SoakProbeHandler: ChannelInboundHandler, @unchecked Sendable {
     private let mode: Mode
     private let signal: ProbeSignal
     private var greeted = false
-    private var partial: [UInt8] = []
+    private var assembler = RealtimeFrameAssembler()
 
     init(soak: SoakContext, mode: Mode, signal: ProbeSignal) {
         self.soak = soak
@@ -264,15 +264,10 @@ final class SoakProbeHandler: ChannelInboundHandler, @unchecked Sendable {
         let frame = unwrapInboundIn(data)
         switch frame.opcode {
         case .ping:
-            send(WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData), context: context)
+            send(RealtimeFrameAssembler.pong(to: frame), context: context)
             context.flush()
         case .text, .continuation:
-            var data = frame.unmaskedData
-            partial += data.readBytes(length: data.readableBytes) ?? []
-            guard frame.fin else { return }
-            let message = partial
-            partial = []
-            handle(message, context: context)
+            if let message = assembler.message(completedBy: frame) { handle(message, context: context) }
         default:
             break
         }

@@ -56,8 +56,7 @@ final class SoakRealtimeHandler: ChannelInboundHandler, @unchecked Sendable {
     private var closing = false
     private var greeted = false
     private var listensAcknowledged = 0
-    private var partial: [UInt8] = []
-    private var chunksLeft = 0
+    private var assembler = RealtimeFrameAssembler()
     private var nextID: Int64 = 1
     private var pending: [Int64: Pending] = [:]
     private var writeInFlight = false
@@ -89,7 +88,7 @@ final class SoakRealtimeHandler: ChannelInboundHandler, @unchecked Sendable {
         let frame = unwrapInboundIn(data)
         switch frame.opcode {
         case .ping:
-            send(WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData), context: context)
+            send(RealtimeFrameAssembler.pong(to: frame), context: context)
         case .connectionClose:
             if !closing {
                 soak.recorder.error("dropped-connection", "the server closed the realtime connection of \(ledger.name)")
@@ -97,12 +96,7 @@ final class SoakRealtimeHandler: ChannelInboundHandler, @unchecked Sendable {
             }
             context.close(promise: nil)
         case .text, .continuation:
-            var data = frame.unmaskedData
-            partial += data.readBytes(length: data.readableBytes) ?? []
-            guard frame.fin else { return }
-            let message = partial
-            partial = []
-            receive(message, context: context)
+            if let message = assembler.message(completedBy: frame) { handle(message, context: context) }
         default:
             break
         }
@@ -126,23 +120,6 @@ final class SoakRealtimeHandler: ChannelInboundHandler, @unchecked Sendable {
             wrote = false
             context.flush()
         }
-    }
-
-    private func receive(_ message: [UInt8], context: ChannelHandlerContext) {
-        // A frame of at most six digits announces that many chunks (reference §7.2).
-        if chunksLeft == 0, message.count <= 6, let count = Int(String(decoding: message, as: UTF8.self)) {
-            chunksLeft = count
-            return
-        }
-        if chunksLeft > 0 {
-            chunksLeft -= 1
-            partial += message
-            guard chunksLeft == 0 else { return }
-            let whole = partial
-            partial = []
-            return handle(whole, context: context)
-        }
-        handle(message, context: context)
     }
 
     private func handle(_ bytes: [UInt8], context: ChannelHandlerContext) {

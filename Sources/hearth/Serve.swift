@@ -93,7 +93,7 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "Make an online backup this often (such as 6h or 1d) into --backup-dir.")
     var backupEvery: String?
 
-    @Option(name: .long, help: "Where scheduled backups go (default: backups/ beside the data folder).")
+    @Option(name: .long, help: "Where backups go, scheduled ones and those made from the console (default with --backup-every: backups/ beside the data folder).")
     var backupDir: String?
 
     @Option(name: .long, help: "How many scheduled backups to keep.")
@@ -172,8 +172,6 @@ struct Serve: AsyncParsableCommand {
             guard let every = TimeArguments.milliseconds(backupEvery), every > 0 else {
                 throw ValidationError("--backup-every takes a span such as 30m, 6h or 1d.")
             }
-        } else if backupDir != nil {
-            throw ValidationError("--backup-dir goes with --backup-every.")
         }
         guard backupKeep > 0 else { throw ValidationError("--backup-keep must be positive.") }
         if let filesPort {
@@ -240,8 +238,9 @@ struct Serve: AsyncParsableCommand {
         if let nodeAddress { configuration.clusterNodeAddress = nodeAddress }
         if let filesDir { configuration.filesDirectory = URL(fileURLWithPath: filesDir, isDirectory: true) }
         configuration.metricsPort = metricsPort
-        if let backupEvery {
-            configuration.backupInterval = .milliseconds(TimeArguments.milliseconds(backupEvery)!)
+        // --backup-dir alone: backups made from the console only.
+        if backupEvery != nil || backupDir != nil {
+            configuration.backupInterval = backupEvery.map { .milliseconds(TimeArguments.milliseconds($0)!) }
             configuration.backupFolder = URL(fileURLWithPath: backupDir ?? dataURL.deletingLastPathComponent().appendingPathComponent("backups").path, isDirectory: true)
             configuration.backupKeep = backupKeep
         }

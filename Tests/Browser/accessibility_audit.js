@@ -215,15 +215,20 @@ function hearthTabbables() {
  * under something else (a sticky header, the tab bar).
  */
 function hearthFocusCheck() {
-  const element = document.activeElement;
+  const focused = document.activeElement;
   const problems = [];
-  if (!element || element === document.body) return { selector: 'body', problems: ['nothing is focused'] };
+  if (!focused || focused === document.body) return { selector: 'body', problems: ['nothing is focused'] };
+  if (!focused.matches(':focus-visible')) problems.push('does not match :focus-visible');
+  // A visually hidden control (a file input inside its label, which is the button people see)
+  // shows its focus on that label: the ring checked is the label's.
+  const hidden = focused.getBoundingClientRect();
+  const label = hidden.width <= 1 && hidden.height <= 1 ? focused.closest('label') : null;
+  const element = label ?? focused;
   const style = getComputedStyle(element);
   const box = element.getBoundingClientRect();
   const outlined = style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2;
   const ringed = style.boxShadow !== 'none' && /(\d+(\.\d+)?)px(?![^(]*\))/.test(style.boxShadow);
   let reach = 0;
-  if (!element.matches(':focus-visible')) problems.push('does not match :focus-visible');
   if (outlined) {
     reach = parseFloat(style.outlineOffset) + parseFloat(style.outlineWidth);
     // An outline drawn outside is seen on what is around the element; one drawn inside, on it.
@@ -263,7 +268,7 @@ function hearthFocusCheck() {
   if (top && !element.contains(top) && !top.contains(element) && !element.labels?.length) {
     problems.push(`it is hidden under ${hearthSelector(top)}`);
   }
-  return { selector: hearthSelector(element), problems };
+  return { selector: hearthSelector(focused), problems };
 }
 
 /** Focuses each tabbable element in turn (after keyboard use) and checks its indicator. */

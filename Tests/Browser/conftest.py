@@ -197,8 +197,9 @@ def wait_for(driver, css: str, timeout: float = 10):
 
 
 def wait_until(driver, condition, timeout: float = 10, message: str = ""):
-    """Waits until ``condition(driver)`` is truthy and returns its value."""
-    return WebDriverWait(driver, timeout).until(condition, message)
+    """Waits until ``condition(driver)`` is truthy and returns its value. A condition that
+    reads an element the page redraws meanwhile is asked again, not failed."""
+    return WebDriverWait(driver, timeout, ignored_exceptions=(StaleElementReferenceException,)).until(condition, message)
 
 
 def text_of(driver, css: str) -> str:

@@ -26,7 +26,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 from conftest import js_errors, wait_for, wait_until
-from test_app_core import emulate_dark, go, open_app, run_js
+from test_app_core import PHOTO as DEMO_PHOTO, emulate_dark, go, open_app, run_js
 
 AUDIT = (Path(__file__).parent / "accessibility_audit.js").read_text()
 LIVE = 20
@@ -179,9 +179,12 @@ def signed_in_screens(ids: dict) -> list[tuple[str, str | None]]:
         ("#/forgot", "[data-testid=forgot-email]"),
         (f"#/profile/{ids['bob']}", "[data-testid=post-tile]"),
         ("#/search?q=bo", "[data-testid=person-result]"),
+        ("#/tag/sunset", "[data-testid=post-card]"),
+        ("#/tag/nothing_tagged_here", "[data-testid=empty-state]"),
         ("#/chats", "[data-testid=chat-row]"),
         (f"#/chat/with/{ids['bob']}", "[data-testid=chat-message]"),
         ("#/saved", None),
+        ("#/notifications", "[data-testid=notification]"),
         ("#/no-such-page", "main h1"),
     ]
 
@@ -196,10 +199,11 @@ def signed_out_screens(ids: dict) -> list[tuple[str, str | None]]:
         ("#/forgot", "[data-testid=forgot-email]"),
         (f"#/profile/{ids['bob']}", "[data-testid=post-tile]"),
         ("#/search?q=bo", "[data-testid=person-result]"),
+        ("#/tag/sunset", "[data-testid=post-card]"),
         ("#/no-such-page", "main h1"),
         # The screens that need an account say so (with a way to sign in).
         ("#/mine", "main h1"), ("#/feed", "main h1"), ("#/chats", "main h1"), ("#/saved", "main h1"),
-        ("#/account", "main h1"), ("#/compose", "main h1"),
+        ("#/account", "main h1"), ("#/compose", "main h1"), ("#/notifications", "main h1"),
     ]
 
 
@@ -223,6 +227,15 @@ def test_every_screen_passes_the_accessibility_checks(server, browser_factory, p
     for route, ready in screens:
         open_screen(driver, route, ready)
         problems += check_screen(driver, f"{size} {who} {route}", phone)
+    if signed_in:
+        # One's own profile, being edited: the form, and the crop of a chosen photo.
+        ann = driver.execute_script("return window.hearth.auth.currentUser.uid")
+        open_screen(driver, f"#/profile/{ann}", "[data-testid=edit-profile]")
+        driver.find_element(By.CSS_SELECTOR, "[data-testid=edit-profile]").click()
+        wait_for(driver, "[data-testid=profile-editor]")
+        driver.find_element(By.CSS_SELECTOR, "[data-testid=edit-photo]").send_keys(str(DEMO_PHOTO))
+        wait_for(driver, "[data-testid=crop-area]", LIVE)
+        problems += check_screen(driver, f"{size} {who} profile editing", phone)
     if phone and signed_in:
         # The tab bar's "More" sheet, open.
         open_screen(driver, "#/", "[data-testid=post-card]")
@@ -620,6 +633,7 @@ def test_empty_screens_say_what_to_do_next(server, browser_factory, screenshot):
     follow_empty_state(phone, "#/saved", "Nothing saved yet", "Browse recent posts", "#/")
     follow_empty_state(phone, "#/chats", "No conversations yet", "Find people", "#/search")
     follow_empty_state(phone, "#/mine", "You have not posted anything yet", "Write your first post", "#/compose")
+    follow_empty_state(phone, "#/notifications", "No notifications yet", "Write a post", "#/compose")
     follow_empty_state(phone, f"#/profile/{uid}", "You have not posted anything yet", "Write your first post", "#/compose")
     assert js_errors(phone) == []
 

@@ -1,5 +1,5 @@
 """The social web app's core, with two browsers as two users: signing up, posting with a
-photo, the other user seeing it arrive live, stars and comments updating live on both sides,
+photo, the other user seeing it arrive live, likes and comments updating live on both sides,
 a denied action shown in words, and the app on a phone-sized screen (light and dark)."""
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def fits_width(driver) -> bool:
     return driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1")
 
 
-def test_two_users_post_star_and_comment_live(server, browser_factory, screenshot):
+def test_two_users_post_like_and_comment_live(server, browser_factory, screenshot):
     alice = browser_factory()
     bruno = browser_factory()
 
@@ -116,17 +116,18 @@ def test_two_users_post_star_and_comment_live(server, browser_factory, screensho
     first = wait_for(bruno, "[data-testid=post-card]")
     assert first.get_attribute("data-post-id") == post_id
 
-    # Bruno opens it and stars it; Alice sees the count move.
+    # Bruno opens it and likes it (one heart); Alice sees the count move.
     first.find_element(By.CSS_SELECTOR, ".card-title").click()
     wait_for(bruno, "[data-testid=post-title]")
-    assert count_of(alice, "star-count") == "0"
-    bruno.find_element(By.CSS_SELECTOR, "[data-testid=star-button]").click()
-    wait_until(alice, lambda d: count_of(d, "star-count") == "1", message="Alice did not see Bruno's star")
-    wait_until(bruno, lambda d: d.find_element(By.CSS_SELECTOR, "[data-testid=star-button]").get_attribute("aria-pressed") == "true")
+    assert count_of(alice, "like-count") == "0"
+    assert len(alice.find_elements(By.CSS_SELECTOR, "[data-testid=like-button]")) == 1
+    bruno.find_element(By.CSS_SELECTOR, "[data-testid=like-button]").click()
+    wait_until(alice, lambda d: count_of(d, "like-count") == "1", message="Alice did not see Bruno's like")
+    wait_until(bruno, lambda d: d.find_element(By.CSS_SELECTOR, "[data-testid=like-button]").get_attribute("aria-pressed") == "true")
 
-    # Alice stars too; both see 2.
-    alice.find_element(By.CSS_SELECTOR, "[data-testid=star-button]").click()
-    wait_until(bruno, lambda d: count_of(d, "star-count") == "2", message="Bruno did not see Alice's star")
+    # Alice likes too; both see 2.
+    alice.find_element(By.CSS_SELECTOR, "[data-testid=like-button]").click()
+    wait_until(bruno, lambda d: count_of(d, "like-count") == "2", message="Bruno did not see Alice's like")
 
     # Bruno comments; Alice sees it arrive and the count change.
     bruno.find_element(By.CSS_SELECTOR, "[data-testid=comment-input]").send_keys("Lovely light!")
@@ -149,9 +150,15 @@ def test_two_users_post_star_and_comment_live(server, browser_factory, screensho
     bruno.find_element(By.CSS_SELECTOR, "[data-testid=save-comment]").click()
     wait_until(alice, lambda d: text_of(d, "[data-testid=comment-text]") == "Lovely light, and the boats!")
 
-    # Likes are live too.
-    bruno.find_element(By.CSS_SELECTOR, "[data-testid=like-button]").click()
-    wait_until(alice, lambda d: count_of(d, "like-count") == "1", message="Alice did not see the like")
+    # Both likes are in both data shapes: the stars and counts, and likes/.
+    shapes = run_js(alice, f"""
+        const db = window.hearth.db;
+        const [post, copy, likes] = await Promise.all([
+          db.ref('posts/{post_id}').get(), db.ref('user-posts/{uid}/{post_id}').get(), db.ref('likes/{post_id}').get()]);
+        return {{ count: post.val().starCount, stars: Object.keys(post.val().stars).sort(), copyCount: copy.val().starCount,
+                  copyStars: Object.keys(copy.val().stars).sort(), likes: Object.keys(likes.val()).sort() }};""")
+    both = sorted([uid, bruno_uid])
+    assert shapes == {"count": 2, "stars": both, "copyCount": 2, "copyStars": both, "likes": both}
     screenshot(alice, "post-detail")
 
     # Bruno saves it, reports it and shares its link.
@@ -217,25 +224,25 @@ def test_phone_signed_out_light_and_dark(server, browser_factory, screenshot):
     emulate_dark(phone, True)
     screenshot(phone, "phone-post-dark")
     post_url = phone.current_url
-    star_count = "[data-testid=star-count]"
-    before = int(text_of(phone, star_count))
-    phone.find_element(By.CSS_SELECTOR, "[data-testid=star-button]").click()
-    wait_until(phone, lambda d: "#/signin?next=" in d.current_url, message="starring signed out did not lead to sign-in")
+    like_count = "[data-testid=like-count]"
+    before = int(text_of(phone, like_count))
+    phone.find_element(By.CSS_SELECTOR, "[data-testid=like-button]").click()
+    wait_until(phone, lambda d: "#/signin?next=" in d.current_url, message="liking signed out did not lead to sign-in")
 
-    # Browsing without an account: an anonymous user, back on the post, who can star.
+    # Browsing without an account: an anonymous user, back on the post, who can like.
     wait_for(phone, "[data-testid=browse-anonymously]").click()
     wait_until(phone, lambda d: d.current_url == post_url, message="not taken back to the post")
     wait_for(phone, "[data-testid=account-link]")
-    wait_for(phone, "[data-testid=star-button]").click()
-    wait_until(phone, lambda d: text_of(d, star_count) == str(before + 1))
-    # And unstars, leaving the demo's counts as they were.
-    phone.find_element(By.CSS_SELECTOR, "[data-testid=star-button]").click()
-    wait_until(phone, lambda d: text_of(d, star_count) == str(before))
+    wait_for(phone, "[data-testid=like-button]").click()
+    wait_until(phone, lambda d: text_of(d, like_count) == str(before + 1))
+    # And unlikes, leaving the demo's counts as they were.
+    phone.find_element(By.CSS_SELECTOR, "[data-testid=like-button]").click()
+    wait_until(phone, lambda d: text_of(d, like_count) == str(before))
 
-    # Top posts, most starred first.
+    # Top posts, most liked first.
     go(phone, "#/top")
     wait_for(phone, "[data-testid=post-card]")
-    counts = [int(element.text) for element in phone.find_elements(By.CSS_SELECTOR, "[data-testid=star-count]")]
+    counts = [int(element.text) for element in phone.find_elements(By.CSS_SELECTOR, "[data-testid=like-count]")]
     assert counts == sorted(counts, reverse=True) and counts[0] >= 2
     screenshot(phone, "phone-top-dark")
     emulate_dark(phone, False)
@@ -308,7 +315,7 @@ def test_token_refresh_and_reconnection(browser_factory, screenshot, tmp_path):
             await new Promise((resolve) => setTimeout(resolve, 1100));  // a new issue time: a new token
             return (await auth.getIdToken(true)) !== before && (await auth.getIdToken()) !== before;""")
         assert refreshed is True
-        admin_put(server, f"likes/{post_id}/first-liker", {".sv": "timestamp"})
+        admin_put(server, f"posts/{post_id}/starCount", before + 1)
         wait_until(reader, lambda d: count_of(d, "like-count") == str(before + 1), message="no update after the token refresh")
 
         # The server goes away: the page says so.
@@ -318,7 +325,7 @@ def test_token_refresh_and_reconnection(browser_factory, screenshot, tmp_path):
 
         # It comes back (and changes meanwhile): the page reconnects and catches up.
         server = launch_server(tmp_path, port)
-        admin_put(server, f"likes/{post_id}/second-liker", {".sv": "timestamp"})
+        admin_put(server, f"posts/{post_id}/starCount", before + 2)
         wait_until(reader, lambda d: not d.find_element(By.CSS_SELECTOR, "[data-testid=offline]").is_displayed(), 40,
                    "the page did not reconnect")
         wait_until(reader, lambda d: count_of(d, "like-count") == str(before + 2), 20, "the page did not catch up")

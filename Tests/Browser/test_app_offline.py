@@ -33,6 +33,7 @@ MODULE_FAILURE = re.compile(r"Failed to fetch dynamically imported module|Failed
 SCREENS = [
     ("#/", "posts"), ("#/top", "posts"), ("#/mine", "posts"), ("#/feed", "feed"), ("#/search", "search"),
     ("#/chats", "chat"), ("#/saved", "saved"), ("#/compose", "compose"), ("#/account", "auth"),
+    ("#/notifications", "notifications"),
 ]
 
 
@@ -155,11 +156,11 @@ def test_offline_reload_keeps_pending_writes_then_converges(browser_factory, tmp
         wait_until(page, offline_banner_shown, LIVE, "the page did not say it is offline")
         assert "changes will sync" in text_of(page, "[data-testid=offline]")
 
-        # Offline: a star and a comment on the demo post, and a new post.
-        page.find_element(By.CSS_SELECTOR, "[data-testid=star-button]").click()
-        wait_until(page, lambda d: text_of(d, "[data-testid=star-count]") == str(before["starCount"] + 1), 5,
-                   "the star did not show at once")
-        star = page.find_element(By.CSS_SELECTOR, "[data-testid=star-button]")
+        # Offline: a like and a comment on the demo post, and a new post.
+        page.find_element(By.CSS_SELECTOR, "[data-testid=like-button]").click()
+        wait_until(page, lambda d: text_of(d, "[data-testid=like-count]") == str(before["starCount"] + 1), 5,
+                   "the like did not show at once")
+        star = page.find_element(By.CSS_SELECTOR, "[data-testid=like-button]")
         assert star.get_attribute("data-pending") is not None and "waiting to be sent" in star.get_attribute("aria-label")
         page.find_element(By.CSS_SELECTOR, "[data-testid=comment-input]").send_keys("Written on the train")
         page.find_element(By.CSS_SELECTOR, "[data-testid=comment-submit]").click()
@@ -195,7 +196,9 @@ def test_offline_reload_keeps_pending_writes_then_converges(browser_factory, tmp
         assert pending_count(page) == 3
         screenshot(page, "offline-recent-pending")
         go(page, f"#/post/{post_id}")
-        wait_until(page, lambda d: text_of(d, "[data-testid=star-count]") == str(before["starCount"] + 1), 5)
+        # Read in the page at once: the screen may be redrawn between a lookup and a read.
+        wait_until(page, lambda d: d.execute_script("return document.querySelector('[data-testid=like-count]')?.textContent")
+                   == str(before["starCount"] + 1), 5)
         # Read in the page at once: the list may be redrawn between a lookup and a read.
         wait_until(page, lambda d: d.execute_script(
             "return [...document.querySelectorAll('[data-testid=comment]')].some((item) => "
@@ -215,6 +218,7 @@ def test_offline_reload_keeps_pending_writes_then_converges(browser_factory, tmp
         wait_until(page, lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-pending]"), LIVE, "marks were left")
         after = rest(server.url, token, f"posts/{post_id}")
         assert after["starCount"] == before["starCount"] + 1 and after["stars"][uid] is True
+        assert isinstance(rest(server.url, token, f"likes/{post_id}/{uid}"), int)
         assert rest(server.url, token, f"user-posts/{before['author']['uid']}/{post_id}/starCount") == after["starCount"]
         comments = rest(server.url, token, f"comments/{post_id}") or {}
         assert [c["text"] for c in comments.values()].count("Written on the train") == 1
@@ -224,7 +228,7 @@ def test_offline_reload_keeps_pending_writes_then_converges(browser_factory, tmp
         assert rest(server.url, token, f"posts/{new_id}/title") == "Offline thoughts"
         assert rest(server.url, token, f"feed/{uid}/{new_id}") is True
         # And the page shows what the server has.
-        assert text_of(page, "[data-testid=star-count]") == str(after["starCount"])
+        assert text_of(page, "[data-testid=like-count]") == str(after["starCount"])
     finally:
         stop_server(server)
 
@@ -272,8 +276,8 @@ def test_two_browsers_one_offline_converge(browser_factory, tmp_path):
         run_js(offline, "window.hearth.db.goOffline(); return true;")
         wait_until(offline, lambda d: d.execute_script("return !window.hearth.db._engine.isConnected"))
         for driver, text in ((offline, "From the tunnel"), (online, "From the office")):
-            driver.find_element(By.CSS_SELECTOR, "[data-testid=star-button]").click()
-            wait_until(driver, lambda d: text_of(d, "[data-testid=star-count]") == "1", 5)
+            driver.find_element(By.CSS_SELECTOR, "[data-testid=like-button]").click()
+            wait_until(driver, lambda d: text_of(d, "[data-testid=like-count]") == "1", 5)
             driver.find_element(By.CSS_SELECTOR, "[data-testid=comment-input]").send_keys(text)
             driver.find_element(By.CSS_SELECTOR, "[data-testid=comment-submit]").click()
         wait_until(online, lambda d: pending_count(d) == 0, LIVE)
@@ -282,7 +286,7 @@ def test_two_browsers_one_offline_converge(browser_factory, tmp_path):
         # Back online: the offline star was counted from 0, refused, and retried from 1.
         run_js(offline, "window.hearth.db.goOnline(); return true;")
         for driver in (online, offline):
-            wait_until(driver, lambda d: text_of(d, "[data-testid=star-count]") == "2", LIVE, "the stars did not converge")
+            wait_until(driver, lambda d: text_of(d, "[data-testid=like-count]") == "2", LIVE, "the likes did not converge")
             wait_until(driver, lambda d: sorted(text for text in (e.text for e in d.find_elements(By.CSS_SELECTOR, "[data-testid=comment-text]"))
                                                 if text.startswith("From the")) == ["From the office", "From the tunnel"],
                        LIVE, "the comments did not converge")
@@ -317,30 +321,33 @@ def test_a_star_count_contended_by_several_browsers_ends_right(server, browser_f
     post_id = next(key for key, post in rest(server.url, server.admin_token, "posts").items() if post["starCount"] == 0)
     for driver in browsers:
         go(driver, f"#/post/{post_id}")
-        wait_for(driver, "[data-testid=star-button]", LIVE)
+        wait_for(driver, "[data-testid=like-button]", LIVE)
     # All star from the same count while cut off, then reconnect at once: each sends 0 → 1,
     # the server takes one, and the others are refused and retry on the newer count.
     for driver in browsers:
         run_js(driver, "window.hearth.db.goOffline(); return true;")
-        driver.find_element(By.CSS_SELECTOR, "[data-testid=star-button]").click()
-        wait_until(driver, lambda d: text_of(d, "[data-testid=star-count]") == "1", 5)
+        driver.find_element(By.CSS_SELECTOR, "[data-testid=like-button]").click()
+        wait_until(driver, lambda d: text_of(d, "[data-testid=like-count]") == "1", 5)
     for driver in browsers:
         driver.execute_script("window.hearth.db.goOnline()")
     for driver in browsers:
-        wait_until(driver, lambda d: pending_count(d) == 0 and text_of(d, "[data-testid=star-count]") == "3", LIVE,
+        wait_until(driver, lambda d: pending_count(d) == 0 and text_of(d, "[data-testid=like-count]") == "3", LIVE,
                    "the star count did not end at 3")
     post = rest(server.url, server.admin_token, f"posts/{post_id}")
     assert post["starCount"] == 3 and post["stars"] == {uid: True for uid in uids}
+    # Each like in FriendlyPix's shape too, written with its star.
+    assert sorted(rest(server.url, server.admin_token, f"likes/{post_id}")) == sorted(uids)
     assert rest(server.url, server.admin_token, f"user-posts/{post['author']['uid']}/{post_id}/starCount") == 3
 
     # All unstar at once, online this time: back to the demo's 0, with no star left.
     for driver in browsers:
-        driver.find_element(By.CSS_SELECTOR, "[data-testid=star-button]").click()
+        driver.find_element(By.CSS_SELECTOR, "[data-testid=like-button]").click()
     for driver in browsers:
-        wait_until(driver, lambda d: pending_count(d) == 0 and text_of(d, "[data-testid=star-count]") == "0", LIVE,
+        wait_until(driver, lambda d: pending_count(d) == 0 and text_of(d, "[data-testid=like-count]") == "0", LIVE,
                    "the star count did not come back to 0")
     post = rest(server.url, server.admin_token, f"posts/{post_id}")
     assert post["starCount"] == 0 and not post.get("stars")
+    assert rest(server.url, server.admin_token, f"likes/{post_id}") is None
     assert rest(server.url, server.admin_token, f"user-posts/{post['author']['uid']}/{post_id}/starCount") == 0
 
 

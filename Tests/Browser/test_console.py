@@ -56,7 +56,10 @@ def wait_for_value(driver, path, text, timeout=10):
     """Waits until the tree shows ``text`` as the value at ``path``."""
     def shown(d):
         found = d.find_elements(By.CSS_SELECTOR, value_css(path))
-        return found and found[0].text == text
+        try:
+            return found and found[0].text == text
+        except StaleElementReferenceException:
+            return False  # redrawn between finding and reading: look again
     wait_until(driver, shown, timeout, f"{path} never showed {text!r}")
 
 
@@ -195,6 +198,94 @@ def test_a_huge_location_is_streamed_a_window_at_a_time(browser, server, screens
     no_page_errors(browser)
 
 
+def key_results(driver):
+    return driver.execute_script(
+        "return [...document.querySelectorAll('[data-testid=key-result]')].map((button) => button.dataset.key)")
+
+
+def test_finding_keys_among_thousands_of_children(browser, server, screenshot):
+    rest(server, "PUT", "console-keys", json={f"k{index:05}": {"n": index} for index in range(5000)})
+    open_console(browser, server, "data/console-keys")
+    wait_live(browser)
+    # The location says how many children it has in all, not how many are loaded.
+    assert browser.find_element(By.CSS_SELECTOR, value_css("/console-keys")).text == "5,000 children"
+    search = browser.find_element(By.CSS_SELECTOR, "[data-testid=key-search-input]")
+    # By prefix, from the keyboard: 100 keys start with k012, found 50 at a time.
+    search.send_keys("k012", Keys.ENTER)
+    wait_until(browser, lambda d: len(key_results(d)) == 50, 10, "the first page of results never came")
+    assert key_results(browser) == [f"k{index:05}" for index in range(1200, 1250)]
+    assert "50 keys starting with “k012” so far" in browser.find_element(By.CSS_SELECTOR, "[data-testid=key-search-status]").text
+    more = browser.find_element(By.CSS_SELECTOR, "[data-testid=key-search-more]")
+    more.click()
+    wait_until(browser, lambda d: len(key_results(d)) == 100, 10, "More results did not add the next page")
+    assert key_results(browser) == [f"k{index:05}" for index in range(1200, 1300)]
+    wait_until(browser, lambda d: not d.find_element(By.CSS_SELECTOR, "[data-testid=key-search-more]").is_displayed(), 5,
+               "More results stayed after the last page")
+    assert "100 keys starting with “k012”." in browser.find_element(By.CSS_SELECTOR, "[data-testid=key-search-status]").text
+    # The first new result has the focus; the arrow keys move through the results, Enter opens one.
+    assert browser.switch_to.active_element.get_attribute("data-key") == "k01250"
+    browser.switch_to.active_element.send_keys(Keys.ARROW_DOWN)
+    assert browser.switch_to.active_element.get_attribute("data-key") == "k01251"
+    browser.switch_to.active_element.send_keys(Keys.ENTER)
+    wait_until(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#node-panel-title").text == "/console-keys/k01251", 5,
+               "the chosen key did not open in the panel")
+    assert "An object with 1 child" in browser.find_element(By.CSS_SELECTOR, "[data-testid=node-panel]").text
+    # The tree still holds only its window of the 5,000 children.
+    assert len(browser.find_elements(By.CSS_SELECTOR, "li[role=treeitem]")) <= 102
+
+    # An exact key, far past the loaded window; a loaded key selects its row in the tree.
+    search.clear()
+    search.send_keys("k04999", Keys.ENTER)
+    wait_until(browser, lambda d: key_results(d) == ["k04999"], 10, "the exact key was not found")
+    assert "exact" in browser.find_element(By.CSS_SELECTOR, "[data-testid=key-result]").text
+    search.clear()
+    search.send_keys("k00003", Keys.ENTER)
+    wait_until(browser, lambda d: key_results(d) == ["k00003"], 10)
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=key-result]").click()
+    wait_for(browser, f'{node_css("/console-keys/k00003")}[aria-selected=true]')
+    screenshot(browser, "console-data-key-search")
+
+    # Nothing found, and keys no key can have, in words.
+    search.clear()
+    search.send_keys("zz", Keys.ENTER)
+    wait_until(browser, lambda d: "No key here starts with “zz”" in d.find_element(By.CSS_SELECTOR, "[data-testid=key-search-status]").text, 10)
+    assert key_results(browser) == []
+    search.clear()
+    search.send_keys("a.b", Keys.ENTER)
+    error = wait_for(browser, "[data-testid=key-search-error]")
+    assert "Keys cannot contain" in error.text
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=key-search-clear]").click()
+    assert not browser.find_element(By.CSS_SELECTOR, "[data-testid=key-search-results]").is_displayed()
+    rest(server, "DELETE", "console-keys")
+    no_page_errors(browser)
+
+
+def test_the_root_of_a_big_database_is_never_put_in_one_box(browser, server, screenshot):
+    rest(server, "PUT", "console-bigroot", json={f"c{index:04}": {"a": index, "b": str(index)} for index in range(1500)})
+    open_console(browser, server, "data")
+    wait_live(browser)
+    wait_for(browser, node_css("/console-bigroot"))
+    root = browser.find_element(By.CSS_SELECTOR, f"{node_css('/')} > .line")
+    root.click()
+    wait_until(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#node-panel-title").text == "/", 5)
+    # The editor holds nothing of it: too large to edit here.
+    note = wait_for(browser, "[data-testid=node-panel] .note")
+    assert "Too large to edit here" in note.text
+    for control in browser.find_elements(By.CSS_SELECTOR, "[data-testid=node-panel] textarea, [data-testid=node-panel] input[type=text]"):
+        assert len(control.get_attribute("value") or "") < 1000, "a box holds a large part of the database"
+    # The big child is drawn a page at a time.
+    browser.find_element(By.CSS_SELECTOR, f"{node_css('/console-bigroot')} > .line .twisty").click()
+    more = wait_for(browser, f"{node_css('/console-bigroot')} [data-testid=tree-show-more]")
+    assert "100 of 1,500" in more.text
+    assert len(browser.find_elements(By.CSS_SELECTOR, f"{node_css('/console-bigroot')} > ul > li[role=treeitem]")) == 100
+    # Selecting the big child keeps its value out of the editor too.
+    browser.find_element(By.CSS_SELECTOR, f"{node_css('/console-bigroot')} > .line").click()
+    wait_until(browser, lambda d: "Too large to edit here" in d.find_element(By.CSS_SELECTOR, "[data-testid=node-panel] .note").text, 5)
+    screenshot(browser, "console-data-big-root")
+    rest(server, "DELETE", "console-bigroot")
+    no_page_errors(browser)
+
+
 def test_editing_adding_and_deleting_in_the_tree_write_to_the_server(browser, server, screenshot):
     rest(server, "PUT", "console-edit", json={"name": "before", "count": 1})
     open_console(browser, server, "data/console-edit")
@@ -310,6 +401,9 @@ def test_users_list_create_claims_and_delete(browser, server, screenshot):
     requests.post(accounts_url(server, "accounts"), headers=admin_headers(server), timeout=10,
                   json={"email": "console-api@example.com", "password": "secret-123", "displayName": "From the API"}).raise_for_status()
     open_console(browser, server, "users")
+    # The session's server holds every test's accounts, more than a page of them, in uid order:
+    # find these as an operator would, by searching.
+    wait_for(browser, "[data-testid=users-search]").send_keys("console-")
     wait_through_redraws(browser, lambda d: any(cell.text == "console-api@example.com"
                                                 for cell in d.find_elements(By.CSS_SELECTOR, "[data-testid=user-email]")),
                          "the user made through the API is not listed")
@@ -409,7 +503,7 @@ def test_the_skip_link_moves_focus_and_stays_in_the_section(browser, server):
 
 # MARK: - Phone size
 
-@pytest.mark.parametrize("section", ["data", "rules", "users", "files", "server"])
+@pytest.mark.parametrize("section", ["data", "rules", "users", "files", "server", "logs", "backups"])
 def test_every_section_fits_a_phone(browser_factory, server, screenshot, section):
     phone = browser_factory(phone=True)
     open_console(phone, server, section)
@@ -422,3 +516,37 @@ def test_every_section_fits_a_phone(browser_factory, server, screenshot, section
     assert phone.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1")
     screenshot(phone, f"console-phone-{section}")
     no_page_errors(phone)
+
+
+# MARK: - Accessibility
+
+@pytest.mark.parametrize("phone", [False, True], ids=["desktop", "phone"])
+def test_every_section_passes_the_accessibility_checks(browser_factory, server, phone):
+    """Every section of the console as it first shows, through the app's audit (contrast,
+    accessible names, landmarks, one h1, overflow at phone width, a real Tab walk with visible,
+    unclipped focus rings), light and dark. The Logs, Backups, Rules simulator and big-data
+    screens are also audited in their own states by their own tests."""
+    from test_app_accessibility import check_screen, report
+
+    driver = browser_factory(phone=phone)
+    size = "phone" if phone else "desktop"
+    problems = []
+    open_console(driver, server, "data")
+    for section, ready in [
+        ("data", "[data-testid=data-status][data-state=live]"),
+        ("rules", "#section-title"),
+        ("users", "[data-testid=users-search]"),
+        ("files", "#section-title"),
+        ("server", "#section-title"),
+        ("logs", "#section-title"),
+        ("backups", "#section-title"),
+    ]:
+        go(driver, section)
+        wait_until(driver, lambda d, section=section: d.execute_script("return location.hash") == f"#/{section}")
+        wait_for(driver, ready, 20)
+        # The section's first data has arrived: no "Loading…" left in it.
+        wait_until(driver, lambda d: "Loading" not in d.find_element(By.CSS_SELECTOR, "main").text, 20,
+                   f"#/{section} did not finish loading")
+        problems += check_screen(driver, f"{size} #/{section}", phone)
+    assert not problems, report(problems)
+    no_page_errors(driver)

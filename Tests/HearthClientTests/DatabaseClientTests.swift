@@ -81,6 +81,21 @@ struct DatabaseClientTests {
 
     // MARK: - Queries
 
+    /// "/" followed by a combining mark is one Swift `Character`; split at characters, the "/"
+    /// stayed inside a key and the write went to the wrong place (the server splits at the scalar).
+    @Test func aSlashBeforeACombiningMarkStillSeparatesKeys() async throws {
+        try await Self.withDatabase { database, _ in
+            let ref = database.root.child("marks/\u{301}x")
+            #expect(ref.pathString == "marks/\u{301}x")
+            #expect(ref.key == "\u{301}x")
+            try await ref.setValue("set").acknowledged()
+            try await database.root.updateChildValues(["marks/\u{30A}y": "updated"]).acknowledged()
+            let marks = try await database.root.child("marks").getData()
+            #expect(marks.childKeys.sorted() == ["\u{301}x", "\u{30A}y"].sorted())
+            #expect(marks.childSnapshot(forPath: "\u{30A}y").string == "updated")
+        }
+    }
+
     @Test func queriesOrderFilterAndLimit() async throws {
         try await Self.withDatabase { database, server in
             _ = try await server.request(

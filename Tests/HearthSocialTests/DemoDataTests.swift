@@ -28,6 +28,20 @@ struct DemoDataTests {
             await eventually { recent.posts.count == 6 }
             #expect(recent.posts.last?.title == "Evening at the harbour")
             #expect(recent.posts.last?.starCount == 2)
+            // Every like is in both shapes: each star has its likes/ entry and the counts agree,
+            // in posts/ and in user-posts/.
+            let admin = harness.admin.root
+            let likes = try await admin.child("likes").getData()
+            for post in recent.posts {
+                let starrers = Set(post.stars.filter(\.value).keys)
+                #expect(Set(likes.childSnapshot(forPath: post.id).childKeys) == starrers, "\(post.title)")
+                #expect(post.starCount == starrers.count, "\(post.title)")
+                let copy = try await admin.child("user-posts/\(post.author.uid)/\(post.id)").getData().value(as: Post.self)
+                #expect(copy.starCount == post.starCount && copy.stars == post.stars, "\(post.title)")
+            }
+            // The likes and follows told their recipients.
+            let annUID = try #require(session.user?.uid)
+            #expect(try await admin.child("notifications/\(annUID)").getData().childrenCount > 0)
             let photo = try #require(recent.posts.last?.photos.first)
             #expect(try await client.storage.reference(photo.thumb).getMetadata().contentType == "image/jpeg")
 

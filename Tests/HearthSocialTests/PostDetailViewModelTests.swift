@@ -6,7 +6,7 @@ import Testing
 
 @Suite("Post detail") @MainActor
 struct PostDetailViewModelTests {
-    @Test func aStarFromBobUpdatesAnnsCountLiveAndBothCopies() async throws {
+    @Test func aLikeFromBobUpdatesAnnsCountLiveAndEveryShape() async throws {
         try await SocialHarness.with { harness in
             // Given Ann's post, open on Ann's screen
             let ann = try await harness.user("Ann")
@@ -15,24 +15,35 @@ struct PostDetailViewModelTests {
             let annView = PostDetailViewModel(client: ann, postID: post.id)
             annView.start()
             await eventually { annView.post != nil }
-            #expect(annView.starCount == 0)
+            #expect(annView.likeCount == 0)
             #expect(annView.isOwn)
-            // When Bob stars it
+            // When Bob likes it
             let bobView = PostDetailViewModel(client: bob, postID: post.id)
             bobView.start()
             await eventually { bobView.post != nil }
-            await bobView.toggleStar()
+            await bobView.toggleLike()
             #expect(bobView.errorMessage == nil)
             // Then Ann sees the count change, and both copies agree
-            await eventually("Ann's count") { annView.starCount == 1 }
-            await eventually { bobView.isStarred }
+            await eventually("Ann's count") { annView.likeCount == 1 }
+            await eventually { bobView.isLiked }
             #expect(annView.post?.starList == [Star(postID: post.id, uid: bob.auth.currentUser!.uid)])
             let copy = try await harness.admin.root.child("user-posts/\(post.author.uid)/\(post.id)").getData().value(as: Post.self)
             #expect(copy.starCount == 1)
             #expect(copy.stars.keys.sorted() == [bob.auth.currentUser!.uid])
-            // And starring again takes the star back
-            await bobView.toggleStar()
-            await eventually { annView.starCount == 0 }
+            // FriendlyPix's shape has it too, and Ann is told
+            #expect(try await harness.admin.root.child("likes/\(post.id)/\(bob.auth.currentUser!.uid)").getData().number ?? 0 > 1_700_000_000_000)
+            let notice = try await harness.admin.root.child("notifications/\(post.author.uid)/like_\(post.id)_\(bob.auth.currentUser!.uid)").getData()
+                .value(as: ActivityNotification.self)
+            #expect(notice.type == .like && notice.from == bob.auth.currentUser!.uid && notice.name == "Bob" && notice.post == post.id && !notice.read)
+            // And liking again takes the like back, from every shape, with the notification
+            
+            await bobView.toggleLike()
+            await eventually { annView.likeCount == 0 }
+            for path in ["posts/\(post.id)/stars", "user-posts/\(post.author.uid)/\(post.id)/stars", "likes/\(post.id)",
+                         "notifications/\(post.author.uid)"] {
+                #expect(try await harness.admin.root.child(path).getData().exists == false, "\(path)")
+            }
+            #expect(try await harness.admin.root.child("user-posts/\(post.author.uid)/\(post.id)/starCount").getData().number == 0)
         }
     }
 
@@ -41,7 +52,7 @@ struct PostDetailViewModelTests {
             let ann = try await harness.user("Ann")
             let bob = try await harness.user("Bob")
             let post = try await PostViewModelTests.publish(ann, "Sunset")
-            try await PostDetailViewModelTestsSupport.star(bob, post.id)
+            try await PostDetailViewModelTestsSupport.like(bob, post.id)
             let bobUID = bob.auth.currentUser!.uid
             let annUID = ann.auth.currentUser!.uid
             // Bob adding one more to the count (his star is already there) is refused.
@@ -69,7 +80,7 @@ struct PostDetailViewModelTests {
         }
     }
 
-    @Test func starsAtTheSameTimeAllCount() async throws {
+    @Test func likesAtTheSameTimeAllCount() async throws {
         try await SocialHarness.with { harness in
             let ann = try await harness.user("Ann")
             let post = try await PostViewModelTests.publish(ann, "Popular")
@@ -77,11 +88,11 @@ struct PostDetailViewModelTests {
             for index in 0..<5 { fans.append(try await harness.user("Fan \(index)")) }
             // All at once: the same starting count for each, so most first attempts conflict.
             let views = fans.map { PostDetailViewModel(client: $0, postID: post.id) }
-            async let first: Void = views[0].toggleStar()
-            async let second: Void = views[1].toggleStar()
-            async let third: Void = views[2].toggleStar()
-            async let fourth: Void = views[3].toggleStar()
-            async let fifth: Void = views[4].toggleStar()
+            async let first: Void = views[0].toggleLike()
+            async let second: Void = views[1].toggleLike()
+            async let third: Void = views[2].toggleLike()
+            async let fourth: Void = views[3].toggleLike()
+            async let fifth: Void = views[4].toggleLike()
             _ = await (first, second, third, fourth, fifth)
             for view in views { #expect(view.errorMessage == nil, "\(view.errorMessage ?? "")") }
             let stored = try await harness.admin.root.child("posts/\(post.id)").getData().value(as: Post.self)
@@ -89,6 +100,8 @@ struct PostDetailViewModelTests {
             #expect(stored.stars.count == 5)
             let copy = try await harness.admin.root.child("user-posts/\(post.author.uid)/\(post.id)").getData().value(as: Post.self)
             #expect(copy.starCount == 5)
+            #expect(try await harness.admin.root.child("likes/\(post.id)").getData().childrenCount == 5)
+            #expect(try await harness.admin.root.child("notifications/\(post.author.uid)").getData().childrenCount == 5)
         }
     }
 
@@ -165,6 +178,9 @@ struct PostDetailViewModelTests {
             bobView.newComment = "Nice"
             await bobView.addComment()
             await bobView.toggleLike()
+            #expect(bobView.errorMessage == nil)
+            // Ann was told of both.
+            #expect(try await harness.admin.root.child("notifications/\(post.author.uid)").getData().childrenCount == 2)
             // Bob cannot delete Ann's post, through the app or around it
             await bobView.deletePost()
             #expect(bobView.errorMessage == "Only its author can delete a post.")
@@ -179,7 +195,7 @@ struct PostDetailViewModelTests {
             await eventually("Bob's screen to see the deletion") { bobView.post == nil }
             let admin = harness.admin.root
             for path in ["posts/\(post.id)", "user-posts/\(post.author.uid)/\(post.id)", "comments/\(post.id)", "likes/\(post.id)",
-                         "people/\(post.author.uid)/posts/\(post.id)", "hashtags/beach/\(post.id)"] {
+                         "people/\(post.author.uid)/posts/\(post.id)", "hashtags/beach/\(post.id)", "notifications/\(post.author.uid)"] {
                 #expect(try await admin.child(path).getData().exists == false, "\(path)")
             }
             let missing = await #expect(throws: HearthClientError.self) {

@@ -128,9 +128,9 @@ struct PostViewModelTests {
             for index in 0..<3 { annPosts.append(try await Self.publish(ann, "Ann \(index)")) }
             let bobPost = try await Self.publish(bob, "Bob 0")
             // Bob stars Ann's first post; Ann stars it too; Ann stars Bob's.
-            try await PostDetailViewModelTestsSupport.star(bob, annPosts[0].id)
-            try await PostDetailViewModelTestsSupport.star(ann, annPosts[0].id)
-            try await PostDetailViewModelTestsSupport.star(ann, bobPost.id)
+            try await PostDetailViewModelTestsSupport.like(bob, annPosts[0].id)
+            try await PostDetailViewModelTestsSupport.like(ann, annPosts[0].id)
+            try await PostDetailViewModelTestsSupport.like(ann, bobPost.id)
 
             let mine = PostListViewModel(client: ann, kind: .mine)
             mine.start()
@@ -156,9 +156,13 @@ struct PostViewModelTests {
 
 enum PostDetailViewModelTestsSupport {
     @MainActor
-    static func star(_ client: SocialClient, _ postID: String) async throws {
+    static func like(_ client: SocialClient, _ postID: String) async throws {
         let detail = PostDetailViewModel(client: client, postID: postID)
-        await detail.toggleStar()
+        // As in the app, from the post on screen: its author's write may still be on its way.
+        detail.start()
+        await eventually("the post on the liker's screen") { detail.post != nil }
+        defer { detail.stop() }
+        await detail.toggleLike()
         #expect(detail.errorMessage == nil, "\(detail.errorMessage ?? "")")
     }
 }

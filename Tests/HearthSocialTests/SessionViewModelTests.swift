@@ -137,4 +137,32 @@ struct SessionViewModelTests {
             #expect(forged?.kind == .permissionDenied)
         }
     }
+
+    @Test func aBioIsSavedDecodedAndRefusedWhenTooLong() async throws {
+        try await SocialHarness.with { harness in
+            let client = try await harness.user("Bea")
+            let session = SessionViewModel(client: client)
+            await session.updateProfile(bio: "I bake bread. #sourdough")
+            #expect(session.errorMessage == nil)
+            let uid = try #require(session.user?.uid)
+            var profile = try await harness.admin.root.child("people/\(uid)").getData().value(as: Profile.self)
+            #expect(profile.bio == "I bake bread. #sourdough")
+            #expect(profile.fullName == "Bea")
+
+            // Too long: said in words, and nothing changes (the rules refuse it written by hand too).
+            await session.updateProfile(bio: String(repeating: "b", count: 301))
+            #expect(session.errorMessage == "The bio is longer than 300 characters.")
+            let refused = await #expect(throws: HearthClientError.self) {
+                try await client.database.root.child("people/\(uid)/bio").setValue(String(repeating: "b", count: 301)).acknowledged()
+            }
+            #expect(refused?.kind == .permissionDenied)
+            profile = try await harness.admin.root.child("people/\(uid)").getData().value(as: Profile.self)
+            #expect(profile.bio == "I bake bread. #sourdough")
+
+            // An empty bio removes it.
+            await session.updateProfile(bio: "")
+            profile = try await harness.admin.root.child("people/\(uid)").getData().value(as: Profile.self)
+            #expect(profile.bio == nil)
+        }
+    }
 }

@@ -168,12 +168,16 @@ struct SocialGraphViewModelTests {
             let second = try await PostViewModelTests.publish(ann, "Second")
             let saved = SavedPostsViewModel(client: bob)
             saved.start()
+            // A round trip first: connected, each save waits for the server (offline-first
+            // writes made before the connection opens would go out together, in one millisecond).
+            _ = try await bob.database.root.child("posts/\(first.id)").getData()
             for post in [second, first] {
                 let detail = PostDetailViewModel(client: bob, postID: post.id)
                 await detail.toggleSaved()
                 try await Task.sleep(for: .milliseconds(5))
             }
-            await eventually { saved.posts.count == 2 }
+            // Both saves are acknowledged: the list settles in the server's order.
+            await eventually { saved.posts.count == 2 && saved.entries.map(\.postID) == [first.id, second.id] }
             #expect(saved.posts.map(\.title) == ["First", "Second"])
             #expect(saved.entries.map(\.postID) == [first.id, second.id])
             #expect(saved.entries[0].savedAt > saved.entries[1].savedAt)

@@ -98,7 +98,7 @@ enum RealtimeMessage: Sendable {
 
     /// A path as the protocol writes it: keys joined by `/`.
     static func path(_ text: String) -> Path {
-        Path(keys: text.split(separator: "/").map { ChildKey(String($0)) })
+        Path(keys: Path.keys(splitting: text))
     }
 
     static func wirePath(_ path: Path) -> String {

@@ -206,7 +206,7 @@ final class LocalCache: Sendable {
     }
 
     static func path(_ text: String) -> Path {
-        Path(keys: text.split(separator: "/").map { ChildKey(String($0)) })
+        Path(keys: Path.keys(splitting: text))
     }
 
     /// The first string after every path below `text` (`/` is followed by `0`).

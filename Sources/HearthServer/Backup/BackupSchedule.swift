@@ -18,6 +18,8 @@ struct BackupSchedule: Service {
     let keep: Int
     let metrics: ServerMetrics?
     let logger: Logger
+    /// Shared with backups asked for from the console, so two never run at once.
+    var gate = BackupGate()
 
     func run() async throws {
         // A backup under way when the server stops is finished (the data folder stays open
@@ -36,9 +38,28 @@ struct BackupSchedule: Service {
         }
     }
 
+    /// What one backup came to.
+    enum Outcome: Sendable {
+        case made(URL, BackupManifest)
+        /// Another backup was running: none was started.
+        case busy
+        case failed(String)
+    }
+
     /// Makes one backup and prunes old ones.
     @discardableResult
     func runOnce() async -> URL? {
+        if case .made(let url, _) = await attempt() { return url }
+        return nil
+    }
+
+    /// Makes one backup, unless one is already running, and prunes old ones.
+    func attempt() async -> Outcome {
+        guard gate.enter() else {
+            logger.notice("backup skipped: another one is running")
+            return .busy
+        }
+        defer { gate.leave() }
         let name = Self.prefix + Self.stamp(backup.clock())
         let destination = folder.appendingPathComponent(name)
         let started = ContinuousClock.now
@@ -46,7 +67,7 @@ struct BackupSchedule: Service {
             DispatchQueue.global(qos: .utility).async {
                 continuation.resume(returning: Result {
                     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-                    return try backup.write(to: destination)
+                    return try backup.write(to: destination) { gate.report($0) }
                 })
             }
         }
@@ -57,12 +78,12 @@ struct BackupSchedule: Service {
             ])
             metrics?.backupFinished(bytes: manifest.totalBytes, duration: ContinuousClock.now - started, at: manifest.finishedAt)
             prune()
-            return destination
+            return .made(destination, manifest)
         case .failure(let error):
             logger.error("backup failed", metadata: ["backup": "\(destination.path)", "error": "\(error)"])
             metrics?.backupFailed()
             try? FileManager.default.removeItem(at: destination.appendingPathExtension("partial"))
-            return nil
+            return .failed("\(error)")
         }
     }
 

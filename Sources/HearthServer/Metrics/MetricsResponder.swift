@@ -16,13 +16,14 @@ struct MetricsResponder: Sendable {
     var open = false
 
     func respond(to request: Request, context: HearthRequestContext) async -> Response {
-        var parameters: [String: String] = [:]
-        for (key, value) in request.uri.queryParameters { parameters[String(key)] = String(value) }
-        guard open || admin.isAdmin(request, parameters: parameters) else {
-            return HearthError.permissionDeniedByRules.response()
-        }
-        guard request.method == .get || request.method == .head else {
-            return HearthError(.invalidData, "Invalid method for \(Self.path): \(request.method.rawValue).").response()
+        if !open {
+            do {
+                _ = try admin.admit(request, methods: [.get, .head])
+            } catch {
+                return error.response()
+            }
+        } else if request.method != .get && request.method != .head {
+            return HearthError(.invalidData, "Invalid method for \(Self.path): \(request.method.rawValue); use GET or HEAD.").response()
         }
         await recordGauges()
         var headers = HTTPFields()

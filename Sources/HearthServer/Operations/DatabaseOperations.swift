@@ -21,6 +21,8 @@ struct DatabaseOperations: Sendable {
     let logger: Logger
     /// Where refusals by the rules are counted.
     var metrics = ServerMetrics()
+    /// Where realtime messages are logged for the console (HTTP requests are logged by the responder).
+    var requestLog: RequestLog?
     /// Recent query answers, shared by every request.
     let queryCache = QueryResultCache()
 

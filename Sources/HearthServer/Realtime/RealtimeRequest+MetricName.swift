@@ -1,3 +1,5 @@
+import HearthCore
+
 extension RealtimeRequest {
     /// The request's kind as the server's metrics name it (a fixed set).
     var metricName: String {
@@ -15,6 +17,18 @@ extension RealtimeRequest {
         case .onDisconnectMerge: "ondisconnect_merge"
         case .onDisconnectCancel: "ondisconnect_cancel"
         case .unknown: "unknown"
+        }
+    }
+}
+
+extension RealtimeRequest {
+    /// The path the request is about, for the request log (nil for those about none).
+    var loggedPath: Path? {
+        switch self {
+        case .stats, .auth, .unauth, .appCheck, .unknown: nil
+        case .listen(let path, _, _), .unlisten(let path, _), .get(let path, _), .put(let path, _, _), .merge(let path, _),
+            .onDisconnectPut(let path, _), .onDisconnectMerge(let path, _), .onDisconnectCancel(let path):
+            path
         }
     }
 }

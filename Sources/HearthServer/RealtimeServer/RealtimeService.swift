@@ -1,3 +1,4 @@
+import Foundation
 import HearthAuth
 import HearthCore
 import HearthStore
@@ -55,6 +56,9 @@ final class RealtimeService: Sendable {
         let session = RealtimeSession(id: makeID(), database: database, service: self)
         session.sendHandshake(host: host)
         sessions.withLock { $0[session.id] = session }
+        operations.requestLog?.record(
+            time: Date(), method: "connect", target: "/.ws?ns=\(name)", status: nil, duration: nil, transport: "realtime",
+            requestID: session.id)
         logger.debug("realtime session opened", metadata: ["session": "\(session.id)", "database": "\(name)"])
         return session
     }

@@ -7,6 +7,7 @@ export const MAX_TITLE = 200;
 export const MAX_BODY = 2000;
 export const MAX_COMMENT = 2000;
 export const MAX_NAME = 100;
+export const MAX_BIO = 300;
 
 function requireUser(hearth) {
   const user = hearth.auth.currentUser;
@@ -66,42 +67,64 @@ export async function publishPost(hearth, id, post) {
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Stars or unstars a post in `posts/` and `user-posts/` at once. The rules accept the count
- * only if it moves by one from the current value, so a denial means someone else starred in
- * between: read again and retry. `known` is the post as this reader sees it (with their own
- * pending writes), to start from without a round trip: offline, the star is shown at once and
- * sent when the connection is back. The promise settles when the server has it.
- * @returns {Promise<{starred: boolean, count: number}>}
+ * The notification for `to` that the signed-in user just did something (`like`, `comment` or
+ * `follow`), as the rules require it: from the writer, under their token's name, unread, at
+ * the server's time. Null for one's own post (nobody is notified about themselves).
  */
-export async function toggleStar(hearth, postId, { known = null, attempts = 10 } = {}) {
+export function notification(user, to, type, { post = null, comment = null } = {}) {
+  if (!to || to === user.uid) return null;
+  const value = { type, from: user.uid, name: user.displayName ?? 'Anonymous', timestamp: ServerValue.TIMESTAMP, read: false };
+  if (post) value.post = post;
+  if (comment) value.comment = comment;
+  return value;
+}
+
+/** Where the notification about one like, comment or follow lives (one each, no repeats). */
+export function notificationPath(to, type, { post = '', comment = '', from = '' } = {}) {
+  if (type === 'like') return `notifications/${to}/like_${post}_${from}`;
+  if (type === 'comment') return `notifications/${to}/comment_${comment}`;
+  return `notifications/${to}/follow_${from}`;
+}
+
+/**
+ * Likes or unlikes a post: ONE write to both reference data shapes — the Quickstart's
+ * `starCount` and `stars/{uid}` in `posts/` and `user-posts/`, and FriendlyPix's
+ * `likes/{postId}/{uid}` (the server's time) — with the author's notification. The rules
+ * accept the count only if it moves by one from the current value, so a denial means someone
+ * else liked in between: read again and retry. `known` is the post as this reader sees it
+ * (with their own pending writes), to start from without a round trip: offline, the like is
+ * shown at once and sent when the connection is back. The promise settles when the server
+ * has it.
+ * @returns {Promise<{liked: boolean, count: number}>}
+ */
+export async function toggleLike(hearth, postId, { known = null, attempts = 10 } = {}) {
   const user = requireUser(hearth);
   for (let attempt = 1; attempt <= attempts; attempt += 1) {
     const post = attempt === 1 && known?.author ? known : (await hearth.db.ref(`posts/${postId}`).get()).val();
     if (!post?.author) throw new HearthError('not-found', 'That post is not there any more.');
-    const starred = post.stars?.[user.uid] === true;
-    const count = (post.starCount ?? 0) + (starred ? -1 : 1);
-    const star = starred ? null : true;
+    const liked = post.stars?.[user.uid] === true;
+    const count = (post.starCount ?? 0) + (liked ? -1 : 1);
+    const star = liked ? null : true;
+    const author = post.author.uid;
+    const updates = {
+      [`posts/${postId}/starCount`]: count,
+      [`posts/${postId}/stars/${user.uid}`]: star,
+      [`user-posts/${author}/${postId}/starCount`]: count,
+      [`user-posts/${author}/${postId}/stars/${user.uid}`]: star,
+      [`likes/${postId}/${user.uid}`]: liked ? null : ServerValue.TIMESTAMP,
+    };
+    if (author !== user.uid) {
+      updates[notificationPath(author, 'like', { post: postId, from: user.uid })] = liked ? null : notification(user, author, 'like', { post: postId });
+    }
     try {
-      await hearth.db.ref().update({
-        [`posts/${postId}/starCount`]: count,
-        [`posts/${postId}/stars/${user.uid}`]: star,
-        [`user-posts/${post.author.uid}/${postId}/starCount`]: count,
-        [`user-posts/${post.author.uid}/${postId}/stars/${user.uid}`]: star,
-      });
-      return { starred: !starred, count };
+      await hearth.db.ref().update(updates);
+      return { liked: !liked, count };
     } catch (error) {
       if (error.code !== 'permission-denied' || attempt === attempts) throw error;
       await sleep(5 + Math.random() * 35);
     }
   }
   throw new HearthError('conflict', 'Too many people at once. Try again.');
-}
-
-/** Likes (one entry per user, stamped with the server's time) or unlikes. */
-export async function setLiked(hearth, postId, liked) {
-  const like = hearth.db.ref(`likes/${postId}/${requireUser(hearth).uid}`);
-  if (liked) await like.set(ServerValue.TIMESTAMP);
-  else await like.remove();
 }
 
 export async function setSaved(hearth, postId, saved) {
@@ -115,13 +138,15 @@ export async function reportPost(hearth, postId) {
 }
 
 /**
- * Deletes one's own post with everything that hangs off it (one write), then its files:
- * files go last, so a failure leaves no post pointing at nothing.
+ * Deletes one's own post with everything that hangs off it (one write: both like shapes, the
+ * comments, the indexes, and the author's notifications about it), then its files: files go
+ * last, so a failure leaves no post pointing at nothing.
  */
 export async function deletePost(hearth, id, post) {
   const user = requireUser(hearth);
   if (user.uid !== post.author.uid) throw new HearthError('permission-denied', 'Only its author can delete a post.');
   const uid = post.author.uid;
+  const comments = await hearth.db.ref(`comments/${id}`).get();
   const updates = {
     [`posts/${id}`]: null,
     [`user-posts/${uid}/${id}`]: null,
@@ -131,6 +156,10 @@ export async function deletePost(hearth, id, post) {
     [`feed/${uid}/${id}`]: null,
   };
   for (const tag of postTags(post)) updates[`hashtags/${tag}/${id}`] = null;
+  for (const liker of Object.keys(post.stars ?? {})) updates[notificationPath(uid, 'like', { post: id, from: liker })] = null;
+  comments.forEach((comment) => {
+    updates[notificationPath(uid, 'comment', { comment: comment.key })] = null;
+  });
   await hearth.db.ref().update(updates);
   for (const photo of photosOf(post)) {
     await Promise.allSettled([hearth.storage.ref(photo.full).delete(), hearth.storage.ref(photo.thumb).delete()]);
@@ -154,17 +183,29 @@ export function shareLink(postId) {
 /**
  * Adds a comment. It shows at once (offline too); the promise settles when the server has it.
  */
-export async function addComment(hearth, postId, text) {
+export async function addComment(hearth, postId, text, { postAuthor = null, mentions = null } = {}) {
   const user = requireUser(hearth);
-  await hearth.db.ref(`comments/${postId}`).push({ author: authorOf(user), text, timestamp: ServerValue.TIMESTAMP });
+  const id = hearth.db.ref(`comments/${postId}`).push().key;
+  const comment = { author: authorOf(user), text, timestamp: ServerValue.TIMESTAMP };
+  // The people named with @ ({uid: "Full Name"}), as a post records them.
+  if (mentions && Object.keys(mentions).length) comment.mentions = mentions;
+  const updates = { [`comments/${postId}/${id}`]: comment };
+  // The post's author hears of it in the same write.
+  const notice = notification(user, postAuthor, 'comment', { post: postId, comment: id });
+  if (notice) updates[notificationPath(postAuthor, 'comment', { comment: id })] = notice;
+  await hearth.db.ref().update(updates);
 }
 
 export async function editComment(hearth, postId, commentId, text) {
   await hearth.db.ref(`comments/${postId}/${commentId}`).update({ text, timestamp: ServerValue.TIMESTAMP });
 }
 
-export async function deleteComment(hearth, postId, commentId) {
-  await hearth.db.ref(`comments/${postId}/${commentId}`).remove();
+export async function deleteComment(hearth, postId, commentId, { postAuthor = null } = {}) {
+  const user = requireUser(hearth);
+  const updates = { [`comments/${postId}/${commentId}`]: null };
+  // Its notification goes with it (nothing is said about a comment that is gone).
+  if (postAuthor && postAuthor !== user.uid) updates[notificationPath(postAuthor, 'comment', { comment: commentId })] = null;
+  await hearth.db.ref().update(updates);
 }
 
 // MARK: - Profiles
@@ -176,7 +217,7 @@ export function searchIndex(name) {
 }
 
 /** `people/{uid}`: the name the rules compare with the token, and the search index. */
-export async function writeProfile(hearth, name, picture) {
+export async function writeProfile(hearth, name, picture, bio = undefined) {
   const user = requireUser(hearth);
   const updates = { full_name: name };
   // Anonymous visitors are not searchable.
@@ -186,6 +227,8 @@ export async function writeProfile(hearth, name, picture) {
     updates['_search_index/reversed_full_name'] = index.reversed_full_name;
   }
   if (picture) updates.profile_picture = picture;
+  // A bio of '' removes it; undefined leaves it as it is.
+  if (bio !== undefined) updates.bio = bio || null;
   await hearth.db.ref(`people/${user.uid}`).update(updates);
 }
 
@@ -213,7 +256,68 @@ export async function browseAnonymously(hearth) {
 /** Changes the display name in the account (so the token carries it) and in the profile. */
 export async function updateProfile(hearth, { name }) {
   const updated = await hearth.auth.updateProfile({ displayName: name });
-  await writeProfile(hearth, updated.displayName ?? 'Anonymous', updated.photoURL);
+  // The profile's picture stays (it is the larger one of a profile photo; see saveProfile).
+  await writeProfile(hearth, updated.displayName ?? 'Anonymous', null);
+}
+
+/** Why a bio cannot be saved, or null. */
+export function bioProblem(bio) {
+  if ([...bio].length > MAX_BIO) return `The bio is longer than ${MAX_BIO} characters.`;
+  return null;
+}
+
+/** The storage path of a file by its media URL (`…/o/<path>?alt=media`), or null. */
+export function storagePathOf(url) {
+  const found = /\/o\/([^?#]+)/.exec(String(url ?? ''));
+  if (!found) return null;
+  try {
+    return decodeURIComponent(found[1]);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Saves one's profile: the name and bio, and a new photo when `photo` ({ picture, thumbnail }
+ * JPEG blobs) is given. The photo's files go to `{uid}/avatar/` (the storage rules let only
+ * the owner write there); the account's photoURL becomes the thumbnail (shown in the header and
+ * on what one writes afterwards), `people/{uid}/profile_picture` the picture; then the previous
+ * photo's files are deleted. New files that end up unused are deleted on a failure.
+ */
+export async function saveProfile(hearth, { name, bio, photo = null, previousPicture = null }) {
+  const user = requireUser(hearth);
+  let photoURL;
+  let picture = null;
+  const uploaded = [];
+  if (photo) {
+    const stamp = Date.now().toString(36);
+    const picturePath = `${user.uid}/avatar/${stamp}.jpg`;
+    const thumbPath = `${user.uid}/avatar/${stamp}-thumb.jpg`;
+    try {
+      for (const [path, blob] of [[picturePath, photo.picture], [thumbPath, photo.thumbnail]]) {
+        await hearth.storage.ref(path).put(blob, { contentType: 'image/jpeg' });
+        uploaded.push(path);
+      }
+    } catch (error) {
+      await Promise.allSettled(uploaded.map((path) => hearth.storage.ref(path).delete()));
+      throw error;
+    }
+    picture = hearth.storage.ref(picturePath).mediaURL();
+    photoURL = hearth.storage.ref(thumbPath).mediaURL();
+  }
+  const previous = [previousPicture, user.photoURL].map(storagePathOf)
+    .filter((path) => path?.startsWith(`${user.uid}/avatar/`) && !uploaded.includes(path));
+  try {
+    const changes = {};
+    if (name !== user.displayName) changes.displayName = name;
+    if (photoURL) changes.photoURL = photoURL;
+    const updated = Object.keys(changes).length ? await hearth.auth.updateProfile(changes) : user;
+    await writeProfile(hearth, updated.displayName ?? 'Anonymous', picture, bio);
+  } catch (error) {
+    await Promise.allSettled(uploaded.map((path) => hearth.storage.ref(path).delete()));
+    throw error;
+  }
+  if (photo) await Promise.allSettled([...new Set(previous)].map((path) => hearth.storage.ref(path).delete()));
 }
 
 /** The validation texts SessionViewModel shows. */

@@ -14,6 +14,7 @@
     '/app/actions.js',
     '/app/presence.js',
     '/app/components.js',
+    '/app/rich-text.js',
     '/app/social.js',
     '/app/paging.js',
     '/app/pending.js',

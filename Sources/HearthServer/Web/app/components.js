@@ -1,7 +1,8 @@
-// Pieces of post lists shared by the views: a post card (with a working star button), a
+// Pieces of post lists shared by the views: a post card (with a working like button), a
 // grid of post tiles, and an author line.
 import { h, avatar, agoTime, toast, errorWords, counted } from '/app/ui.js';
-import { toggleStar, photosOf } from '/app/actions.js';
+import { toggleLike, photosOf } from '/app/actions.js';
+import { icon } from '/app/icons.js';
 import { markPending } from '/app/pending.js';
 
 /** The URL of a photo stored at `path` (the app's photos are public to read). */
@@ -19,22 +20,24 @@ export function authorLine(author, timestamp, size = 32) {
 }
 
 /**
- * A star toggle for a post. `update(post)` shows a newer version of the post (live counts);
- * a click stars or unstars it at once (shown while it waits to be sent, offline too; retried
- * if someone else starred in between, as PostActions does).
+ * A post's one like toggle (a heart, its count, pressed when the reader likes it).
+ * `update(post)` shows a newer version of the post (live counts); a click likes or unlikes it
+ * at once in both data shapes (shown while it waits to be sent, offline too; retried if
+ * someone else liked in between, as PostActions does).
  */
-export function starButton(ctx, postId, post) {
-  const count = h('span', { class: 'count', 'data-testid': 'star-count' });
-  const button = h('button', { type: 'button', class: 'chip star', 'data-testid': 'star-button' },
-    h('span', { class: 'icon', 'aria-hidden': 'true' }, '★'), count);
+export function likeButton(ctx, postId, post) {
+  const count = h('span', { class: 'count', 'data-testid': 'like-count' });
+  const button = h('button', { type: 'button', class: 'chip like', 'data-testid': 'like-button' }, icon('heart', 18), count);
   let current = post;
   let waiting = false;
   const show = () => {
-    const starred = current?.stars?.[ctx.user?.uid] === true;
-    const stars = current?.starCount ?? 0;
-    button.setAttribute('aria-pressed', String(starred));
-    button.setAttribute('aria-label', `${starred ? 'Unstar' : 'Star'} this post (${counted(stars, 'star')})${waiting ? ', waiting to be sent' : ''}`);
-    count.textContent = String(stars);
+    const liked = current?.stars?.[ctx.user?.uid] === true;
+    const likes = current?.starCount ?? 0;
+    button.setAttribute('aria-pressed', String(liked));
+    // Named after its post: a list of cards is not a list of identical "Like" buttons.
+    const title = current?.title ? `“${current.title}”` : 'this post';
+    button.setAttribute('aria-label', `Like ${title} (${counted(likes, 'like')})${waiting ? ', waiting to be sent' : ''}`);
+    count.textContent = String(likes);
   };
   const update = (next) => {
     current = next;
@@ -42,12 +45,12 @@ export function starButton(ctx, postId, post) {
   };
   button.addEventListener('click', async () => {
     if (!ctx.user) {
-      ctx.requireSignIn('star posts');
+      ctx.requireSignIn('like posts');
       return;
     }
     try {
-      // The post as shown (with this reader's own pending stars) is where the toggle starts.
-      await toggleStar(ctx.hearth, postId, { known: current });
+      // The post as shown (with this reader's own pending likes) is where the toggle starts.
+      await toggleLike(ctx.hearth, postId, { known: current });
     } catch (error) {
       toast(errorWords(error), 'error');
     }
@@ -67,12 +70,12 @@ export function starButton(ctx, postId, post) {
 }
 
 /**
- * A post in a list: photo thumbnail, title, start of the text, author, time and star button.
+ * A post in a list: photo thumbnail, title, start of the text, author, time and like button.
  * `card.update(post)` shows a newer version in place (the list's live updates).
  */
 export function postCard(ctx, postId, post) {
   const link = `#/post/${encodeURIComponent(postId)}`;
-  const star = starButton(ctx, postId, post);
+  const like = likeButton(ctx, postId, post);
   const media = h('a', { href: link, class: 'card-media', tabindex: '-1', 'aria-hidden': 'true' });
   const title = h('a', { href: link, class: 'card-title' });
   const excerpt = h('p', { class: 'card-excerpt' });
@@ -82,8 +85,8 @@ export function postCard(ctx, postId, post) {
     h('div', { class: 'card-body' },
       h('h2', { class: 'card-heading' }, title),
       excerpt,
-      h('div', { class: 'card-footer' }, author, star)));
-  // A post written here and not yet on the server (its creation, not its stars).
+      h('div', { class: 'card-footer' }, author, like)));
+  // A post written here and not yet on the server (its creation, not its likes).
   markPending(ctx.hearth, card, `posts/${postId}/author`, { slot: card.querySelector('.card-body') });
 
   card.update = (next) => {
@@ -98,9 +101,11 @@ export function postCard(ctx, postId, post) {
     media.classList.toggle('text-only', !thumb);
     excerpt.hidden = !thumb;
     title.textContent = next.title || 'Untitled';
+    // The excerpt is clipped to a few lines: links in it could be focused out of sight, so it
+    // stays plain text (the post's page has the links).
     excerpt.textContent = next.body ?? '';
     author.replaceChildren(authorLine(next.author, next.timestamp, 28));
-    star.update(next);
+    like.update(next);
   };
   card.update(post);
   return card;
@@ -108,18 +113,18 @@ export function postCard(ctx, postId, post) {
 
 /**
  * A grid of square tiles (a profile's posts): the thumbnail, or the title for posts without
- * photos, each linking to the post, with its star count.
+ * photos, each linking to the post, with its like count.
  * @param {Array<[string, object]>} entries [postId, post] pairs in display order
  */
 export function postGrid(ctx, entries) {
   return h('ul', { class: 'post-grid', role: 'list' },
     entries.map(([postId, post]) => {
       const thumb = photosOf(post)[0]?.thumb;
-      const stars = post.starCount ?? 0;
+      const likes = post.starCount ?? 0;
       return h('li', {},
         h('a', { href: `#/post/${encodeURIComponent(postId)}`, class: 'tile', 'data-testid': 'post-tile',
-          'aria-label': `${post.title || 'Untitled'}, ${counted(stars, 'star')}` },
+          'aria-label': `${post.title || 'Untitled'}, ${counted(likes, 'like')}` },
           thumb ? h('img', { src: photoURL(ctx, thumb), alt: '', loading: 'lazy' }) : h('span', { class: 'tile-title' }, post.title || 'Untitled'),
-          h('span', { class: 'tile-stars', 'aria-hidden': 'true' }, `★ ${stars}`)));
+          h('span', { class: 'tile-stars', 'aria-hidden': 'true' }, `♥ ${likes}`)));
     }));
 }

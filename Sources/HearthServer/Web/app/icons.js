@@ -18,10 +18,12 @@ const DRAWINGS = {
   mine: [['rect', { x: 3.5, y: 3.5, width: 17, height: 17, rx: 2.5 }], ['circle', { cx: 9, cy: 9, r: 1.8 }], ['path', { d: 'm20.5 15-4.5-4.5L5 20.5' }]],
   more: [['circle', { cx: 5.5, cy: 12, r: 1.6, fill: true }], ['circle', { cx: 12, cy: 12, r: 1.6, fill: true }], ['circle', { cx: 18.5, cy: 12, r: 1.6, fill: true }]],
   close: [['path', { d: 'M6 6l12 12M18 6 6 18' }]],
+  heart: [['path', { d: 'M12 20s-7.5-4.6-7.5-10.1A4.4 4.4 0 0 1 12 7.2a4.4 4.4 0 0 1 7.5 2.7C19.5 15.4 12 20 12 20z' }]],
+  bell: [['path', { d: 'M6 16.5V11a6 6 0 0 1 12 0v5.5l1.5 2h-15z' }], ['path', { d: 'M10 20.5a2 2 0 0 0 4 0' }]],
 };
 
 /**
- * An icon (`recent`, `top`, `feed`, `search`, `chats`, `saved`, `mine`, `more`, `close`),
+ * An icon (`recent`, `top`, `feed`, `search`, `chats`, `saved`, `mine`, `more`, `close`, `heart`, `bell`),
  * `size` pixels square, hidden from screen readers.
  * @returns {SVGSVGElement}
  */

@@ -27,10 +27,12 @@ const ROUTES = [
   { path: 'feed', module: 'feed', title: 'Home feed' },
   { path: 'profile/:uid', module: 'profile', title: 'Profile' },
   { path: 'search', module: 'search', title: 'Search' },
+  { path: 'tag/:tag', module: 'tag', title: 'Hashtag' },
   { path: 'chats', module: 'chat', title: 'Chats' },
   { path: 'chat/with/:uid', module: 'chat', title: 'Chat' },
   { path: 'chat/:conversationId', module: 'chat', title: 'Chat' },
   { path: 'saved', module: 'saved', title: 'Saved posts' },
+  { path: 'notifications', module: 'notifications', title: 'Notifications' },
 ];
 
 /**
@@ -46,6 +48,7 @@ const NAV = [
   { hash: '#/chats', label: 'Chats', icon: 'chats', who: 'user' },
   { hash: '#/saved', label: 'Saved', icon: 'saved', who: 'user', more: true },
   { hash: '#/mine', label: 'My posts', icon: 'mine', who: 'user', more: true },
+  { hash: '#/notifications', label: 'Notifications', icon: 'bell', who: 'user', more: true, unread: true },
 ];
 /** Tabs a phone's bar holds (the last may be "More"). */
 const MAX_TABS = 5;
@@ -91,6 +94,9 @@ class App {
     /** The hash of the live screen shown, kept as the screen's copy when it is left. */
     this.shownHash = null;
     this.presence = new Presence(hearth);
+    /** The signed-in person's unread notifications, live; and the listener that counts them. */
+    this.unread = 0;
+    this.unreadWatch = null;
   }
 
   start() {
@@ -116,11 +122,13 @@ class App {
       if (owner !== undefined && owner !== (user?.uid ?? null)) clearScreens();
       this.user = user;
       this.presence.follow(user);
+      this.watchUnread();
       this.drawChrome();
       // Views show who is signed in: draw the current one again for the new user.
       if (changed) this.render({ focus: false });
     });
     this.watchConnection();
+    this.watchUnread();
     this.drawChrome();
     this.render({ focus: false });
   }
@@ -159,6 +167,41 @@ class App {
       patient = false;
       show();
     }, 2000);
+  }
+
+  /**
+   * Counts the signed-in person's unread notifications, live (the rules let only them read
+   * theirs), for the badge in the navigation.
+   */
+  watchUnread() {
+    const uid = this.user?.uid ?? null;
+    if (this.unreadWatch?.uid === uid) return;
+    if (this.unreadWatch) this.unreadWatch.query.off('value', this.unreadWatch.listener);
+    this.unreadWatch = null;
+    this.unread = 0;
+    if (!uid) return;
+    const query = this.hearth.db.ref(`notifications/${uid}`).orderByChild('read').equalTo(false);
+    const listener = (snapshot) => {
+      this.unread = snapshot.numChildren();
+      this.showUnread();
+    };
+    this.unreadWatch = { uid, query, listener };
+    query.on('value', listener, () => {});
+  }
+
+  /** The unread count on the Notifications link (and on "More" when it is in there). */
+  showUnread() {
+    const count = this.unread;
+    const words = count ? `, ${count} unread` : '';
+    for (const badge of this.nav.querySelectorAll('[data-unread-badge]')) {
+      badge.textContent = count > 99 ? '99+' : String(count);
+      badge.hidden = count === 0;
+    }
+    for (const link of this.nav.querySelectorAll('a[href="#/notifications"]')) {
+      link.setAttribute('aria-label', `Notifications${words}`);
+    }
+    const more = this.nav.querySelector('.more-button.holds-unread');
+    if (more) more.setAttribute('aria-label', count ? `More, ${count} unread notifications` : 'More');
   }
 
   get context() {
@@ -204,9 +247,10 @@ class App {
     this.showMore = null;
     const current = (location.hash || '#/').split('?')[0];
     const shown = NAV.filter((item) => item.who === 'all' || this.user);
+    const badge = () => h('span', { class: 'unread-badge', 'data-unread-badge': '', 'data-testid': 'unread-badge', 'aria-hidden': 'true', hidden: true });
     const link = (item, className) => h('a', {
       href: item.hash, class: className, 'aria-current': current === item.hash ? 'page' : null,
-    }, icon(item.icon, 22), h('span', { class: 'nav-label' }, item.label));
+    }, icon(item.icon, 22), h('span', { class: 'nav-label' }, item.label), item.unread ? badge() : null);
     // The same list on every screen (app.css makes it a tab bar on phones, as index.html's first
     // paint is); on a phone with too many for the bar, the first ones not marked `more` are
     // tabs and the rest go under "More".
@@ -217,10 +261,12 @@ class App {
     if (more.length) {
       const sheet = h('div', { id: 'nav-more', class: 'more-sheet', hidden: true, 'data-testid': 'more-sheet' },
         h('ul', { class: 'more-list', role: 'list' }, more.map((item) => h('li', {}, link(item, 'more-link')))));
+      const holdsUnread = more.some((item) => item.unread);
       const button = h('button', {
-        type: 'button', class: `nav-link more-button${more.some((item) => item.hash === current) ? ' holds-current' : ''}`,
+        type: 'button',
+        class: `nav-link more-button${more.some((item) => item.hash === current) ? ' holds-current' : ''}${holdsUnread ? ' holds-unread' : ''}`,
         'aria-expanded': 'false', 'aria-controls': 'nav-more', 'data-testid': 'more-button',
-      }, icon('more', 22), h('span', { class: 'nav-label' }, 'More'));
+      }, icon('more', 22), h('span', { class: 'nav-label' }, 'More'), holdsUnread ? badge() : null);
       const show = (open) => {
         sheet.hidden = !open;
         button.setAttribute('aria-expanded', String(open));
@@ -242,9 +288,11 @@ class App {
       this.showMore = show;
       items.push(h('li', {}, button));
       this.nav.replaceChildren(h('ul', { class: 'nav-list', role: 'list' }, items), sheet);
+      this.showUnread();
       return;
     }
     this.nav.replaceChildren(h('ul', { class: 'nav-list', role: 'list' }, items));
+    this.showUnread();
   }
 
   /** Keeps the live screen's look for the next start (see /app/screen-cache.js). */

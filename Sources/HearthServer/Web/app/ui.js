@@ -272,7 +272,11 @@ export function avatar(author, size = 40) {
   const name = author?.full_name || 'Anonymous';
   const style = { width: `${size}px`, height: `${size}px`, 'font-size': `${Math.round(size * 0.4)}px` };
   if (author?.profile_picture) {
-    return h('img', { class: 'avatar', src: author.profile_picture, alt: '', width: size, height: size, style, loading: 'lazy' });
+    // A picture that is gone (replaced by a newer profile photo) falls back to the initials.
+    return h('img', {
+      class: 'avatar', src: author.profile_picture, alt: '', width: size, height: size, style, loading: 'lazy',
+      'on:error': (event) => event.currentTarget.replaceWith(avatar({ ...author, profile_picture: null }, size)),
+    });
   }
   const initials = name.split(/\s+/).filter(Boolean).slice(0, 2).map((word) => word[0].toUpperCase()).join('') || '?';
   let hash = 0;

@@ -1,7 +1,8 @@
 // The console's own HTTP transport, for what the shared client (/lib/hearth.js) does not do:
 // databases other than the default (`ns=`), byte-level progress, raw SSE for path-level tree
-// updates, authorised blob downloads, and the server's metrics and recent problems. Every
-// request carries the admin token; failures become ConsoleErrors whose message is plain words.
+// updates, authorised blob downloads, the server's metrics, recent problems and request log,
+// and its backups. Every request carries the admin token; failures become ConsoleErrors whose
+// message is plain words.
 
 /** An error whose `message` can be shown to the operator as is. */
 export class ConsoleError extends Error {
@@ -83,6 +84,66 @@ export class AdminApi {
   /** The latest warnings and errors the server logged, newest first (`GET /.hearth/logs`). */
   async recentLogs() {
     return (await this.request('GET', `${this.origin}/.hearth/logs`))?.entries ?? [];
+  }
+
+  /**
+   * The latest requests the server answered, newest first (`GET /.hearth/requests`);
+   * `params`: `limit`, `status` (`2xx`…), `path` (a prefix).
+   */
+  async requestLog(params = {}) {
+    const url = new URL(`${this.origin}/.hearth/requests`);
+    for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
+    return (await this.request('GET', url.toString()))?.entries ?? [];
+  }
+
+  /**
+   * How big a location is, cheaply (`GET /.hearth/data/summary`): `{children, nodes, more}`,
+   * its nodes counted up to `cap` (`more` when there are more).
+   */
+  async dataSummary(path, cap) {
+    return this.request('GET', this.dataUrl('summary', path, { cap: String(cap) }));
+  }
+
+  /**
+   * Up to `limit` children of a location in key order, without their values
+   * (`GET /.hearth/data/children`): `{children, keys: [{key, value} | {key, children}], more}`.
+   * `params`: `startAt`, `startAfter`, `endAt` (plain keys) and `limit`.
+   */
+  async dataChildren(path, params = {}) {
+    return this.request('GET', this.dataUrl('children', path, params));
+  }
+
+  dataUrl(endpoint, path, params) {
+    const url = new URL(`${this.origin}/.hearth/data/${endpoint}`);
+    url.searchParams.set('path', `/${path}`);
+    if (this.database) url.searchParams.set('ns', this.database);
+    for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
+    return url.toString();
+  }
+
+  /** The backups in the server's backup folder and the one running (`GET /.hearth/backups`). */
+  backups() {
+    return this.request('GET', `${this.origin}/.hearth/backups`);
+  }
+
+  /** How far the running backup is (`{ running }`, null when none runs), without listing them. */
+  backupProgress() {
+    return this.request('GET', `${this.origin}/.hearth/backups?progress`);
+  }
+
+  /** Makes a backup now, resolving once it is written (`POST /.hearth/backups`). */
+  backUpNow() {
+    return this.request('POST', `${this.origin}/.hearth/backups`);
+  }
+
+  /** `{ backup, database, path }`: the value there now and in the backup, by size. */
+  previewRestore(target) {
+    return this.request('POST', `${this.origin}/.hearth/backups/preview`, { body: target });
+  }
+
+  /** `{ backup, database, path }`: puts the backup's value back there, as one write. */
+  restoreFromBackup(target) {
+    return this.request('POST', `${this.origin}/.hearth/backups/restore`, { body: target });
   }
 
   /**

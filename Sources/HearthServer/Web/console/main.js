@@ -1,12 +1,14 @@
 // The console's shell: sign-in, the header with the database picker, the section navigation
-// (hash routes #/data, #/rules, #/users, #/files, #/server) and mounting the sections.
+// (hash routes #/data, #/rules, #/users, #/files, #/server, #/logs, #/backups) and mounting the sections.
 // A section module exports `mount(container, ctx, route)` and returns its cleanup.
 
 import { Hearth } from '/lib/hearth.js';
 import { AdminApi } from './api.js';
 import { h, skipLinkFocusesMain, toast } from './dom.js';
+import * as backups from './sections/backups.js';
 import * as data from './sections/data.js';
 import * as files from './sections/files.js';
+import * as logs from './sections/logs.js';
 import * as rules from './sections/rules.js';
 import * as server from './sections/server.js';
 import * as users from './sections/users.js';
@@ -18,6 +20,8 @@ const SECTIONS = [
   { name: 'users', title: 'Users', module: users },
   { name: 'files', title: 'Files', module: files },
   { name: 'server', title: 'Server', module: server },
+  { name: 'logs', title: 'Logs', module: logs },
+  { name: 'backups', title: 'Backups', module: backups },
 ];
 
 const DATABASE_KEY = 'hearth.console.database';

@@ -113,7 +113,7 @@ function browseOptions(ctx, error, done) {
   return [
     h('div', { class: 'divider' }, 'or'),
     anonymous,
-    h('p', { class: 'small muted' }, 'You can comment and star as “Anonymous”, or just ', h('a', { href: '#/' }, 'look around'), ' without signing in.'),
+    h('p', { class: 'small muted' }, 'You can comment and like as “Anonymous”, or just ', h('a', { href: '#/' }, 'look around'), ' without signing in.'),
   ];
 }
 
@@ -225,7 +225,7 @@ function keepWhatYouMade(holder, ctx) {
   const providers = h('div', { class: 'stack' });
   holder.replaceChildren(h('div', { class: 'notice stack', 'data-testid': 'keep-what-you-made' },
     h('h2', {}, 'Keep what you made'),
-    h('p', { class: 'small' }, 'Create an account to keep your posts, comments and stars and to sign in from anywhere.'),
+    h('p', { class: 'small' }, 'Create an account to keep your posts, comments and likes and to sign in from anywhere.'),
     providers, form));
   showProviders(providers, ctx, error, { next: '#/account', link: true });
 }

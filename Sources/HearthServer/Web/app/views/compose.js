@@ -4,6 +4,8 @@
 import { h, errorNote, errorWords, signInPrompt, Problem } from '/app/ui.js';
 import { ServerValue } from '/lib/hearth.js';
 import { MAX_BODY, MAX_PHOTOS, MAX_TITLE, authorOf, publishPost } from '/app/actions.js';
+import { mentionSuggestions } from '/app/mentions.js';
+import { mentionsIn } from '/app/rich-text.js';
 
 /** The largest full image and thumbnail the storage rules accept. */
 const MAX_FULL_BYTES = 5 * 1024 * 1024;
@@ -74,6 +76,7 @@ export function mount(container, ctx) {
   const title = h('input', { type: 'text', id: 'compose-title', 'data-testid': 'compose-title', maxlength: MAX_TITLE, required: true, autocomplete: 'off' });
   const body = h('textarea', { id: 'compose-body', 'data-testid': 'compose-body', maxlength: MAX_BODY, rows: 6, required: true });
   const bodyCounter = h('span', { class: 'counter', 'aria-live': 'off' }, `0 / ${MAX_BODY}`);
+  const mentions = mentionSuggestions(hearth, body, { me: user.uid });
   const fileInput = h('input', { type: 'file', id: 'compose-photos', 'data-testid': 'compose-photos', accept: 'image/*', multiple: true });
   const previews = h('ul', { class: 'photo-previews', 'aria-label': 'Chosen photos' });
   const progress = h('progress', { max: 1, value: 0, 'data-testid': 'compose-progress', 'aria-labelledby': 'compose-progress-label' });
@@ -82,8 +85,8 @@ export function mount(container, ctx) {
   const submit = h('button', { type: 'submit', class: 'button primary', 'data-testid': 'compose-submit' }, 'Post');
   const form = h('form', { class: 'form-card stack', novalidate: true },
     h('div', { class: 'field' }, h('label', { for: 'compose-title' }, 'Title'), title),
-    h('div', { class: 'field' }, h('label', { for: 'compose-body' }, 'What is it about?'), body, bodyCounter,
-      h('span', { class: 'hint' }, 'Tag it with #hashtags to make it easy to find.')),
+    h('div', { class: 'field' }, h('label', { for: 'compose-body' }, 'What is it about?'), body, mentions.element, bodyCounter,
+      h('span', { class: 'hint' }, 'Tag it with #hashtags to make it easy to find; type @ to mention someone.')),
     h('div', { class: 'field' },
       h('label', { for: 'compose-photos' }, `Photos (up to ${MAX_PHOTOS})`), fileInput,
       h('span', { class: 'hint' }, 'JPEG or PNG; large photos are made smaller before uploading.')),
@@ -185,6 +188,9 @@ export function mount(container, ctx) {
         stored.push({ full, thumb });
       }
       const value = { author, title: postTitle, body: postBody, timestamp: ServerValue.TIMESTAMP, starCount: 0 };
+      // The people chosen from the suggestions whose "@Full Name" is still in the post.
+      const named = mentionsIn(`${postTitle} ${postBody}`, mentions.chosen());
+      if (Object.keys(named).length) value.mentions = named;
       if (stored.length) value.photos = stored;
       publishPost(hearth, id, value).catch(async (failure) => {
         ctx.toast(errorWords(failure), 'error');

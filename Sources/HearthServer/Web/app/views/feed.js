@@ -1,16 +1,38 @@
 // #/feed — the home feed, FriendlyPix's way (as FeedViewModel.swift): `feed/{me}` lists the IDs
 // of posts by the people one follows (and one's own). On opening, the reader's own client adds
-// what the followed people posted meanwhile; while open, it adds their new posts as they
+// what the followed people posted meanwhile — lazily: after a first full catch-up it remembers
+// (in this browser) whom it followed and when, and later visits ask only for posts written
+// since, writing only the entries that are new; while open, it adds their new posts as they
 // appear. New posts wait behind a "N new posts" banner instead of pushing the list down.
 // What the local cache holds shows at once (offline too); older posts come a page at a time.
 import { h, errorNote, counted, signInPrompt, viewStatus, emptyState, skeleton, avatar } from '/app/ui.js';
 import { postCard } from '/app/components.js';
-import { Subscriptions, childKeys, firstValue, personOf } from '/app/social.js';
+import { Subscriptions, cachedOrRead, childKeys, firstValue, personOf } from '/app/social.js';
 import { PagedList, syncChildren } from '/app/paging.js';
 
 const PAGE_SIZE = 10;
 /** How many of everyone's newest posts are watched for new posts by the people followed. */
 const NEWEST_WATCHED = 5;
+/** Posts are asked for from this long before the last catch-up (a post's time is its commit's). */
+const MARGIN_MS = 10_000;
+
+/** The last catch-up of `uid`'s feed in this browser: `{ following: [uid…], since: ms }`, or null. */
+export function feedMarker(uid) {
+  try {
+    const marker = JSON.parse(localStorage.getItem(`hearth.feed-caught-up:${uid}`) ?? 'null');
+    return Array.isArray(marker?.following) && Number.isFinite(marker?.since) ? marker : null;
+  } catch {
+    return null;
+  }
+}
+
+function keepFeedMarker(uid, marker) {
+  try {
+    localStorage.setItem(`hearth.feed-caught-up:${uid}`, JSON.stringify(marker));
+  } catch {
+    // No storage (private mode): the next visit catches up in full.
+  }
+}
 
 export function mount(container, ctx) {
   const me = ctx.user?.uid;
@@ -73,7 +95,10 @@ export function mount(container, ctx) {
     onError: (caught) => error.show(caught),
   });
   subscriptions.add(() => feed.stop());
-  catchUp().catch((caught) => {
+  // The list says when the catch-up is done (tests and the benchmark wait on it).
+  const caughtUp = catchUp().then((written) => {
+    list.dataset.caughtUp = String(written);
+  }, (caught) => {
     if (!stopped) error.show(caught);
   });
   listenToFollowedPeople();
@@ -157,25 +182,53 @@ export function mount(container, ctx) {
   }
 
   /**
-   * Adds to `feed/{me}` every post of the followed people that is not there yet (one write).
-   * Reads what is cached, or waits for the server: the feed on screen does not wait for it.
+   * Adds to `feed/{me}` the posts of the followed people that are not there yet (one write),
+   * answering how many. The first time in this browser, and whenever whom one follows changed,
+   * it reads all their posts and the whole feed; otherwise only the posts written since the
+   * last catch-up (one query by time) and, if any are by people followed, the feed from the
+   * oldest of them on. The feed on screen does not wait for it.
    */
   async function catchUp() {
-    const [following, present] = await Promise.all([
+    const [following, offset] = await Promise.all([
       firstValue(subscriptions, hearth.db.ref(`people/${me}/following`)),
-      firstValue(subscriptions, hearth.db.ref(`feed/${me}`).orderByKey()),
+      firstValue(subscriptions, hearth.db.ref('.info/serverTimeOffset')),
     ]);
-    for (const id of childKeys(present)) inFeed.add(id);
-    const theirPosts = await Promise.all(childKeys(following).map((uid) => firstValue(subscriptions, hearth.db.ref(`people/${uid}/posts`))));
-    const updates = {};
-    for (const theirs of theirPosts) {
-      for (const id of childKeys(theirs)) {
-        if (!inFeed.has(id)) updates[`feed/${me}/${id}`] = true;
+    const followed = childKeys(following).sort();
+    const startedAt = Date.now() + (offset.val() ?? 0);
+    const marker = feedMarker(me);
+    const candidates = [];
+    if (marker && marker.following.join(',') === followed.join(',')) {
+      const recent = await hearth.db.ref('posts').orderByChild('timestamp').startAt(marker.since - MARGIN_MS).once('value');
+      const people = new Set(followed);
+      recent.forEach((post) => {
+        if (people.has(post.child('author/uid').val()) && !inFeed.has(post.key)) candidates.push(post.key);
+      });
+      if (candidates.length) {
+        const oldest = [...candidates].sort()[0];
+        const present = await hearth.db.ref(`feed/${me}`).orderByKey().startAt(oldest).once('value');
+        for (const id of childKeys(present)) inFeed.add(id);
       }
+    } else {
+      // From the server (a cached copy may be old, and the marker will trust this read).
+      const [present, ...theirPosts] = await Promise.all([
+        hearth.db.ref(`feed/${me}`).orderByKey().once('value'),
+        ...followed.map((uid) => hearth.db.ref(`people/${uid}/posts`).once('value')),
+      ]);
+      for (const id of childKeys(present)) inFeed.add(id);
+      for (const theirs of theirPosts) candidates.push(...childKeys(theirs));
     }
-    if (stopped || Object.keys(updates).length === 0) return;
-    for (const path of Object.keys(updates)) inFeed.add(path.split('/').pop());
-    await hearth.db.ref().update(updates);
+    const updates = {};
+    for (const id of candidates) {
+      if (!inFeed.has(id)) updates[`feed/${me}/${id}`] = true;
+    }
+    if (stopped) return 0;
+    const written = Object.keys(updates).length;
+    if (written) {
+      for (const path of Object.keys(updates)) inFeed.add(path.split('/').pop());
+      await hearth.db.ref().update(updates);
+    }
+    keepFeedMarker(me, { following: followed, since: startedAt });
+    return written;
   }
 
   /**
@@ -189,14 +242,23 @@ export function mount(container, ctx) {
     subscriptions.on(hearth.db.ref(`people/${me}/following`), 'value', (snapshot) => {
       following = new Set(childKeys(snapshot));
     }, (caught) => error.show(caught));
-    subscriptions.on(hearth.db.ref('posts').orderByKey().limitToLast(NEWEST_WATCHED), 'child_added', (added) => {
+    // Newest by time, not by key: a post written under a key of its own (not a push ID) would
+    // otherwise sort after every new post for good and hide them from this window.
+    subscriptions.on(hearth.db.ref('posts').orderByChild('timestamp').limitToLast(NEWEST_WATCHED), 'child_added', async (added) => {
       const id = added.key;
       if (inFeed.has(id) || !following.has(added.child('author/uid').val())) return;
+      // After the catch-up (which knows what is there), and only if the entry is still missing:
+      // a visit with nothing new writes nothing.
+      await caughtUp;
+      if (stopped || inFeed.has(id)) return;
       inFeed.add(id);
-      hearth.db.ref(`feed/${me}/${id}`).set(true).catch((caught) => {
+      try {
+        if ((await cachedOrRead(hearth, hearth.db.ref(`feed/${me}/${id}`))).exists() || stopped) return;
+        await hearth.db.ref(`feed/${me}/${id}`).set(true);
+      } catch (caught) {
         inFeed.delete(id);
         error.show(caught);
-      });
+      }
     }, (caught) => error.show(caught));
   }
 

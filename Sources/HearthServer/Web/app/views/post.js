@@ -1,15 +1,17 @@
-// #/post/<id> — one post, live (as PostDetailViewModel): its photos, stars, likes and comments.
-// The reader can comment and edit or delete their own comments, star, like, save, share,
+// #/post/<id> — one post, live (as PostDetailViewModel): its photos, likes and comments.
+// The reader can comment and edit or delete their own comments, like, save, share,
 // report, and delete the post if it is theirs.
-import { h, errorNote, confirmDialog, toast, busy, counted, skeleton } from '/app/ui.js';
-import { authorLine, photoURL, starButton } from '/app/components.js';
+import { h, errorNote, confirmDialog, toast, busy, skeleton } from '/app/ui.js';
+import { authorLine, photoURL, likeButton } from '/app/components.js';
 import { openPhotoViewer } from '/app/photo-viewer.js';
 import {
-  MAX_COMMENT, addComment, deleteComment, deletePost, editComment, photosOf, reportPost, setLiked, setSaved, shareLink,
+  MAX_COMMENT, addComment, deleteComment, deletePost, editComment, photosOf, reportPost, setSaved, shareLink,
 } from '/app/actions.js';
 import { Subscriptions } from '/app/social.js';
 import { PagedList, loadOlderButton, syncChildren } from '/app/paging.js';
 import { markPending } from '/app/pending.js';
+import { mentionsIn, richText } from '/app/rich-text.js';
+import { mentionSuggestions } from '/app/mentions.js';
 
 /** Comments shown at first, and added by each "Show earlier comments". */
 const COMMENT_PAGE = 20;
@@ -79,19 +81,15 @@ export function mount(container, ctx, params) {
     const title = h('h1', { id: 'post-title', class: 'post-title', 'data-testid': 'post-title' });
     const photos = h('div', { class: 'photos' });
     const body = h('p', { class: 'post-body', 'data-testid': 'post-body' });
-    const star = starButton(ctx, postId, post);
-    const likeCount = h('span', { class: 'count', 'data-testid': 'like-count' }, '0');
-    const like = h('button', { type: 'button', class: 'chip', 'data-testid': 'like-button', 'aria-pressed': 'false' },
-      h('span', { 'aria-hidden': 'true' }, '♥'), ' Like ', likeCount);
+    const like = likeButton(ctx, postId, post);
     const save = h('button', { type: 'button', class: 'chip', 'data-testid': 'save-button', 'aria-pressed': 'false' }, 'Save');
     const share = h('button', { type: 'button', class: 'chip', 'data-testid': 'share-button' }, 'Share');
     const report = h('button', { type: 'button', class: 'chip', 'data-testid': 'report-button' }, 'Report');
     const remove = h('button', { type: 'button', class: 'chip danger', 'data-testid': 'delete-post' }, 'Delete post');
     const shareBox = h('div', { class: 'share-field', hidden: true });
-    const actions = h('div', { class: 'post-actions', role: 'group', 'aria-label': 'Post actions' }, star, like, save, share, report, remove);
+    const actions = h('div', { class: 'post-actions', role: 'group', 'aria-label': 'Post actions' }, like, save, share, report, remove);
     const comments = commentsSection();
 
-    let liked = false;
     let saved = false;
     let shownPhotos = '';
     const showSaved = (value) => {
@@ -100,9 +98,6 @@ export function mount(container, ctx, params) {
       save.textContent = saved ? 'Saved' : 'Save';
     };
 
-    like.addEventListener('click', () => {
-      if (!needsAccount('like posts')) run(like, () => setLiked(hearth, postId, !liked));
-    });
     save.addEventListener('click', () => {
       if (!needsAccount('save posts')) run(save, async () => {
         await setSaved(hearth, postId, !saved);
@@ -126,12 +121,6 @@ export function mount(container, ctx, params) {
       deleting = false;
     });
 
-    listen(db.ref(`likes/${postId}`), 'value', (snapshot) => {
-      liked = Boolean(user && snapshot.hasChild(user.uid));
-      likeCount.textContent = String(snapshot.numChildren());
-      like.setAttribute('aria-pressed', String(liked));
-      like.setAttribute('aria-label', `${liked ? 'Unlike' : 'Like'} (${counted(snapshot.numChildren(), 'like')})`);
-    });
     // Only the reader changes their saved posts: read once rather than hold a stream open.
     if (user) {
       db.ref(`saved/${user.uid}/${postId}`).get().then((snapshot) => showSaved(snapshot.exists()), (failure) => error.show(failure));
@@ -147,8 +136,8 @@ export function mount(container, ctx, params) {
     return {
       update(next) {
         authorBox.replaceChildren(authorLine(next.author, next.timestamp, 40));
-        title.textContent = next.title || 'Untitled';
-        body.textContent = next.body ?? '';
+        title.replaceChildren(next.title ? richText(next.title, next.mentions) : 'Untitled');
+        body.replaceChildren(richText(next.body ?? '', next.mentions));
         const list = photosOf(next);
         const key = list.map((photo) => photo.full).join('|');
         if (key !== shownPhotos) {
@@ -161,7 +150,7 @@ export function mount(container, ctx, params) {
           }, h('img', { src: photo.src, alt: photo.alt, 'data-testid': 'post-photo' }))));
         }
         photos.hidden = list.length === 0;
-        star.update(next);
+        like.update(next);
         const own = user?.uid === next.author.uid;
         remove.hidden = !own;
         report.hidden = own;
@@ -240,9 +229,10 @@ export function mount(container, ctx, params) {
 
   function commentForm() {
     const input = h('textarea', { id: 'comment-input', 'data-testid': 'comment-input', maxlength: MAX_COMMENT, rows: 3, required: true });
+    const mentions = mentionSuggestions(hearth, input, { me: user.uid });
     const submit = h('button', { type: 'submit', class: 'button primary', 'data-testid': 'comment-submit' }, 'Comment');
     const form = h('form', { class: 'comment-form' },
-      h('label', { for: 'comment-input' }, 'Add a comment'), input, h('div', { class: 'row end' }, submit));
+      h('label', { for: 'comment-input' }, 'Add a comment'), input, mentions.element, h('div', { class: 'row end' }, submit));
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
       const text = input.value.trim();
@@ -250,8 +240,10 @@ export function mount(container, ctx, params) {
       if ([...text].length > MAX_COMMENT) return commentError.show('The comment is too long.');
       // Shown at once (marked until the server has it, offline too); a refusal puts the text back.
       commentError.clear();
+      const named = mentionsIn(text, mentions.chosen());
       input.value = '';
-      addComment(hearth, postId, text).catch((failure) => {
+      mentions.reset();
+      addComment(hearth, postId, text, { postAuthor: post?.author?.uid, mentions: named }).catch((failure) => {
         commentError.show(failure);
         if (!input.value) input.value = text;
       });
@@ -271,7 +263,7 @@ export function mount(container, ctx, params) {
     edit.addEventListener('click', () => startEditing());
     remove.addEventListener('click', async () => {
       if (await confirmDialog('Delete your comment?', { confirm: 'Delete', danger: true })) {
-        runComment(remove, () => deleteComment(hearth, postId, commentId));
+        runComment(remove, () => deleteComment(hearth, postId, commentId, { postAuthor: post?.author?.uid }));
       }
     });
 
@@ -294,7 +286,7 @@ export function mount(container, ctx, params) {
     item.update = (next) => {
       current = next;
       header.replaceChildren(authorLine(next.author, next.timestamp, 28));
-      text.textContent = next.text ?? '';
+      text.replaceChildren(richText(next.text ?? '', next.mentions));
       tools.replaceChildren(...(user?.uid === next.author?.uid ? [edit, remove] : []));
     };
     item.update(comment);

@@ -5,7 +5,10 @@
 import { h, errorNote, avatar, confirmDialog, counted, emptyState, skeleton, viewStatus } from '/app/ui.js';
 import { postGrid } from '/app/components.js';
 import { Subscriptions, childKeys, personOf } from '/app/social.js';
+import { notification, notificationPath } from '/app/actions.js';
 import { PagedList } from '/app/paging.js';
+import { profileEditor } from '/app/profile-editor.js';
+import { richText } from '/app/rich-text.js';
 
 const PAGE_SIZE = 12;
 
@@ -28,6 +31,7 @@ export function mount(container, ctx, params) {
   const postCount = h('span', { 'data-testid': 'post-count' });
   const followerCount = h('span', { 'data-testid': 'follower-count' });
   const followingCount = h('span', { 'data-testid': 'following-count' });
+  const bio = h('p', { class: 'profile-bio', 'data-testid': 'profile-bio', hidden: true });
   const actions = h('div', { class: 'profile-actions' });
   const grid = h('div', { class: 'profile-posts' }, skeleton('tiles', 6));
   const more = h('div', { class: 'list-footer', hidden: true },
@@ -35,8 +39,24 @@ export function mount(container, ctx, params) {
 
   const followButton = h('button', { type: 'button', class: 'button primary', 'data-testid': 'follow-button', 'on:click': toggleFollow });
   const blockButton = h('button', { type: 'button', class: 'button', 'data-testid': 'block-button', 'on:click': toggleBlock });
+  // One's own profile is edited here: name, bio and photo (the account page has the rest).
+  const editButton = h('button', {
+    type: 'button', class: 'button', 'data-testid': 'edit-profile', 'aria-expanded': 'false', 'aria-controls': 'profile-editor',
+  }, 'Edit profile');
+  const editor = isOwn ? profileEditor(ctx, {
+    profile: () => state.profile,
+    onClose: () => {
+      editButton.setAttribute('aria-expanded', 'false');
+      editButton.focus();
+    },
+  }) : null;
+  editButton.addEventListener('click', () => {
+    if (editor.isOpen) return editor.close();
+    editButton.setAttribute('aria-expanded', 'true');
+    return editor.open();
+  });
   if (isOwn) {
-    actions.append(h('a', { href: '#/account', class: 'button', 'data-testid': 'edit-profile' }, 'Edit profile'));
+    actions.append(editButton, h('a', { href: '#/account', class: 'button secondary', 'data-testid': 'account-settings' }, 'Account'));
   } else {
     actions.append(followButton,
       h('a', { href: `#/chat/with/${encodeURIComponent(uid)}`, class: 'button', 'data-testid': 'message-button' }, 'Message'),
@@ -48,9 +68,11 @@ export function mount(container, ctx, params) {
       picture,
       h('div', { class: 'profile-summary' },
         name,
+        bio,
         h('ul', { class: 'profile-counts', 'aria-label': 'Counts' },
           h('li', {}, postCount), h('li', {}, followerCount), h('li', {}, followingCount)),
         actions)),
+    editor?.element,
     error.element,
     h('h2', { class: 'visually-hidden' }, 'Posts'),
     status.element,
@@ -74,6 +96,9 @@ export function mount(container, ctx, params) {
     const person = personOf(uid, state.profile);
     name.textContent = state.profile ? person.full_name : 'No such person';
     picture.replaceChildren(avatar(person, 96));
+    const about = typeof state.profile?.bio === 'string' ? state.profile.bio : '';
+    bio.replaceChildren(richText(about));
+    bio.hidden = !about;
     postCount.textContent = counted(snapshot.child('posts').numChildren(), 'post');
     followingCount.textContent = `${snapshot.child('following').numChildren()} following`;
   }, failed);
@@ -156,7 +181,10 @@ export function mount(container, ctx, params) {
     return undefined;
   }
 
-  /** Both sides of the follow and the feed entries for all their posts, in one write. */
+  /**
+   * Both sides of the follow, the feed entries for all their posts and their notification
+   * (removed again on unfollowing), in one write.
+   */
   function toggleFollow() {
     return perform(async () => {
       const follow = !state.isFollowing;
@@ -164,6 +192,7 @@ export function mount(container, ctx, params) {
       const updates = {
         [`followers/${uid}/${me}`]: value,
         [`people/${me}/following/${uid}`]: value,
+        [notificationPath(uid, 'follow', { from: me })]: follow ? notification(ctx.user, uid, 'follow') : null,
       };
       for (const postId of childKeys(await hearth.db.ref(`people/${uid}/posts`).once('value'))) {
         updates[`feed/${me}/${postId}`] = value;
@@ -187,6 +216,7 @@ export function mount(container, ctx, params) {
       if (block && state.isFollowing) {
         updates[`followers/${uid}/${me}`] = null;
         updates[`people/${me}/following/${uid}`] = null;
+        updates[notificationPath(uid, 'follow', { from: me })] = null;
       }
       await hearth.db.ref().update(updates);
       state.isBlocked = block;

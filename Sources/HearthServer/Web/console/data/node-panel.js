@@ -1,12 +1,17 @@
 // The panel beside the tree for the selected node: edit its value (or paste JSON over it),
-// add a child, import a JSON file into it, export it, delete it.
+// add a child, import a JSON file into it, export it, delete it. An object of a location read
+// on demand (too big to stream) comes without its value: the panel asks the server for its
+// size, and reads the value itself only when it is small enough to edit.
 
 import { confirmDialog, counted, formatBytes, h, progressBar, saveBlob, toast } from '../dom.js';
-import { childCount, formatPath, hasAtMostNodes, isObject } from './values.js';
+import { lazyInfo } from './lazy-location.js';
+import { childCount, formatPath, hasAtMostNodes, isObject, normalize } from './values.js';
 import { valueField } from './value-field.js';
 
 // Past this many nodes, an object is not put in the editor (it would be slow and unreadable).
 const EDITABLE_NODES = 2_000;
+// How far the size of an object read on demand is counted (the server stops counting there).
+const SIZE_CAP = 100_000;
 
 export class NodePanel {
   /**
@@ -15,9 +20,12 @@ export class NodePanel {
    * @param {(keys: string[]) => void} options.onOpen make this node the tree's location
    * @param {(keys: string[]) => void} options.onReveal show this (new) node in the tree
    * @param {() => void} options.onClose the panel was dismissed (phones)
+   * @param {() => void} [options.onWritten] the panel wrote to the server (the tree may not be live)
    */
-  constructor({ api, onOpen, onReveal, onClose }) {
-    Object.assign(this, { api, onOpen, onReveal });
+  constructor({ api, onOpen, onReveal, onClose, onWritten = () => {} }) {
+    Object.assign(this, { api, onOpen, onReveal, onWritten });
+    this.shownValue = undefined;
+    this.measures = 0;
     this.keys = null;
     this.count = 0;
     this.title = h('h2', { id: 'node-panel-title', class: 'panel-title' });
@@ -65,11 +73,19 @@ export class NodePanel {
    */
   show(keys, value, location, total = null) {
     const same = this.keys && formatPath(keys) === this.path;
+    const lazy = lazyInfo(value);
+    const fresh = !same || value !== this.shownValue;
+    this.shownValue = value;
     this.keys = keys;
-    this.count = total ?? childCount(value);
+    this.count = lazy ? lazy.count : total ?? childCount(value);
     this.title.textContent = this.path;
     this.openButton.hidden = formatPath(location) === this.path || !isObject(value);
     const children = counted(this.count, 'child', 'children');
+    if (lazy) {
+      if (fresh) this.measure(keys, children, same);
+      return;
+    }
+    this.measures += 1;
     const summary = value === null ? 'No data here.'
       : total !== null ? `An object with ${children}; the first ${childCount(value).toLocaleString()} are loaded.`
       : isObject(value) ? `An object with ${children}.`
@@ -83,6 +99,46 @@ export class NodePanel {
     } else {
       this.note.textContent = 'This value changed on the server since you started editing.';
     }
+  }
+
+  /**
+   * Asks the server how big the object at `keys` is (its value was not read), says it, and
+   * reads the value into the editor only when it is small enough to edit.
+   */
+  async measure(keys, children, same) {
+    const run = ++this.measures;
+    const path = formatPath(keys);
+    this.setSummary(`An object with ${children}.`);
+    if (!same) this.note.textContent = '';
+    if (!same || !this.editor.dirty) this.editor.set(null);
+    let size;
+    try {
+      size = await this.api.dataSummary(keys.join('/'), SIZE_CAP);
+    } catch (error) {
+      if (run === this.measures) this.note.textContent = `Its size could not be read: ${error.message}`;
+      return;
+    }
+    if (run !== this.measures) return;
+    const nodes = size.more ? `more than ${SIZE_CAP.toLocaleString()} nodes` : counted(size.nodes, 'node', 'nodes');
+    this.setSummary(`An object with ${counted(size.children, 'child', 'children')} and ${nodes}; not live.`);
+    this.count = size.children;
+    if (size.more || size.nodes > EDITABLE_NODES) {
+      if (!this.editor.dirty) this.fillEditor(null, false);
+      return;
+    }
+    try {
+      const value = normalize(await this.api.request('GET', this.api.dbUrl(keys.join('/'))));
+      if (run !== this.measures || path !== this.path) return;
+      if (!same || !this.editor.dirty) this.fillEditor(value, true);
+      else this.note.textContent = 'This value changed on the server since you started editing.';
+    } catch (error) {
+      if (run === this.measures) this.note.textContent = `Its value could not be read: ${error.message}`;
+    }
+  }
+
+  setSummary(words) {
+    // A live region: only a real change is worth announcing.
+    if (this.summary.textContent !== words) this.summary.textContent = words;
   }
 
   fillEditor(value, whole) {
@@ -107,6 +163,7 @@ export class NodePanel {
       await this.write('PUT', this.keys, value);
       this.editor.dirty = false;
       this.note.textContent = '';
+      this.onWritten();
       toast(`Saved ${this.path}.`, 'success');
     } catch (error) {
       toast(error.message, 'error');
@@ -140,6 +197,7 @@ export class NodePanel {
     try {
       await this.api.request('DELETE', this.api.dbUrl(this.path));
       toast(`Deleted ${this.path}.`, 'success');
+      this.onWritten();
     } catch (error) {
       toast(error.message, 'error');
     }
@@ -159,6 +217,7 @@ export class NodePanel {
       });
       this.progress.update(1, `Imported ${file.name} into ${this.path}.`);
       toast(`Imported ${file.name}.`, 'success');
+      this.onWritten();
     } catch (error) {
       this.progress.hide();
       toast(`Import failed: ${error.message}`, 'error');

@@ -1,8 +1,11 @@
 // The data tree: an ARIA tree of rows for one location, drawn lazily (only expanded nodes
 // have child rows, and at most `shown` of them, PAGE_SIZE more per "Show more"), redrawn in
-// place from the changed path down, with a highlight on what a write changed.
+// place from the changed path down, with a highlight on what a write changed. A location too
+// big to stream is drawn the same way from a sparse value read on demand (data/lazy-location.js):
+// its objects say how many children they have, and "Show more" asks for the next page.
 
 import { counted, h } from '../dom.js';
+import { lazyInfo } from './lazy-location.js';
 import { childCount, compareKeys, displayLeaf, formatPath, isObject, valueAt } from './values.js';
 
 export const PAGE_SIZE = 100;
@@ -14,10 +17,13 @@ export class TreeView {
    * @param {object} options
    * @param {(keys: string[], value: any) => void} options.onSelect the selected node changed
    * @param {() => void} options.onWiden the location is a window of a huge one and more of it is wanted
+   * @param {(keys: string[]) => void} [options.onLoad] an object read on demand was expanded, or
+   *   more of it is wanted: read its next page, then call `redraw(keys)`
    */
-  constructor({ onSelect, onWiden }) {
+  constructor({ onSelect, onWiden, onLoad = () => {} }) {
     this.onSelect = onSelect;
     this.onWiden = onWiden;
+    this.onLoad = onLoad;
     this.element = h('ul', { class: 'tree', role: 'tree', 'aria-label': 'Data', 'data-testid': 'data-tree',
       'on:keydown': (event) => this.keydown(event), 'on:click': (event) => this.click(event) });
     this.expanded = new Set();
@@ -59,6 +65,12 @@ export class TreeView {
     if (this.selectedKeys) this.onSelect(this.selectedKeys, this.valueOf(this.selectedKeys));
   }
 
+  /** Draws the node at `keys` again, once more of its children were read on demand. */
+  redraw(keys) {
+    const row = this.rows.get(formatPath(keys));
+    if (row) this.reconcile(row, this.valueOf(row.keys), false);
+  }
+
   valueOf(keys) {
     return valueAt(this.value, keys.slice(this.rootKeys.length));
   }
@@ -97,7 +109,9 @@ export class TreeView {
       }
       return;
     }
-    const count = childCount(value);
+    // A windowed location, or an object read on demand, holds part of its children: it says how many it has in all.
+    const lazy = lazyInfo(value);
+    const count = lazy ? lazy.count : row === this.root && this.total !== null ? this.total : childCount(value);
     const wasLeaf = row.kind === 'leaf';
     row.kind = 'object';
     row.text = null;
@@ -119,8 +133,11 @@ export class TreeView {
 
   reconcileChildren(row, value, flash) {
     const keys = Object.keys(value).sort(compareKeys);
-    // A windowed location shows all it has; the rest comes from the server on "Show more".
-    const windowed = row === this.root && this.total !== null;
+    // A windowed location, or an object read on demand, shows all it has; the rest comes from
+    // the server on "Show more".
+    const lazy = lazyInfo(value);
+    if (lazy && !lazy.loaded) this.onLoad(row.keys);
+    const windowed = lazy !== null || (row === this.root && this.total !== null);
     const visible = windowed ? keys : keys.slice(0, this.shown.get(row.path) ?? PAGE_SIZE);
     const wanted = new Set(visible);
     for (const [key, child] of row.children) {
@@ -143,8 +160,9 @@ export class TreeView {
       }
       previous = child;
     }
-    const hidden = (windowed ? this.total : keys.length) - visible.length;
-    this.updateMore(row, hidden, visible.length);
+    const hidden = (lazy ? lazy.count : windowed ? this.total : keys.length) - visible.length;
+    if (lazy && !lazy.loaded) this.showLoading(row);
+    else this.updateMore(row, hidden, visible.length);
   }
 
   updateMore(row, hidden, visibleCount) {
@@ -153,17 +171,29 @@ export class TreeView {
       row.more = null;
       return;
     }
-    if (!row.more) {
+    if (!row.more?.querySelector('button')) {
+      row.more?.remove();
       row.more = h('li', { role: 'none', class: 'more' },
         h('button', { type: 'button', class: 'link-button', 'data-testid': 'tree-show-more',
           'on:click': () => this.showMore(row) }));
     }
     row.more.firstChild.textContent =
       `Show ${Math.min(hidden, PAGE_SIZE).toLocaleString()} more (${visibleCount.toLocaleString()} of ${(visibleCount + hidden).toLocaleString()} shown)`;
+    // Moving the button, even to where it is, would take the keyboard's focus off it.
+    if (row.group.lastChild !== row.more) row.group.append(row.more);
+  }
+
+  showLoading(row) {
+    row.more?.remove();
+    row.more = h('li', { role: 'none', class: 'more muted' }, 'Loading…');
     row.group.append(row.more);
   }
 
   showMore(row) {
+    if (lazyInfo(this.valueOf(row.keys))) {
+      this.onLoad(row.keys);
+      return;
+    }
     if (row === this.root && this.total !== null) {
       this.onWiden();
       return;

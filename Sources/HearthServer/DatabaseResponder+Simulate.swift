@@ -1,0 +1,110 @@
+import Foundation
+import HearthCore
+import HearthRules
+import HearthStore
+import Hummingbird
+
+/// `POST /.hearth/rules/simulate`, for admins: the console's rules simulator. The body is
+/// `{"operation": "read"|"set"|"update", "path": "/a/b", "data": …, "auth": null | {"uid": …,
+/// "provider": …, "claims": {…}}, "rules": "<draft text>"}` (`data` for writes only, `rules`
+/// to judge a draft instead of the deployed rules); the answer is `{"allowed", "reason",
+/// "trace": [{"kind", "path", "expression", "line", "column", "result", "error"}]}`. Nothing
+/// is written; ``DatabaseOperations/simulate(_:at:on:auth:rulesText:)`` decides.
+extension DatabaseResponder {
+    static let simulatePath = "/.hearth/rules/simulate"
+
+    struct SimulationAnswer: Encodable {
+        struct Step: Encodable {
+            var kind: String
+            var path: String
+            var expression: String
+            var line: Int
+            var column: Int
+            var result: Bool
+            var error: String?
+        }
+
+        var allowed: Bool
+        var reason: String?
+        var trace: [Step]
+    }
+
+    func handleSimulation(_ request: Request) async throws -> Response {
+        let parameters = try admin.admit(request, methods: [.post])
+        let bytes = Array(try await body(of: request).readableBytesView)
+        var fields: [String: ArraySlice<UInt8>] = [:]
+        do {
+            for member in try JSONParser.members(ofObject: bytes) { fields[member.key] = bytes[member.value] }
+        } catch {
+            throw HearthError(.invalidData, "The body must be a JSON object such as {\"operation\": \"read\", \"path\": \"/\", \"auth\": null}.")
+        }
+        guard case .string(let pathText)? = fields["path"].flatMap({ try? JSONParser.parseDocument($0) }) else {
+            throw HearthError(.invalidData, "\"path\" must be a string such as \"/users/alice\".")
+        }
+        let path = try Path(parsing: pathText, allowPriority: true)
+        let operation: DatabaseOperations.SimulatedOperation
+        switch fields["operation"].flatMap({ try? JSONParser.parseDocument($0) }) {
+        case .string("read")?:
+            operation = .read
+        case .string("set")?:
+            guard let data = fields["data"] else { throw HearthError(.invalidData, "A set needs \"data\": the value to write.") }
+            operation = .set(try JSONParser.parse(data))
+        case .string("update")?:
+            guard let data = fields["data"] else {
+                throw HearthError(.invalidData, "An update needs \"data\": an object of child paths and values.")
+            }
+            guard !path.isPriorityPath else { throw HearthError.invalidPathToken }
+            operation = .update(try JSONParser.parseUpdate(data))
+        default:
+            throw HearthError(.invalidData, "\"operation\" must be \"read\", \"set\" or \"update\".")
+        }
+        let auth = try Self.simulatedAuth(fields["auth"])
+        var draft: String?
+        if let rules = fields["rules"] {
+            switch try? JSONParser.parseDocument(rules) {
+            case .string(let text)?: draft = text
+            case .null?: draft = nil
+            default: throw HearthError(.invalidData, "\"rules\" must be the rules text as a string, or null for the deployed rules.")
+            }
+        }
+        let database = try await operations.database(named: databaseName(for: request, parameters: parameters))
+        let simulation = try operations.simulate(operation, at: path, on: database, auth: auth, rulesText: draft)
+        let answer = SimulationAnswer(
+            allowed: simulation.allowed, reason: simulation.reason,
+            trace: simulation.trace.map { step in
+                .init(
+                    kind: step.kind.rawValue, path: step.path.description, expression: step.expression,
+                    line: step.position.line, column: step.position.column, result: step.result, error: step.error)
+            })
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let body = try? encoder.encode(answer) else { throw HearthError(.internalError, "Internal server error.") }
+        return JSONResponse.make(bytes: Array(body))
+    }
+
+    /// The `auth` variable the body's `"auth"` names: signed out for null (or none), else a
+    /// user with `uid`, an optional `provider` and extra token `claims`.
+    static func simulatedAuth(_ field: ArraySlice<UInt8>?) throws -> Node {
+        guard let field else { return .null }
+        let bytes = Array(field)
+        let invalid = HearthError(
+            .invalidData, "\"auth\" must be null (signed out) or {\"uid\": \"…\", \"provider\": \"…\", \"claims\": {…}}.")
+        guard let value = try? JSONParser.parseDocument(bytes) else { throw invalid }
+        if value.isNull { return .null }
+        guard value.children != nil, case .string(let uid) = value.child(ChildKey("uid")), !uid.isEmpty else { throw invalid }
+        var provider: String?
+        switch value.child(ChildKey("provider")) {
+        case .null: provider = nil
+        case .string(let name): provider = name
+        default: throw invalid
+        }
+        let claims = value.child(ChildKey("claims"))
+        // Parsed data turns arrays into objects; the claims must be written as an object.
+        let claimsBytes = (try? JSONParser.members(ofObject: bytes))?.last { $0.key == "claims" }.map { bytes[$0.value] }
+        let startsAsObject = claimsBytes?.first.map { $0 == UInt8(ascii: "{") || $0 == UInt8(ascii: "n") } ?? true
+        guard claims.isNull || (claims.children != nil && startsAsObject) else {
+            throw HearthError(.invalidData, "\"claims\" must be a JSON object such as {\"admin\": true}.")
+        }
+        return DatabaseOperations.simulatedAuth(uid: uid, provider: provider, claims: claims)
+    }
+}

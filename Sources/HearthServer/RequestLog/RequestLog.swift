@@ -1,0 +1,115 @@
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import Synchronization
+
+/// The latest requests the server answered, across transports (REST, Server-Sent Events
+/// stream opens, account and file requests, realtime connections and messages), kept in
+/// memory as a bounded ring for the console's request log and `GET /.hearth/requests`.
+///
+/// Paths are recorded as an access log shows them: query values that are credentials or codes
+/// (`auth=`, `access_token=`, …) are dropped (see ``HearthResponder/loggablePath(_:)``).
+///
+/// Threading: a lock guards the ring; recording copies a few strings.
+public final class RequestLog: Sendable {
+    /// One request.
+    public struct Entry: Sendable, Encodable, Equatable {
+        public var time: Date
+        /// The HTTP method, or for a realtime message its action (`put`, `listen`, …).
+        public var method: String
+        /// The path and query, secrets hidden.
+        public var path: String
+        /// The HTTP status; nil for a realtime message (answered later, on the socket).
+        public var status: Int?
+        public var milliseconds: Double?
+        /// `rest`, `sse`, `auth`, `files`, `realtime`, … (the metrics' transport label).
+        public var transport: String
+        /// The ID the server's own log lines carry for this request (`hb.request.id`).
+        public var requestID: String?
+        /// Who the request spoke for, once known: a user's uid, or `admin`.
+        public var uid: String?
+    }
+
+    /// A filter, as `GET /.hearth/requests` takes it.
+    public struct Filter: Sendable, Equatable {
+        /// A status class: 2 for 2xx, 4 for 4xx, 5 for 5xx (entries without a status never match).
+        public var statusClass: Int?
+        /// Only paths starting with this.
+        public var pathPrefix: String?
+        public var limit: Int
+
+        public init(statusClass: Int? = nil, pathPrefix: String? = nil, limit: Int = 200) {
+            self.statusClass = statusClass
+            self.pathPrefix = pathPrefix
+            self.limit = limit
+        }
+
+        func matches(_ entry: Entry) -> Bool {
+            if let statusClass {
+                guard let status = entry.status, status / 100 == statusClass else { return false }
+            }
+            if let pathPrefix, !pathPrefix.isEmpty, !entry.path.hasPrefix(pathPrefix) { return false }
+            return true
+        }
+    }
+
+    /// Where the handling of one request notes who it speaks for, once its credential is read
+    /// (deep in a responder); the ring records it with the request.
+    public final class Note: Sendable {
+        private let value = Mutex<String?>(nil)
+        public init() {}
+        public var uid: String? {
+            get { value.withLock { $0 } }
+            set { value.withLock { $0 = newValue } }
+        }
+    }
+
+    /// The note of the request this task is handling, if any.
+    @TaskLocal public static var current: Note?
+
+    /// How many entries are kept.
+    public let capacity: Int
+    private let ring = Mutex<(entries: [Entry], next: Int)>(([], 0))
+
+    public init(capacity: Int = 1_000) {
+        precondition(capacity > 0)
+        self.capacity = capacity
+    }
+
+    /// Keeps `entry`, dropping the oldest past ``capacity``.
+    public func record(_ entry: Entry) {
+        ring.withLock { ring in
+            if ring.entries.count < capacity {
+                ring.entries.append(entry)
+            } else {
+                ring.entries[ring.next] = entry
+            }
+            ring.next = (ring.next + 1) % capacity
+        }
+    }
+
+    /// Keeps a request, its path and query as given (`/a.json?auth=…`): secrets are hidden here.
+    public func record(
+        time: Date, method: String, target: String, status: Int?, duration: Duration?, transport: String,
+        requestID: String? = nil, uid: String? = nil
+    ) {
+        record(Entry(
+            time: time, method: method, path: HearthResponder.loggablePath(URI(target)), status: status,
+            milliseconds: duration.map { Double($0.components.seconds) * 1000 + Double($0.components.attoseconds) / 1e15 },
+            transport: transport, requestID: requestID, uid: uid))
+    }
+
+    /// The kept entries matching `filter`, newest first, at most `filter.limit`.
+    public func newestFirst(_ filter: Filter = Filter(limit: Int.max)) -> [Entry] {
+        let entries = ring.withLock { ring -> [Entry] in
+            // Oldest first: from `next` round to just before it.
+            ring.entries.count < capacity ? ring.entries : Array(ring.entries[ring.next...] + ring.entries[..<ring.next])
+        }
+        var result: [Entry] = []
+        for entry in entries.reversed() where filter.matches(entry) {
+            result.append(entry)
+            if result.count >= filter.limit { break }
+        }
+        return result
+    }
+}
