@@ -43,6 +43,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import WebDriverWait
 
 REPO = Path(__file__).resolve().parents[2]
@@ -182,8 +183,41 @@ def screenshot():
     return save
 
 
+class RefindingElement(WebElement):
+    """An element found by a selector that, when the page has redrawn it (a live list or a
+    screen rendered again when the server confirms a write), is found again by that selector
+    and the command repeated, instead of failing with a stale reference. A command on a stale
+    element never reached the page, so repeating it does nothing twice."""
+
+    ATTEMPTS = 5
+
+    def __init__(self, element: WebElement, refind):
+        super().__init__(element.parent, element.id)
+        self._refind = refind
+
+    def _again(self, command):
+        for attempt in range(self.ATTEMPTS):
+            try:
+                return command()
+            except StaleElementReferenceException:
+                if attempt == self.ATTEMPTS - 1:
+                    raise
+                self._id = self._refind().id
+
+    def _execute(self, command, params=None):
+        return self._again(lambda: super(RefindingElement, self)._execute(command, dict(params or {})))
+
+    # These two run scripts with the element as an argument rather than element commands.
+    def get_attribute(self, name):
+        return self._again(lambda: super(RefindingElement, self).get_attribute(name))
+
+    def is_displayed(self):
+        return self._again(lambda: super(RefindingElement, self).is_displayed())
+
+
 def wait_for(driver, css: str, timeout: float = 10):
-    """The first visible element matching ``css``, once there is one."""
+    """The first visible element matching ``css``, once there is one. If the page redraws it
+    later, the element is found again by ``css`` (see ``RefindingElement``)."""
     def visible(current):
         for element in current.find_elements(By.CSS_SELECTOR, css):
             try:
@@ -193,7 +227,10 @@ def wait_for(driver, css: str, timeout: float = 10):
                 continue
         return False
 
-    return WebDriverWait(driver, timeout).until(visible, f"nothing visible matches {css}")
+    def find():
+        return WebDriverWait(driver, timeout).until(visible, f"nothing visible matches {css}")
+
+    return RefindingElement(find(), find)
 
 
 def wait_until(driver, condition, timeout: float = 10, message: str = ""):
