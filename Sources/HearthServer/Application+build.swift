@@ -18,7 +18,8 @@ import ServiceLifecycle
 ///     for a single node whose databases live in `folder`.
 ///   - recentLogs: the warnings and errors the logger's handler keeps (served to admins at
 ///     `/.hearth/logs`).
-///   - requestLog: the latest requests, across transports (served to admins at `/.hearth/requests`).
+///   - requestLog: the latest requests, across transports (served to admins at `/.hearth/requests`);
+///     nil for one of ``ServerConfiguration/requestLogSize``.
 ///   - metrics: where the server's figures are counted (served at `/metrics`); give the same
 ///     one to the databases' ``HearthStore/DatabaseOptions/onCommit``.
 ///   - logger: the logger for the server and its requests.
@@ -34,12 +35,13 @@ public func buildApplication(
     cluster: ClusterNode? = nil,
     metrics: ServerMetrics = ServerMetrics(),
     recentLogs: RecentLogEntries = RecentLogEntries(),
-    requestLog: RequestLog = RequestLog(),
+    requestLog: RequestLog? = nil,
     logger: Logger,
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
     onFilesServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
     onMetricsServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
+    let requestLog = requestLog ?? RequestLog(capacity: configuration.requestLogSize)
     let defaultRules = try configuration.defaultRules.map { text throws(RulesError) in try SecurityRules(parsing: text) }
     let rules = RulesRegistry(defaultRules: defaultRules ?? .closed)
     let hub = ListenerHub(

@@ -39,6 +39,12 @@ extension HearthResponder {
         "state", "nonce", "session",
     ]
 
+    /// The monitoring reads that the console (every few seconds while a page shows them) and
+    /// Prometheus poll: the request log leaves them out, or they would crowd out the rest.
+    static let monitoringPaths: Set<String> = [
+        RequestLogResponder.path, RecentLogsResponder.path, StatsResponder.path, MetricsResponder.path,
+    ]
+
     /// The path and query of `uri` for a log line, with secret values hidden.
     static func loggablePath(_ uri: URI) -> String {
         guard let query = uri.query, !query.isEmpty else { return uri.path }

@@ -40,16 +40,16 @@ struct HearthResponder: HTTPResponder {
         let duration = ContinuousClock.now - started
         let operation = Self.operation(of: request, transport: transport)
         metrics.request(transport: transport.rawValue, operation: operation, status: Int(response.status.code), duration: duration)
-        // The console's Logs page reads these two every few seconds: its own reads would crowd out the rest.
-        if request.uri.path != RequestLogResponder.path, request.uri.path != RecentLogsResponder.path {
+        let kept = requests.log.isEnabled && !Self.monitoringPaths.contains(request.uri.path)
+        let loggedPath = kept || accessLog ? Self.loggablePath(request.uri) : nil
+        if kept, let loggedPath {
             requests.log.record(
-                time: Date(), method: request.method.rawValue, target: request.uri.description,
-                status: Int(response.status.code), duration: duration, transport: transport.rawValue, requestID: context.id,
-                uid: note.uid)
+                path: loggedPath, time: Date(), method: request.method.rawValue, status: Int(response.status.code),
+                duration: duration, transport: transport.rawValue, requestID: context.id, uid: note.uid)
         }
-        if accessLog {
+        if accessLog, let loggedPath {
             context.logger.info("request", metadata: [
-                "method": "\(request.method.rawValue)", "path": "\(Self.loggablePath(request.uri))",
+                "method": "\(request.method.rawValue)", "path": "\(loggedPath)",
                 "status": "\(response.status.code)", "ms": "\(Double(duration.nanoseconds) / 1e6)",
                 "transport": "\(transport.rawValue)",
                 "client": "\(proxies.clientAddress(of: request, peer: context.remoteAddress))",

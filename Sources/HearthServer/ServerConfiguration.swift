@@ -76,6 +76,9 @@ public struct ServerConfiguration: Sendable {
     public var metricsHost = "127.0.0.1"
     /// Log every request at `info`: method, path (credentials hidden), status, time, client.
     public var accessLog = false
+    /// How many of the latest requests the server keeps for the console's request log
+    /// (`GET /.hearth/requests`); 0 keeps none.
+    public var requestLogSize = RequestLog.defaultCapacity
     /// The cluster this server joins: a PostgreSQL URL, or nil for a single node.
     public var clusterURL: String?
     /// This node's ID in the cluster (default: host name and port).

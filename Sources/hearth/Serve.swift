@@ -147,12 +147,16 @@ struct Serve: AsyncParsableCommand {
     @Flag(name: .long, help: "Log every request at info: method, path (credentials hidden), status, time and client address.")
     var accessLog = false
 
+    @Option(name: .long, help: "How many of the latest requests to keep for the console's request log (0 keeps none).")
+    var requestLogSize = RequestLog.defaultCapacity
+
     enum LogFormat: String, ExpressibleByArgument, CaseIterable {
         case text, json
     }
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
+        guard (0...100_000).contains(requestLogSize) else { throw ValidationError("--request-log-size must be between 0 and 100000.") }
         guard keepAliveSeconds > 0 else { throw ValidationError("--keep-alive-seconds must be positive.") }
         guard signInFailuresPerAddress > 0 else { throw ValidationError("--sign-in-failures-per-address must be positive.") }
         guard !project.isEmpty, project.utf8.count <= 128 else { throw ValidationError("--project must be 1 to 128 characters.") }
@@ -245,6 +249,7 @@ struct Serve: AsyncParsableCommand {
             configuration.backupKeep = backupKeep
         }
         configuration.accessLog = accessLog
+        configuration.requestLogSize = requestLogSize
         configuration.metricsHost = metricsHost
         if let webRoot {
             var isFolder: ObjCBool = false

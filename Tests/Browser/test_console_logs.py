@@ -12,7 +12,7 @@ import requests
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-from conftest import wait_for, wait_until
+from conftest import launch_server, stop_server, wait_for, wait_until
 from test_console import admin_headers, go, no_page_errors, open_console
 
 ROWS = "tr[data-testid=request-row]"
@@ -78,14 +78,32 @@ def test_the_request_log_shows_a_request_just_made_and_filters_by_status(browser
     no_page_errors(browser)
 
 
-def test_the_logs_pages_own_reads_are_not_listed(browser, server):
-    open_console(browser, server, "logs")
+def test_monitoring_reads_are_not_listed(browser, server):
+    # The Server page reads /.hearth/stats and /metrics; the Logs page its two endpoints.
+    open_console(browser, server, "server")
+    wait_until(browser, lambda d: d.execute_script(
+        "return performance.getEntriesByType('resource').some((entry) => new URL(entry.name).pathname === '/metrics')"),
+        10, "the Server page never read /metrics")
+    go(browser, "logs")
     wait_for(browser, ROWS)
     go(browser, "rules")
     wait_for(browser, "#section-title")
     before = requests.get(f"{server.url}/.hearth/requests", params={"limit": 1000}, headers=admin_headers(server), timeout=10).json()
-    # The Logs page's own reads are never listed.
-    assert not any(entry["path"].startswith(("/.hearth/requests", "/.hearth/logs")) for entry in before["entries"])
+    assert before["entries"], "other requests are listed"
+    monitoring = ("/.hearth/requests", "/.hearth/logs", "/.hearth/stats", "/metrics")
+    assert not any(entry["path"].split("?")[0] in monitoring for entry in before["entries"])
+
+
+def test_a_server_without_a_request_log_says_so(browser, tmp_path):
+    served = launch_server(tmp_path / "data", extra_args=("--request-log-size", "0"))
+    try:
+        open_console(browser, served, "logs")
+        empty = wait_for(browser, "[data-testid=requests-empty]")
+        wait_until(browser, lambda d: "--request-log-size 0" in empty.text, 10, "the page never said the log is off")
+        assert browser.find_elements(By.CSS_SELECTOR, ROWS) == []
+        no_page_errors(browser)
+    finally:
+        stop_server(served)
 
 
 def test_non_admins_are_refused_the_request_log(server):

@@ -1,6 +1,7 @@
 import Foundation
 import HearthCore
 @testable import HearthServer
+import HummingbirdCore
 import HearthTesting
 import Testing
 
@@ -35,7 +36,7 @@ struct RequestLogTests {
     @Test func credentialsInTheQueryAreNotKept() {
         let log = RequestLog(capacity: 2)
         log.record(
-            time: Date(), method: "GET", target: "/a.json?auth=secret-token&orderBy=%22k%22&access_token=other", status: 200,
+            time: Date(), method: "GET", uri: URI("/a.json?auth=secret-token&orderBy=%22k%22&access_token=other"), status: 200,
             duration: .milliseconds(3), transport: "sse")
         let entry = try! #require(log.newestFirst().first)
         #expect(entry.path == "/a.json?auth=***&orderBy=%22k%22&access_token=***")
@@ -76,6 +77,35 @@ struct RequestLogTests {
             _ = try await server.request("GET", "/a.json", headers: TestServer.userHeaders("u1"))
             let again = try await server.request("GET", "/.hearth/requests?limit=1", headers: TestServer.adminHeaders)
             #expect(again.text.contains(#""uid":"u1""#), "the signed-in user is named: \(again.text)")
+        }
+    }
+
+    @Test func monitoringReadsAreNotKept() async throws {
+        try await withServer { server in
+            for path in ["/.hearth/stats", "/metrics", "/.hearth/logs", "/.hearth/requests"] {
+                let read = try await server.request("GET", path, headers: TestServer.adminHeaders)
+                #expect(read.status == 200, "\(path): \(read.text)")
+            }
+            _ = try await server.request("GET", "/kept.json", headers: TestServer.adminHeaders)
+            let listed = try await server.request("GET", "/.hearth/requests", headers: TestServer.adminHeaders)
+            let body = try #require(try JSONSerialization.jsonObject(with: listed.body) as? [String: Any])
+            let paths = try #require(body["entries"] as? [[String: Any]]).compactMap { $0["path"] as? String }
+            #expect(paths == ["/kept.json"])
+        }
+    }
+
+    @Test func aLogOfSizeZeroKeepsNothing() async throws {
+        let off = RequestLog(capacity: 0)
+        off.record(time: Date(), method: "GET", uri: URI("/a.json"), status: 200, duration: nil, transport: "rest")
+        #expect(!off.isEnabled && off.newestFirst().isEmpty)
+        try await withServer(configure: { $0.requestLogSize = 0 }) { server in
+            _ = try await server.request("PUT", "/a.json", body: "1", headers: TestServer.adminHeaders)
+            let client = try await RealtimeTestClient.connect(server)
+            _ = try await client.request("p", #"{"p": "/rt/a", "d": 1}"#)
+            try await client.close()
+            let listed = try await server.request("GET", "/.hearth/requests?limit=5", headers: TestServer.adminHeaders)
+            #expect(listed.status == 200)
+            #expect(listed.text == #"{"capacity":0,"entries":[]}"#)
         }
     }
 

@@ -57,8 +57,7 @@ final class RealtimeService: Sendable {
         session.sendHandshake(host: host)
         sessions.withLock { $0[session.id] = session }
         operations.requestLog?.record(
-            time: Date(), method: "connect", target: "/.ws?ns=\(name)", status: nil, duration: nil, transport: "realtime",
-            requestID: session.id)
+            path: "/.ws?ns=\(name)", time: Date(), method: "connect", transport: "realtime", requestID: session.id)
         logger.debug("realtime session opened", metadata: ["session": "\(session.id)", "database": "\(name)"])
         return session
     }

@@ -170,11 +170,11 @@ final class RealtimeSession: Sendable {
 
     private func handle(_ request: RealtimeRequest, id: Int64) async {
         operations.metrics.realtimeRequest(action: request.metricName)
-        if let log = operations.requestLog {
+        if let log = operations.requestLog, log.isEnabled {
             // A message is answered later on the socket: it is logged as received, without a status.
             log.record(
-                time: Date(), method: request.metricName, target: request.loggedPath.map { "\($0)" } ?? "/",
-                status: nil, duration: nil, transport: "realtime", requestID: "\(self.id)#\(id)", uid: auth.logName)
+                path: request.loggedPath.map { "\($0)" } ?? "/", time: Date(), method: request.metricName,
+                transport: "realtime", requestID: "\(self.id)#\(id)", uid: auth.logName)
         }
         switch request {
         case .stats, .appCheck:

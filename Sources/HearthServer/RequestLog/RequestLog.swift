@@ -9,8 +9,10 @@ import Synchronization
 ///
 /// Paths are recorded as an access log shows them: query values that are credentials or codes
 /// (`auth=`, `access_token=`, …) are dropped (see ``HearthResponder/loggablePath(_:)``).
+/// A log of capacity 0 is off: it records nothing (`hearth serve --request-log-size 0`).
 ///
-/// Threading: a lock guards the ring; recording copies a few strings.
+/// Threading: a lock guards the ring, held only to store one entry (or to copy the ring out);
+/// entries are built, and their paths cleaned, before it is taken.
 public final class RequestLog: Sendable {
     /// One request.
     public struct Entry: Sendable, Encodable, Equatable {
@@ -67,17 +69,24 @@ public final class RequestLog: Sendable {
     /// The note of the request this task is handling, if any.
     @TaskLocal public static var current: Note?
 
-    /// How many entries are kept.
+    /// How many entries are kept; 0 when the log is off.
     public let capacity: Int
     private let ring = Mutex<(entries: [Entry], next: Int)>(([], 0))
 
-    public init(capacity: Int = 1_000) {
-        precondition(capacity > 0)
+    /// How many entries are kept unless the server is told otherwise.
+    public static let defaultCapacity = 1_000
+
+    public init(capacity: Int = RequestLog.defaultCapacity) {
+        precondition(capacity >= 0)
         self.capacity = capacity
     }
 
+    /// False when the log keeps nothing, so callers can skip building entries.
+    public var isEnabled: Bool { capacity > 0 }
+
     /// Keeps `entry`, dropping the oldest past ``capacity``.
     public func record(_ entry: Entry) {
+        guard isEnabled else { return }
         ring.withLock { ring in
             if ring.entries.count < capacity {
                 ring.entries.append(entry)
@@ -88,19 +97,31 @@ public final class RequestLog: Sendable {
         }
     }
 
-    /// Keeps a request, its path and query as given (`/a.json?auth=…`): secrets are hidden here.
+    /// Keeps an HTTP request; credentials in its query are hidden here.
     public func record(
-        time: Date, method: String, target: String, status: Int?, duration: Duration?, transport: String,
+        time: Date, method: String, uri: URI, status: Int?, duration: Duration?, transport: String,
+        requestID: String? = nil, uid: String? = nil
+    ) {
+        guard isEnabled else { return }
+        record(path: HearthResponder.loggablePath(uri), time: time, method: method, status: status, duration: duration,
+               transport: transport, requestID: requestID, uid: uid)
+    }
+
+    /// Keeps a request whose `path` holds no secret (a realtime message's database path, or a
+    /// path already cleaned by ``HearthResponder/loggablePath(_:)``).
+    public func record(
+        path: String, time: Date, method: String, status: Int? = nil, duration: Duration? = nil, transport: String,
         requestID: String? = nil, uid: String? = nil
     ) {
         record(Entry(
-            time: time, method: method, path: HearthResponder.loggablePath(URI(target)), status: status,
+            time: time, method: method, path: path, status: status,
             milliseconds: duration.map { Double($0.components.seconds) * 1000 + Double($0.components.attoseconds) / 1e15 },
             transport: transport, requestID: requestID, uid: uid))
     }
 
     /// The kept entries matching `filter`, newest first, at most `filter.limit`.
     public func newestFirst(_ filter: Filter = Filter(limit: Int.max)) -> [Entry] {
+        guard isEnabled else { return [] }
         let entries = ring.withLock { ring -> [Entry] in
             // Oldest first: from `next` round to just before it.
             ring.entries.count < capacity ? ring.entries : Array(ring.entries[ring.next...] + ring.entries[..<ring.next])

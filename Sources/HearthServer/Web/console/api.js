@@ -93,7 +93,8 @@ export class AdminApi {
   async requestLog(params = {}) {
     const url = new URL(`${this.origin}/.hearth/requests`);
     for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
-    return (await this.request('GET', url.toString()))?.entries ?? [];
+    const body = await this.request('GET', url.toString());
+    return { entries: body?.entries ?? [], capacity: body?.capacity ?? 0 };
   }
 
   /**

@@ -37,7 +37,8 @@ export function mount(container, { api }) {
       h('h2', { id: 'requests-title' }, 'Requests'),
       h('p', { class: 'note' }, 'The latest requests the server answered over every transport, newest first: REST, '
         + 'streams, accounts, files, and realtime connections and messages (a realtime message is answered on its socket, '
-        + 'so it has no status). Credentials in a query are shown as ***. This page\'s own reads are not listed.'),
+        + 'so it has no status). Credentials in a query are shown as ***. The reads that monitoring repeats (this page\'s own, '
+        + 'the Server page\'s figures and /metrics) are not listed.'),
       h('form', { class: 'toolbar', role: 'search', 'aria-label': 'Filter requests', 'on:submit': (event) => {
         event.preventDefault();
         poll();
@@ -86,13 +87,15 @@ export function mount(container, { api }) {
     schedule();
   }
 
-  function show(entries) {
+  function show({ entries, capacity }) {
     // Redrawn only when something changed, so a reader's selection stays.
-    const signature = JSON.stringify([status.value, path.value, entries.length, entries[0] ?? null]);
+    const signature = JSON.stringify([status.value, path.value, capacity, entries.length, entries[0] ?? null]);
     if (signature === drawn) return;
     drawn = signature;
     empty.hidden = entries.length > 0;
-    empty.textContent = status.value || path.value.trim() ? 'No recent request matches these filters.' : 'No requests yet.';
+    if (capacity === 0) empty.textContent = 'The request log is off: this server was started with --request-log-size 0.';
+    else if (status.value || path.value.trim()) empty.textContent = 'No recent request matches these filters.';
+    else empty.textContent = 'No requests yet.';
     body.replaceChildren(...entries.map(requestRow));
   }
 
