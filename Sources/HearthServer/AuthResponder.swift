@@ -116,6 +116,7 @@ struct AuthResponder: Sendable {
         case "accounts:lookup":
             if body.string("idToken") == nil, isAdmin(request) { return try await adminLookup(body) }
             let user = try await service.user(idToken: body.string("idToken"))
+            RequestLog.current?.uid = user.uid
             return Self.json(.object([
                 (ChildKey("kind"), .string("identitytoolkit#GetAccountInfoResponse")),
                 (ChildKey("users"), Self.list([Self.userInfo(user)])),
@@ -128,6 +129,7 @@ struct AuthResponder: Sendable {
                 password: body.string("password"), deleteAttributes: body.strings("deleteAttribute"),
                 deleteProviders: body.strings("deleteProvider"))
             let (user, session) = try await service.update(idToken: body.string("idToken"), change)
+            RequestLog.current?.uid = user.uid
             var entries = Self.userInfo(user).children.map { Array($0) } ?? []
             entries.append((ChildKey("kind"), .string("identitytoolkit#SetAccountInfoResponse")))
             if let session {
@@ -179,6 +181,7 @@ struct AuthResponder: Sendable {
             throw AuthError.invalidGrantType
         }
         let session = try await service.refresh(refreshToken: body.string("refresh_token") ?? body.string("refreshToken"))
+        RequestLog.current?.uid = session.user.uid
         return Self.json(.object([
             (ChildKey("access_token"), .string(session.idToken)),
             (ChildKey("expires_in"), .string(String(session.expiresIn))),
@@ -252,7 +255,9 @@ struct AuthResponder: Sendable {
     }
 
     func isAdmin(_ request: Request) -> Bool {
-        admin.isAdmin(request, parameters: [:])
+        let isAdmin = admin.isAdmin(request, parameters: [:])
+        if isAdmin { RequestLog.current?.uid = RequestAuth.admin.logName }
+        return isAdmin
     }
 
     func requireAdmin(_ request: Request) throws {
@@ -358,6 +363,8 @@ struct AuthResponder: Sendable {
     static func sessionBody(
         _ session: AuthService.Session, kind: String, extra: [(ChildKey, Node)] = [], withEmail: Bool = true
     ) -> Node {
+        // The request log names whom a sign-in, sign-up or link spoke for.
+        RequestLog.current?.uid = session.user.uid
         var entries: [(ChildKey, Node)] = [
             (ChildKey("kind"), .string(kind)),
             (ChildKey("localId"), .string(session.user.uid)),

@@ -76,10 +76,7 @@ extension DatabaseResponder {
                     kind: step.kind.rawValue, path: step.path.description, expression: step.expression,
                     line: step.position.line, column: step.position.column, result: step.result, error: step.error)
             })
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let body = try? encoder.encode(answer) else { throw HearthError(.internalError, "Internal server error.") }
-        return JSONResponse.make(bytes: Array(body))
+        return JSONResponse.encoding(answer)
     }
 
     /// The `auth` variable the body's `"auth"` names: signed out for null (or none), else a

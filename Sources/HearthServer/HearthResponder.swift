@@ -10,6 +10,14 @@ import Logging
 ///
 /// On the files origin (the files port, or a request for the files host name) only file
 /// storage is answered: no page, account or database request is served where user content is.
+///
+/// Why not Hummingbird's `Router`: Firebase's REST API owns the whole path space (any path
+/// ending in `.json` is data), so the server's own endpoints are matched exactly and
+/// everything else falls through to the database. The trie router does not fall back from a
+/// constant prefix to a catch-all sibling: with `/metrics` and `/**` registered,
+/// `/metrics/a.json` (data under a key named `metrics`) would get a 404 instead of the data.
+/// The order below is that contract; each responder parses, calls the operations layer and
+/// encodes on its own.
 struct HearthResponder: HTTPResponder {
     typealias Context = HearthRequestContext
 

@@ -1,3 +1,4 @@
+import Foundation
 import HearthCore
 import Hummingbird
 
@@ -13,6 +14,20 @@ enum JSONResponse {
 
     static func make(status: HTTPResponse.Status = .ok, node: Node, format: JSONWriter.Format) -> Response {
         make(status: status, bytes: JSONWriter.bytes(node, format: format))
+    }
+
+    /// `value` as JSON (keys sorted, slashes as they are), or a Firebase-shaped 500 should it
+    /// not encode; for the admin endpoints' answers.
+    static func encoding(
+        _ value: some Encodable, dates: JSONEncoder.DateEncodingStrategy = .iso8601
+    ) -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = dates
+        guard let body = try? encoder.encode(value) else {
+            return HearthError(.internalError, "Internal server error.").response()
+        }
+        return make(bytes: Array(body))
     }
 
     /// `204 No Content`, for `print=silent`.

@@ -16,12 +16,6 @@ struct RecentLogsResponder: Sendable {
         } catch {
             return error.response()
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        encoder.dateEncodingStrategy = .iso8601
-        guard let body = try? encoder.encode(["entries": recent.newestFirst()]) else {
-            return HearthError(.internalError, "Internal server error.").response()
-        }
-        return JSONResponse.make(bytes: Array(body))
+        return JSONResponse.encoding(["entries": recent.newestFirst()])
     }
 }

@@ -49,12 +49,7 @@ struct StatsResponder: Sendable {
             return error.response()
         }
         let figures = await self.figures()
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        guard let body = try? encoder.encode(figures) else {
-            return HearthError(.internalError, "Internal server error.").response()
-        }
-        return JSONResponse.make(bytes: Array(body))
+        return JSONResponse.encoding(figures)
     }
 
     func figures() async -> Figures {

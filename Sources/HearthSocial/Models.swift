@@ -148,18 +148,29 @@ public struct Comment: Codable, Equatable, Identifiable, Sendable {
     public var author: Author
     public var text: String
     public var timestamp: ServerTimestamp
+    /// The people the comment names ("@Full Name"), uid to name, as the web app records them
+    /// when a name is picked from its suggestions (the rules require each to exist).
+    public var mentions: [String: String]?
 
     public static let maxLength = 2000
 
-    public init(id: String = "", author: Author, text: String, timestamp: ServerTimestamp = .server) {
+    public init(
+        id: String = "", author: Author, text: String, timestamp: ServerTimestamp = .server, mentions: [String: String]? = nil
+    ) {
         self.id = id
         self.author = author
         self.text = text
         self.timestamp = timestamp
+        self.mentions = mentions
+    }
+
+    /// Of ``mentions``, the people whose "@Full Name" is still in `text` (an edit keeps only those).
+    public func mentions(keptIn text: String) -> [String: String] {
+        (mentions ?? [:]).filter { text.contains("@" + $0.value) }
     }
 
     enum CodingKeys: String, CodingKey {
-        case author, text, timestamp
+        case author, text, timestamp, mentions
     }
 }
 

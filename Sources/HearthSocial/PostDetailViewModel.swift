@@ -98,13 +98,16 @@ public final class PostDetailViewModel {
         }
     }
 
-    /// Changes the text of one of the reader's own comments.
+    /// Changes the text of one of the reader's own comments; the people it named stay recorded
+    /// only while their "@Full Name" is still in the text.
     public func editComment(_ comment: Comment, text: String) async {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty, trimmed.count <= Comment.maxLength else { return errorMessage = "Write 1 to 2000 characters." }
+        let kept = comment.mentions(keptIn: trimmed)
         await perform {
             try await self.client.settle(self.client.database.root.child("comments/\(self.postID)/\(comment.id)").updateChildValues([
                 "text": DatabaseValue(trimmed), "timestamp": .serverTimestamp,
+                "mentions": kept.isEmpty ? .null : try .encoding(kept),
             ]))
         }
     }

@@ -229,6 +229,25 @@ def test_mention_suggestions_insert_a_name_that_links_to_the_profile(server, bro
     assert linked["text"] == f"@{name}" and linked["href"].endswith(f"#/profile/{mira.uid}")
     comments = wait_until(driver, lambda d: admin_get(server, f"comments/{post_id}"), LIVE)
     assert [value.get("mentions") for value in comments.values()] == [{mira.uid: name}]
+    comment_path = f"comments/{post_id}/{next(iter(comments))}"
+
+    # Editing keeps the name while it is in the text, and drops it once it is not.
+    press(driver, "[data-testid=edit-comment]")
+    editor = wait_for(driver, "[data-testid=edit-comment-input]", LIVE)
+    editor.send_keys(Keys.END, " Truly.")
+    press(driver, "[data-testid=save-comment]")
+    wait_until(driver, lambda d: (admin_get(server, comment_path) or {}).get("text") == f"Also @{name} again. Truly.", LIVE)
+    assert admin_get(server, f"{comment_path}/mentions") == {mira.uid: name}
+    press(driver, "[data-testid=edit-comment]")
+    editor = wait_for(driver, "[data-testid=edit-comment-input]", LIVE)
+    editor.clear()
+    editor.send_keys("Thanks, all.")
+    press(driver, "[data-testid=save-comment]")
+    wait_until(driver, lambda d: (admin_get(server, comment_path) or {}).get("text") == "Thanks, all.", LIVE)
+    assert admin_get(server, f"{comment_path}/mentions") is None
+    wait_until(driver, lambda d: d.execute_script(
+        "return document.querySelector('[data-testid=comment-text]')?.textContent") == "Thanks, all.", LIVE)
+    assert link_facts(driver, "[data-testid=comment-text] [data-testid=mention-link]") is None
 
     mention = wait_until(driver, lambda d: link_facts(d, "[data-testid=post-body] [data-testid=mention-link]"), LIVE)
     assert mention["text"] == f"@{name}"

@@ -62,6 +62,9 @@ struct AuthClientTests {
         try await TestServer.with(configure: { $0.defaultRules = Self.friendlyPix }) { (server: TestServer) async throws in
             let auth = Auth(url: server.baseURL)
             let database = Database(url: server.baseURL, auth: auth)
+            // Connected first: like Firebase's SDKs, a read waits only 3 s for a connection before
+            // it answers from the (here empty) cache, and a busy test machine can take longer.
+            for await status in database.observeSyncStatus() where status.isConnected { break }
             // Signed out: FriendlyPix lets anyone read posts but nobody write as nobody.
             #expect(try await database.root.child("posts").getData().exists == false)
             await #expect(throws: HearthClientError.self) { try await database.root.child("people/x/full_name").setValue("X").acknowledged() }

@@ -94,6 +94,24 @@ struct RequestLogTests {
         }
     }
 
+    @Test func accountRequestsNameWhomTheySpokeFor() async throws {
+        try await withServer { server in
+            let signedUp = try await AuthEndpointTests.signUp(server, "logged@example.com")
+            let uid = try #require(signedUp["localId"] as? String)
+            let idToken = try #require(signedUp["idToken"] as? String)
+            _ = try AuthEndpointTests.object(try await AuthEndpointTests.post(server, "accounts:lookup", ["idToken": idToken]))
+            _ = try await AuthEndpointTests.post(server, "accounts:signInWithPassword", ["email": "logged@example.com", "password": "wrong"])
+            _ = try AuthEndpointTests.object(try await AuthEndpointTests.post(
+                server, "projects/p/accounts:lookup", ["localId": [uid]], headers: AuthEndpointTests.owner))
+            let listed = try await server.request("GET", "/.hearth/requests?path=/identitytoolkit", headers: TestServer.adminHeaders)
+            let entries = try #require(
+                (try JSONSerialization.jsonObject(with: listed.body) as? [String: Any])?["entries"] as? [[String: Any]])
+            let named = entries.map { ($0["path"] as? String ?? "", $0["uid"] as? String) }
+            // Newest first: the admin lookup, the refused sign-in (nobody), the lookup, the sign-up.
+            #expect(named.map(\.1) == ["admin", nil, uid, uid], "\(named)")
+        }
+    }
+
     @Test func aLogOfSizeZeroKeepsNothing() async throws {
         let off = RequestLog(capacity: 0)
         off.record(time: Date(), method: "GET", uri: URI("/a.json"), status: 200, duration: nil, transport: "rest")

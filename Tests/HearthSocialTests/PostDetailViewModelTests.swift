@@ -140,6 +140,38 @@ struct PostDetailViewModelTests {
         }
     }
 
+    @Test func editingACommentKeepsOnlyThePeopleItStillNames() async throws {
+        try await SocialHarness.with { harness in
+            let ann = try await harness.user("Ann")
+            let bob = try await harness.user("Bob")
+            let cy = try await harness.user("Cy")
+            let annUID = try #require(ann.auth.currentUser?.uid), cyUID = try #require(cy.auth.currentUser?.uid)
+            let post = try await PostViewModelTests.publish(ann, "Sunset")
+            let bobView = PostDetailViewModel(client: bob, postID: post.id)
+            bobView.start()
+            await eventually { bobView.post != nil }
+            bobView.newComment = "Thanks @Ann and @Cy"
+            await bobView.addComment()
+            await eventually { bobView.comments.count == 1 }
+            let id = try #require(bobView.comments.first?.id)
+            // The people named, as the web app records them when they are picked.
+            try await harness.admin.root.child("comments/\(post.id)/\(id)/mentions").setValue([annUID: "Ann", cyUID: "Cy"]).acknowledged()
+            await eventually { bobView.comments.first?.mentions?.count == 2 }
+
+            await bobView.editComment(try #require(bobView.comments.first), text: "Thanks @Ann, and everyone")
+            #expect(bobView.errorMessage == nil)
+            @Sendable func stored() async throws -> HearthSocial.Comment {
+                try await harness.admin.root.child("comments/\(post.id)/\(id)").getData().value(as: HearthSocial.Comment.self)
+            }
+            #expect(try await stored().mentions == [annUID: "Ann"])
+            await eventually { bobView.comments.first?.mentions == [annUID: "Ann"] }
+
+            await bobView.editComment(try #require(bobView.comments.first), text: "Thanks, everyone")
+            let plain = try await stored()
+            #expect(plain.text == "Thanks, everyone" && plain.mentions == nil)
+        }
+    }
+
     @Test func likesSavesAndReports() async throws {
         try await SocialHarness.with { harness in
             let ann = try await harness.user("Ann")

@@ -84,7 +84,7 @@ struct BackupsResponder: Sendable {
 
     private func progress() -> Response {
         let running = gate.running.map { Running(doneBytes: $0.doneBytes, totalBytes: $0.totalBytes, item: $0.item) }
-        return Self.encoded(ProgressBody(configured: schedule != nil, running: running))
+        return JSONResponse.encoding(ProgressBody(configured: schedule != nil, running: running))
     }
 
     struct ProgressBody: Encodable {
@@ -94,13 +94,13 @@ struct BackupsResponder: Sendable {
 
     private func list() async -> Response {
         guard let schedule else {
-            return Self.encoded(ListBody(configured: false, message: Self.notConfigured, backups: []))
+            return JSONResponse.encoding(ListBody(configured: false, message: Self.notConfigured, backups: []))
         }
         let catalog = BackupCatalog(folder: schedule.folder, cache: checks)
         // Checking every file reads them all: off the event loop.
         let backups = await Self.offloaded { catalog.list() }
         let running = gate.running.map { Running(doneBytes: $0.doneBytes, totalBytes: $0.totalBytes, item: $0.item) }
-        return Self.encoded(ListBody(
+        return JSONResponse.encoding(ListBody(
             configured: true, folder: catalog.folder.path, running: running, backups: backups,
             restoreCommand: "hearth restore \(catalog.folder.appendingPathComponent("<backup>").path) --data \(dataFolder.path) --force"))
     }
@@ -113,7 +113,7 @@ struct BackupsResponder: Sendable {
             let listing = await Self.offloaded {
                 BackupCatalog(folder: schedule.folder, cache: checks).listing(named: url.lastPathComponent)
             }
-            return Self.encoded(["backup": listing])
+            return JSONResponse.encoding(["backup": listing])
         case .busy:
             return Self.error(.conflict, "A backup is already running; wait for it to finish.")
         case .failed(let words):
@@ -148,7 +148,7 @@ struct BackupsResponder: Sendable {
         do {
             let (database, old) = try await read(target)
             let current = database.current.state.value(at: target.path)
-            return Self.encoded(PreviewBody(
+            return JSONResponse.encoding(PreviewBody(
                 backup: target.backup, database: target.database, path: target.path.description,
                 current: Self.figures(current), backed: Self.figures(old)))
         } catch {
@@ -169,7 +169,7 @@ struct BackupsResponder: Sendable {
                 "backup": "\(target.backup)", "database": "\(target.database)", "path": "\(target.path)",
                 "sequence": "\(committed.sequence)",
             ])
-            return Self.encoded(RestoreBody(
+            return JSONResponse.encoding(RestoreBody(
                 backup: target.backup, database: target.database, path: target.path.description, sequence: committed.sequence,
                 restored: restored))
         } catch {
@@ -233,15 +233,6 @@ struct BackupsResponder: Sendable {
     static func error(_ status: HTTPResponse.Status, _ message: String) -> Response {
         let body = Node.object([(ChildKey("error"), .string(message))])
         return JSONResponse.make(status: status, bytes: JSONWriter.bytes(body, format: .init(pretty: true)) + [0x0A])
-    }
-
-    static func encoded(_ value: some Encodable) -> Response {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        guard let body = try? encoder.encode(value) else {
-            return HearthError(.internalError, "Internal server error.").response()
-        }
-        return JSONResponse.make(bytes: Array(body))
     }
 
     /// Runs blocking file work on a thread of its own.

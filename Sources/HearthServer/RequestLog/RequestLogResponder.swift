@@ -18,18 +18,12 @@ struct RequestLogResponder: Sendable {
         } catch {
             return error.response()
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            // Milliseconds: requests come many to a second.
+        let body = RequestLogBody(entries: log.newestFirst(filter), capacity: log.capacity)
+        // Milliseconds: requests come many to a second.
+        return JSONResponse.encoding(body, dates: .custom { date, encoder in
             var container = encoder.singleValueContainer()
             try container.encode(Self.timeFormat.format(date))
-        }
-        let body = RequestLogBody(entries: log.newestFirst(filter), capacity: log.capacity)
-        guard let bytes = try? encoder.encode(body) else {
-            return HearthError(.internalError, "Internal server error.").response()
-        }
-        return JSONResponse.make(bytes: Array(bytes))
+        })
     }
 
     static let timeFormat = Date.ISO8601FormatStyle(includingFractionalSeconds: true)

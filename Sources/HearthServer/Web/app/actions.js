@@ -196,8 +196,11 @@ export async function addComment(hearth, postId, text, { postAuthor = null, ment
   await hearth.db.ref().update(updates);
 }
 
-export async function editComment(hearth, postId, commentId, text) {
-  await hearth.db.ref(`comments/${postId}/${commentId}`).update({ text, timestamp: ServerValue.TIMESTAMP });
+/** Changes a comment's text and the people it names (`{uid: "Full Name"}`; none removes them). */
+export async function editComment(hearth, postId, commentId, text, mentions = {}) {
+  await hearth.db.ref(`comments/${postId}/${commentId}`).update({
+    text, timestamp: ServerValue.TIMESTAMP, mentions: Object.keys(mentions).length ? mentions : null,
+  });
 }
 
 export async function deleteComment(hearth, postId, commentId, { postAuthor = null } = {}) {

@@ -20,9 +20,9 @@ export function typedMention(text, caret) {
 /**
  * Adds suggestions to `field` (an input or textarea with an id). Answers `{ element, chosen,
  * reset }`: the list to put after the field, the people picked still in the text, and a reset
- * for after sending.
+ * for after sending. `known` are people already named in the text (editing a comment).
  */
-export function mentionSuggestions(hearth, field, { me = null } = {}) {
+export function mentionSuggestions(hearth, field, { me = null, known = {} } = {}) {
   const listId = `${field.id}-mentions`;
   const list = h('ul', { id: listId, class: 'mention-suggestions', role: 'listbox', 'aria-label': 'People to mention', hidden: true, 'data-testid': 'mention-suggestions' });
   const hint = h('span', { id: `${field.id}-mention-hint`, class: 'visually-hidden' }, 'Type @ and a name to mention someone.');
@@ -31,7 +31,7 @@ export function mentionSuggestions(hearth, field, { me = null } = {}) {
   field.setAttribute('aria-controls', listId);
   field.setAttribute('aria-expanded', 'false');
   field.setAttribute('aria-describedby', [field.getAttribute('aria-describedby'), hint.id].filter(Boolean).join(' '));
-  let picked = {};
+  let picked = { ...known };
   let people = [];
   let active = -1;
   let typed = null;

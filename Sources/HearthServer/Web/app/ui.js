@@ -316,9 +316,25 @@ export function viewStatus(words = 'Loading…') {
       delete element.dataset.state;
       element.replaceChildren();
     },
+    /**
+     * After new content: clears the status if there is some, or else shows what `makeEmpty()`
+     * builds (built once: an empty state already shown stays, so focus and reading stay put).
+     */
+    settle(hasContent, makeEmpty) {
+      if (hasContent) status.clear();
+      else if (element.dataset.state !== 'empty') status.empty(makeEmpty());
+    },
   };
   status.loading();
   return status;
+}
+
+/** A list could not be loaded: its status and skeleton placeholders go, and the error shows. */
+export function showListError({ status, list, error }, caught) {
+  status.clear();
+  list.removeAttribute('aria-busy');
+  list.querySelectorAll(':scope > .skeleton').forEach((placeholder) => placeholder.remove());
+  error.show(caught);
 }
 
 /**

@@ -67,14 +67,11 @@ function mountList(container, ctx, me) {
     const people = await Promise.all(conversations.map((conversation) => readProfile(conversation.with)));
     if (current !== run) return;
     placeholder.forEach((shape) => shape.remove());
-    if (conversations.length) status.clear();
-    else if (status.element.dataset.state !== 'empty') {
-      status.empty(emptyState({
-        title: 'No conversations yet',
-        text: 'Open someone’s profile and choose Message to start one.',
-        actions: [h('a', { href: '#/search', class: 'button primary', 'data-testid': 'empty-action' }, 'Find people')],
-      }));
-    }
+    status.settle(conversations.length > 0, () => emptyState({
+      title: 'No conversations yet',
+      text: 'Open someone’s profile and choose Message to start one.',
+      actions: [h('a', { href: '#/search', class: 'button primary', 'data-testid': 'empty-action' }, 'Find people')],
+    }));
     list.replaceChildren(...conversations.map((conversation, index) => conversationRow(conversation, people[index])));
     const unread = new Map(conversations.map((conversation) => [conversation.id, Number(conversation.unread) || 0]));
     const newer = conversations.findIndex((conversation) => unreadBefore && unread.get(conversation.id) > (unreadBefore.get(conversation.id) ?? 0));
@@ -180,10 +177,8 @@ function mountConversation(container, ctx, me, other) {
       }, () => {});
       older.hidden = !hasMore;
       placeholder.forEach((shape) => shape.remove());
-      if (entries.length) status.clear();
-      else if (status.element.dataset.state !== 'empty') {
-        status.empty(emptyState({ title: 'No messages yet', text: 'Say hello: your first message starts the conversation.' }));
-      }
+      status.settle(entries.length > 0,
+        () => emptyState({ title: 'No messages yet', text: 'Say hello: your first message starts the conversation.' }));
       if (nearBottom || !messages.dataset.loaded) {
         messages.scrollTop = messages.scrollHeight;
       } else if (firstBefore && messages.firstElementChild !== firstBefore) {

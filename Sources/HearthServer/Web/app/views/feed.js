@@ -137,8 +137,8 @@ export function mount(container, ctx) {
       list.removeAttribute('aria-busy');
       for (const placeholder of list.querySelectorAll(':scope > .skeleton')) placeholder.remove();
     }
-    if (ready.length || state.waiting) status.clear();
-    else if (!loading && status.element.dataset.state !== 'empty') status.empty(emptyFeed());
+    const hasContent = ready.length > 0 || state.waiting > 0;
+    if (hasContent || !loading) status.settle(hasContent, emptyFeed);
   }
 
   /** An empty feed says how to fill it: people to follow, search, or everyone's recent posts. */

@@ -65,14 +65,11 @@ export function mount(container, ctx) {
     for (const [id, value] of entries) if (value.read === false && !marked.has(id)) fresh.add(id);
     syncChildren(list, items, entries, item, (element, value) => element.update(value));
     older.hidden = !hasMore;
-    if (entries.length) status.clear();
-    else if (status.element.dataset.state !== 'empty') {
-      status.empty(emptyState({
-        title: 'No notifications yet',
-        text: 'When someone likes or comments on your posts, or follows you, you will see it here.',
-        actions: [h('a', { href: '#/compose', class: 'button primary', 'data-testid': 'empty-action' }, 'Write a post')],
-      }));
-    }
+    status.settle(entries.length > 0, () => emptyState({
+      title: 'No notifications yet',
+      text: 'When someone likes or comments on your posts, or follows you, you will see it here.',
+      actions: [h('a', { href: '#/compose', class: 'button primary', 'data-testid': 'empty-action' }, 'Write a post')],
+    }));
     markRead(entries);
   }
 

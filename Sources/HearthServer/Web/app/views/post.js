@@ -268,16 +268,19 @@ export function mount(container, ctx, params) {
     });
 
     function startEditing() {
-      const field = h('textarea', { 'aria-label': 'Edit your comment', 'data-testid': 'edit-comment-input', maxlength: MAX_COMMENT, value: current.text });
+      const field = h('textarea', { id: `edit-comment-${commentId}`, 'aria-label': 'Edit your comment', 'data-testid': 'edit-comment-input',
+        maxlength: MAX_COMMENT, value: current.text });
+      // The people it already names stay named while their names are in the text; more can be added.
+      const named = mentionSuggestions(hearth, field, { me: user.uid, known: current.mentions ?? {} });
       const saveButton = h('button', { type: 'submit', class: 'button primary small', 'data-testid': 'save-comment' }, 'Save');
-      const form = h('form', { class: 'comment-form' }, field,
+      const form = h('form', { class: 'comment-form' }, field, named.element,
         h('div', { class: 'row end' },
           h('button', { type: 'button', class: 'button secondary small', 'on:click': () => form.replaceWith(text) }, 'Cancel'), saveButton));
       form.addEventListener('submit', async (event) => {
         event.preventDefault();
         const trimmed = field.value.trim();
         if (!trimmed || [...trimmed].length > MAX_COMMENT) return commentError.show('Write 1 to 2000 characters.');
-        if (await runComment(saveButton, () => editComment(hearth, postId, commentId, trimmed))) form.replaceWith(text);
+        if (await runComment(saveButton, () => editComment(hearth, postId, commentId, trimmed, named.chosen()))) form.replaceWith(text);
       });
       text.replaceWith(form);
       field.focus();

@@ -90,8 +90,7 @@ export function mount(container, ctx, params) {
     more.hidden = !hasMore;
     banner.hidden = waiting === 0;
     banner.textContent = byStars ? `Top posts changed (${waiting} new) — show` : `${counted(waiting, 'new post')} — show`;
-    if (entries.length) status.clear();
-    else if (status.element.dataset.state !== 'empty') status.empty(emptyList(kind, ctx));
+    status.settle(entries.length > 0, () => emptyList(kind, ctx));
   }
 
   banner.addEventListener('click', () => {

@@ -130,8 +130,7 @@ export function mount(container, ctx, params) {
     keep: ([, post]) => Boolean(post && typeof post === 'object'),
     onChange: ({ entries, hasMore }) => {
       grid.replaceChildren(entries.length ? postGrid(ctx, entries) : '');
-      if (entries.length) status.clear();
-      else if (status.element.dataset.state !== 'empty') status.empty(noPosts());
+      status.settle(entries.length > 0, noPosts);
       more.hidden = !hasMore;
     },
     onError: failed,

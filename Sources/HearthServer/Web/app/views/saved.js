@@ -1,7 +1,7 @@
 // #/saved — the signed-in user's saved posts, most recently saved first, live (as
 // SavedPostsViewModel in ChatViewModels.swift): `saved/{me}/{postId}` holds the time it was saved.
 // Saving and unsaving happen on the post itself (PostActions.setSaved).
-import { h, errorNote, signInPrompt, viewStatus, emptyState, skeleton } from '/app/ui.js';
+import { h, errorNote, signInPrompt, viewStatus, emptyState, skeleton, showListError } from '/app/ui.js';
 import { postCard } from '/app/components.js';
 import { Subscriptions, childKeys, loadPosts } from '/app/social.js';
 
@@ -28,24 +28,18 @@ export function mount(container, ctx) {
       if (current !== run || stopped) return;
       list.removeAttribute('aria-busy');
       list.replaceChildren(...entries.map(([id, post]) => postCard(ctx, id, post)));
-      if (entries.length) status.clear();
-      else if (status.element.dataset.state !== 'empty') {
-        status.empty(emptyState({
-          title: 'Nothing saved yet',
-          text: 'Open a post and choose Save to keep it here for later.',
-          actions: [h('a', { href: '#/', class: 'button primary', 'data-testid': 'empty-action' }, 'Browse recent posts')],
-        }));
-      }
+      status.settle(entries.length > 0, () => emptyState({
+        title: 'Nothing saved yet',
+        text: 'Open a post and choose Save to keep it here for later.',
+        actions: [h('a', { href: '#/', class: 'button primary', 'data-testid': 'empty-action' }, 'Browse recent posts')],
+      }));
     } catch (caught) {
       if (current === run) failed(caught);
     }
   }, failed);
 
   function failed(caught) {
-    status.clear();
-    list.removeAttribute('aria-busy');
-    list.querySelectorAll('.skeleton').forEach((placeholder) => placeholder.remove());
-    error.show(caught);
+    showListError({ status, list, error }, caught);
   }
 
   return () => {

@@ -1,6 +1,6 @@
 // #/tag/<tag> — the posts with a hashtag: `hashtags/{tag}` lists their IDs (written with each
 // post), newest first, a page at a time, each post read by ID. Cached ones show at once.
-import { h, errorNote, viewStatus, emptyState, skeleton } from '/app/ui.js';
+import { h, errorNote, viewStatus, emptyState, skeleton, showListError } from '/app/ui.js';
 import { postCard } from '/app/components.js';
 import { loadPosts } from '/app/social.js';
 import { PagedList, loadOlderButton, syncChildren } from '/app/paging.js';
@@ -50,9 +50,8 @@ export function mount(container, ctx, params) {
         list.querySelectorAll(':scope > .skeleton').forEach((placeholder) => placeholder.remove());
         syncChildren(list, cards, posts, (id, post) => postCard(ctx, id, post), (card, post) => card.update(post));
         more.hidden = !hasMore;
-        if (posts.length) status.clear();
-        else if (loaded && status.element.dataset.state !== 'empty') {
-          status.empty(noPosts(`No posts tagged #${tag} yet`, `Add #${tag} to a post and it shows up here.`));
+        if (posts.length || loaded) {
+          status.settle(posts.length > 0, () => noPosts(`No posts tagged #${tag} yet`, `Add #${tag} to a post and it shows up here.`));
         }
       } catch (caught) {
         if (current === run) failed(caught);
@@ -69,10 +68,7 @@ export function mount(container, ctx, params) {
   }
 
   function failed(caught) {
-    status.clear();
-    list.removeAttribute('aria-busy');
-    list.querySelectorAll('.skeleton').forEach((placeholder) => placeholder.remove());
-    error.show(caught);
+    showListError({ status, list, error }, caught);
   }
 
   return () => {

@@ -5,6 +5,7 @@
 
 import { h } from '../dom.js';
 import { recentProblems } from '../server/recent-problems.js';
+import { visiblePoller } from '../server/visible-poller.js';
 
 const POLL_MS = 2000;
 const SHOWN = 200;
@@ -12,23 +13,19 @@ const STATUS_CLASSES = [['', 'Any status'], ['2xx', '2xx success'], ['3xx', '3xx
   ['5xx', '5xx server error']];
 
 export function mount(container, { api }) {
-  const status = h('select', { id: 'requests-status', 'data-testid': 'requests-status', 'on:change': () => poll() },
+  const status = h('select', { id: 'requests-status', 'data-testid': 'requests-status', 'on:change': () => poller.now() },
     STATUS_CLASSES.map(([value, label]) => h('option', { value }, label)));
   let pathTimer = null;
   const path = h('input', { id: 'requests-path', type: 'search', autocomplete: 'off', spellcheck: 'false', placeholder: '/users',
     'data-testid': 'requests-path', 'on:input': () => {
       clearTimeout(pathTimer);
-      pathTimer = setTimeout(poll, 250);
+      pathTimer = setTimeout(() => poller.now(), 250);
     } });
   const body = h('tbody', {});
   const empty = h('p', { class: 'muted', 'data-testid': 'requests-empty', hidden: true });
   const error = h('p', { class: 'error', role: 'alert', 'data-testid': 'requests-error', hidden: true });
   const updated = h('p', { class: 'muted', 'data-testid': 'requests-updated' });
   const problems = recentProblems();
-  let timer = null;
-  let polling = false;
-  let again = false;
-  let alive = true;
   let drawn = null;
 
   container.append(
@@ -41,7 +38,7 @@ export function mount(container, { api }) {
         + 'the Server page\'s figures and /metrics) are not listed.'),
       h('form', { class: 'toolbar', role: 'search', 'aria-label': 'Filter requests', 'on:submit': (event) => {
         event.preventDefault();
-        poll();
+        poller.now();
       } },
         h('div', { class: 'field' }, h('label', { for: 'requests-status' }, 'Status'), status),
         h('div', { class: 'field' }, h('label', { for: 'requests-path' }, 'Path starts with'), path)),
@@ -56,19 +53,12 @@ export function mount(container, { api }) {
       updated),
     problems.element);
 
-  async function poll() {
-    if (polling) {
-      again = true;
-      return;
-    }
-    polling = true;
-    clearTimeout(timer);
+  async function read(isAlive) {
     const params = { limit: String(SHOWN) };
     if (status.value) params.status = status.value;
     if (path.value.trim()) params.path = path.value.trim();
     const [requests, logs] = await Promise.allSettled([api.requestLog(params), api.recentLogs()]);
-    polling = false;
-    if (!alive) return;
+    if (!isAlive()) return;
     if (requests.status === 'fulfilled') {
       error.hidden = true;
       show(requests.value);
@@ -79,12 +69,6 @@ export function mount(container, { api }) {
     if (logs.status === 'fulfilled') problems.show(logs.value);
     else problems.fail(logs.reason.message);
     updated.textContent = `Updated at ${new Date().toLocaleTimeString()}; refreshed every ${POLL_MS / 1000} seconds while this page is visible.`;
-    if (again) {
-      again = false;
-      poll();
-      return;
-    }
-    schedule();
   }
 
   function show({ entries, capacity }) {
@@ -99,19 +83,10 @@ export function mount(container, { api }) {
     body.replaceChildren(...entries.map(requestRow));
   }
 
-  function schedule() {
-    clearTimeout(timer);
-    timer = alive && document.visibilityState === 'visible' ? setTimeout(poll, POLL_MS) : null;
-  }
-
-  const visibility = () => (document.visibilityState === 'visible' ? poll() : schedule());
-  document.addEventListener('visibilitychange', visibility);
-  poll();
+  const poller = visiblePoller(read, POLL_MS);
   return () => {
-    alive = false;
-    clearTimeout(timer);
+    poller.stop();
     clearTimeout(pathTimer);
-    document.removeEventListener('visibilitychange', visibility);
   };
 }
 

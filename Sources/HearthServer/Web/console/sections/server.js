@@ -10,6 +10,7 @@ import { lineChart } from '../server/line-chart.js';
 import { parsePrometheus } from '../server/prometheus.js';
 import { readingBetween, REQUEST_SERIES } from '../server/readings.js';
 import { recentProblems } from '../server/recent-problems.js';
+import { visiblePoller } from '../server/visible-poller.js';
 
 const POLL_MS = 2000;
 const WINDOW_MS = 5 * 60_000;
@@ -56,9 +57,6 @@ export function mount(container, { hearth, api }) {
   const history = [];
   let previous = null;
   let previousScrape = null;
-  let timer = null;
-  let polling = false;
-  let alive = true;
 
   container.append(
     h('div', { class: 'section-head' }, h('h1', { id: 'section-title', tabindex: -1 }, 'Server')),
@@ -80,13 +78,9 @@ export function mount(container, { hearth, api }) {
         body)),
     updated);
 
-  async function poll() {
-    if (polling) return;
-    polling = true;
-    clearTimeout(timer);
+  async function read(isAlive) {
     const [stats, metrics, logs] = await Promise.allSettled([hearth.admin.stats(), api.metrics(), api.recentLogs()]);
-    polling = false;
-    if (!alive) return;
+    if (!isAlive()) return;
     const now = performance.now();
     if (stats.status === 'fulfilled') {
       error.hidden = true;
@@ -111,12 +105,6 @@ export function mount(container, { hearth, api }) {
     if (logs.status === 'fulfilled') problems.show(logs.value);
     else problems.fail(words(logs.reason));
     updated.textContent = `Updated at ${new Date().toLocaleTimeString()}; refreshed every ${POLL_MS / 1000} seconds while this page is visible.`;
-    schedule();
-  }
-
-  function schedule() {
-    clearTimeout(timer);
-    timer = alive && document.visibilityState === 'visible' ? setTimeout(poll, POLL_MS) : null;
   }
 
   function show(stats, before) {
@@ -145,15 +133,8 @@ export function mount(container, { hearth, api }) {
     }
   }
 
-  // Coming back to the page reads at once; hiding it stops the timer (a read under way ends).
-  const visibility = () => (document.visibilityState === 'visible' ? poll() : schedule());
-  document.addEventListener('visibilitychange', visibility);
-  poll();
-  return () => {
-    alive = false;
-    clearTimeout(timer);
-    document.removeEventListener('visibilitychange', visibility);
-  };
+  const poller = visiblePoller(read, POLL_MS);
+  return () => poller.stop();
 }
 
 /** The admin API's errors are already in words; anything else gets the app's wording. */
