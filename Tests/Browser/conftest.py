@@ -147,7 +147,7 @@ def new_browser(phone: bool = False) -> webdriver.Chrome:
             "deviceMetrics": {"width": width, "height": height, "pixelRatio": 2}, "userAgent": "Mozilla/5.0 (Linux; Android 14) Mobile",
         })
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver = RefindingChrome(service=Service(CHROMEDRIVER), options=options)
     driver.set_window_size(width, height)
     return driver
 
@@ -199,10 +199,13 @@ class RefindingElement(WebElement):
         for attempt in range(self.ATTEMPTS):
             try:
                 return command()
-            except StaleElementReferenceException:
+            except StaleElementReferenceException as stale:
                 if attempt == self.ATTEMPTS - 1:
                     raise
-                self._id = self._refind().id
+                try:
+                    self._id = self._refind().id
+                except Exception:
+                    raise stale  # gone for good, not redrawn: as stale as before
 
     def _execute(self, command, params=None):
         return self._again(lambda: super(RefindingElement, self)._execute(command, dict(params or {})))
@@ -213,6 +216,15 @@ class RefindingElement(WebElement):
 
     def is_displayed(self):
         return self._again(lambda: super(RefindingElement, self).is_displayed())
+
+
+class RefindingChrome(webdriver.Chrome):
+    """Chromium whose ``find_element`` answers a ``RefindingElement``, found again by the same
+    locator should the page redraw it before the test has read it."""
+
+    def find_element(self, by=By.ID, value=None):
+        element = super().find_element(by, value)
+        return RefindingElement(element, lambda: super(RefindingChrome, self).find_element(by, value))
 
 
 def wait_for(driver, css: str, timeout: float = 10):
