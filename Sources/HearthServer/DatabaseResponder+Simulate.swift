@@ -5,9 +5,10 @@ import HearthStore
 import Hummingbird
 
 /// `POST /.hearth/rules/simulate`, for admins: the console's rules simulator. The body is
-/// `{"operation": "read"|"set"|"update", "path": "/a/b", "data": …, "auth": null | {"uid": …,
-/// "provider": …, "claims": {…}}, "rules": "<draft text>"}` (`data` for writes only, `rules`
-/// to judge a draft instead of the deployed rules); the answer is `{"allowed", "reason",
+/// `{"operation": "read"|"set"|"update", "path": "/a/b", "query": "orderBy=\"t\"&limitToLast=10",
+/// "data": …, "auth": null | {"uid": …, "provider": …, "claims": {…}}, "rules": "<draft text>"}`
+/// (`query`, as a REST URL's query, for reads only; `data` for writes only; `rules` to judge a
+/// draft instead of the deployed rules); the answer is `{"allowed", "reason",
 /// "trace": [{"kind", "path", "expression", "line", "column", "result", "error"}]}`. Nothing
 /// is written; ``DatabaseOperations/simulate(_:at:on:auth:rulesText:)`` decides.
 extension DatabaseResponder {
@@ -42,10 +43,13 @@ extension DatabaseResponder {
             throw HearthError(.invalidData, "\"path\" must be a string such as \"/users/alice\".")
         }
         let path = try Path(parsing: pathText, allowPriority: true)
+        let query = try Self.simulatedQuery(fields["query"])
         let operation: DatabaseOperations.SimulatedOperation
         switch fields["operation"].flatMap({ try? JSONParser.parseDocument($0) }) {
         case .string("read")?:
-            operation = .read
+            operation = .read(query)
+        case .string(let write)? where query != nil && (write == "set" || write == "update"):
+            throw HearthError(.invalidData, "A query applies to reads only.")
         case .string("set")?:
             guard let data = fields["data"] else { throw HearthError(.invalidData, "A set needs \"data\": the value to write.") }
             operation = .set(try JSONParser.parse(data))
@@ -58,6 +62,7 @@ extension DatabaseResponder {
         default:
             throw HearthError(.invalidData, "\"operation\" must be \"read\", \"set\" or \"update\".")
         }
+
         let auth = try Self.simulatedAuth(fields["auth"])
         var draft: String?
         if let rules = fields["rules"] {
@@ -77,6 +82,27 @@ extension DatabaseResponder {
                     line: step.position.line, column: step.position.column, result: step.result, error: step.error)
             })
         return JSONResponse.encoding(answer)
+    }
+
+    /// The query a read asks for: the body's `"query"`, written as a REST URL's query
+    /// (`orderBy="timestamp"&limitToLast=10`, values percent-encoded or not), or none for a
+    /// plain read (no `"query"`, null or empty). Firebase's REST errors for a bad query.
+    static func simulatedQuery(_ field: ArraySlice<UInt8>?) throws -> Query? {
+        guard let field else { return nil }
+        let text: String
+        switch try? JSONParser.parseDocument(Array(field)) {
+        case .null?: return nil
+        case .string(let value)?: text = value.hasPrefix("?") ? String(value.dropFirst()) : value
+        default: throw HearthError(.invalidData, "\"query\" must be a REST query string such as orderBy=\"timestamp\"&limitToLast=10.")
+        }
+        var parameters: [String: String] = [:]
+        for pair in text.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(parts[0]).removingPercentEncoding ?? String(parts[0])
+            let value = parts.count > 1 ? (String(parts[1]).removingPercentEncoding ?? String(parts[1])) : ""
+            parameters[name] = value
+        }
+        return try QueryParameters.parse(parameters)
     }
 
     /// The `auth` variable the body's `"auth"` names: signed out for null (or none), else a

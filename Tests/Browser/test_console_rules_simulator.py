@@ -197,3 +197,57 @@ def test_the_simulator_shows_the_deciding_lines_judges_drafts_and_writes_nothing
     problems = [problem for problem in check_screen(driver, f"{size} console rules simulator", phone)]
     assert not problems, report(problems)
     no_page_errors(driver, "simulate - Failed to load resource: the server responded with a status of 400")
+
+
+QUERY_RULES = """{
+  "rules": {
+    "feed": {
+      ".read": "query.orderByChild === 'at' && query.limitToLast <= 10",
+      ".indexOn": ["at"]
+    }
+  }
+}
+"""
+QUERY_READ_LINE = 4
+
+
+@pytest.fixture
+def query_rules(server):
+    """Deploys QUERY_RULES for the test and puts the server's own rules back afterwards."""
+    url = f"{server.url}/.settings/rules.json"
+    original = requests.get(url, headers=admin_headers(server), timeout=10).text
+    requests.put(url, data=QUERY_RULES, headers=admin_headers(server), timeout=10).raise_for_status()
+    try:
+        yield url
+    finally:
+        requests.put(url, data=original, headers=admin_headers(server), timeout=10).raise_for_status()
+
+
+def test_a_queried_read_is_judged_with_its_query(server, browser, query_rules, screenshot):
+    open_console(browser, server, "rules")
+    editor = wait_for(browser, "[data-testid=rules-editor]")
+    wait_until(browser, lambda d: editor.get_attribute("value") == QUERY_RULES, 10, "rules not loaded")
+    choose(browser, "[data-testid=sim-operation]", "read")
+    query = wait_for(browser, "[data-testid=sim-query]")
+    assert query.get_attribute("aria-describedby") == "sim-query-hint"
+    set_text(browser, "[data-testid=sim-path]", "/feed")
+
+    # The query the rule asks for: allowed, by the .read on its line.
+    set_text(browser, "[data-testid=sim-query]", 'orderBy="at"&limitToLast=10')
+    assert run(browser) == "✓ Allowed"
+    assert "trace-allow" in gutter_class(browser, QUERY_READ_LINE)
+    screenshot(browser, "console-rules-simulator-query")
+    # A longer limit, another order, or no query at all: denied, as a real read would be
+    # (RulesSimulatorTests sends the same reads for real).
+    for other in ('orderBy="at"&limitToLast=50', 'orderBy="$key"&limitToLast=5', ""):
+        set_text(browser, "[data-testid=sim-query]", other)
+        assert run(browser).startswith("✗ Denied"), other
+        assert "trace-deny" in gutter_class(browser, QUERY_READ_LINE)
+    # A query REST would refuse is refused with REST's words.
+    set_text(browser, "[data-testid=sim-query]", "limitToLast=5")
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=sim-run]").click()
+    assert "orderBy must be defined" in wait_for(browser, "[data-testid=sim-error]").text
+    # A write has no query.
+    choose(browser, "[data-testid=sim-operation]", "set")
+    assert not browser.find_element(By.CSS_SELECTOR, "[data-testid=sim-query]").is_displayed()
+    no_page_errors(browser, "simulate - Failed to load resource: the server responded with a status of 400")

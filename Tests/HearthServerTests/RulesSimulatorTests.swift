@@ -27,7 +27,8 @@ struct RulesSimulatorTests {
               }
             },
             "counts": { "$uid": { ".write": "auth.uid === $uid", ".validate": "newData.isNumber()" } },
-            "verified": { ".write": "auth.token.email_verified === true && auth.provider === 'password'" }
+            "verified": { ".write": "auth.token.email_verified === true && auth.provider === 'password'" },
+            "feed": { ".read": "query.orderByChild === 'at' && query.limitToLast <= 10", ".indexOn": ["at"] }
           }
         }
         """#
@@ -90,6 +91,10 @@ struct RulesSimulatorTests {
         (#"{"operation": "read", "path": "/", "auth": {"provider": "password"}}"#, #""auth" must be null"#),
         (#"{"operation": "read", "path": "/", "auth": {"uid": "a", "claims": [1]}}"#, #""claims" must be a JSON object"#),
         (#"{"operation": "read", "path": "/", "rules": 5}"#, #""rules" must be the rules text"#),
+        (#"{"operation": "read", "path": "/feed", "query": "limitToLast=5"}"#, "orderBy must be defined"),
+        (#"{"operation": "read", "path": "/feed", "query": "orderBy=at"}"#, "orderBy must be a valid JSON encoded path"),
+        (#"{"operation": "read", "path": "/feed", "query": 5}"#, #""query" must be a REST query string"#),
+        (#"{"operation": "set", "path": "/posts/p2", "data": 1, "query": "orderBy=\"$key\""}"#, "A query applies to reads only."),
         (#"{"operation": "read", "path": "/", "rules": "{\"rules\": {\".read\": \"nope(\"}}"}"#, "Line 1, column "),
     ])
     func badInputGetsAClearErrorAndChangesNothing(_ body: String, _ error: String) async throws {
@@ -136,6 +141,33 @@ struct RulesSimulatorTests {
                 """#)
             #expect(stamped["allowed"] as? Bool == true, "\(stamped)")
             #expect(try await server.dump() == before)
+        }
+    }
+
+    /// A read's query is what `query.*` in a `.read` rule sees, as for a real REST read.
+    @Test func aQueriedReadIsJudgedWithItsQuery() async throws {
+        let cases: [(query: String?, allowed: Bool)] = [
+            (#"orderBy="at"&limitToLast=10"#, true),
+            (#"?orderBy=%22at%22&limitToLast=3"#, true),
+            (#"orderBy="at"&limitToLast=50"#, false),
+            (#"orderBy="uid"&limitToLast=5"#, false),
+            (#"orderBy="at"&limitToFirst=5"#, false),
+            (nil, false),
+        ]
+        try await Self.withRules { server in
+            for item in cases {
+                let field = item.query.map { #", "query": "\#($0.replacingOccurrences(of: "\"", with: "\\\""))""# } ?? ""
+                let simulated = try await Self.simulate(server, #"{"operation": "read", "path": "/feed", "auth": \#(Self.auth("bob"))\#(field)}"#)
+                #expect(simulated["allowed"] as? Bool == item.allowed, "\(item.query ?? "no query"): \(simulated)")
+                let step = try #require((simulated["trace"] as? [[String: Any]])?.last)
+                #expect((step["expression"] as? String)?.hasPrefix("query.orderByChild") == true, "\(step)")
+                // The same read, really sent.
+                let query = item.query.map { query in
+                    (query.hasPrefix("?") ? String(query.dropFirst()) : query).replacingOccurrences(of: "\"", with: "%22")
+                }
+                let real = try await server.request("GET", "/feed.json" + (query.map { "?" + $0 } ?? ""), headers: TestServer.userHeaders("bob"))
+                #expect((real.status == 200) == item.allowed, "\(item.query ?? "no query"): \(real.status) \(real.text)")
+            }
         }
     }
 

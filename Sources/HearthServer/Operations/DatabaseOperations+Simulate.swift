@@ -5,7 +5,8 @@ import HearthStore
 extension DatabaseOperations {
     /// An operation the rules simulator judges.
     enum SimulatedOperation: Sendable {
-        case read
+        /// A read, plain or of a query (which `.read` rules see as the `query` variable).
+        case read(Query?)
         case set(JSONParser.Parsed)
         /// A multi-path update: relative paths under the simulated location.
         case update([(path: Path, value: JSONParser.Parsed)])
@@ -45,8 +46,8 @@ extension DatabaseOperations {
         let trace = RuleTrace()
         let write: Write
         switch operation {
-        case .read:
-            let grant = rules.read(path, by: requester, root: before.root, trace: trace)
+        case .read(let query):
+            let grant = rules.read(path, by: requester, root: before.root, query: RuleQuery(query), trace: trace)
             return Simulation(
                 allowed: grant != nil, reason: grant == nil ? "no .read rule allows reading \(path)" : nil, trace: trace.steps)
         case .set(let value):

@@ -24,6 +24,10 @@ export function simulator({ api, draft, mark, showLine }) {
     h('option', { value: 'read' }, 'Read'), h('option', { value: 'set' }, 'Set'), h('option', { value: 'update' }, 'Update'));
   const path = h('input', { type: 'text', id: 'sim-path', 'data-testid': 'sim-path', value: '/', spellcheck: 'false',
     autocapitalize: 'off', autocomplete: 'off' });
+  const query = h('input', { type: 'text', id: 'sim-query', class: 'code', 'data-testid': 'sim-query', spellcheck: 'false',
+    autocapitalize: 'off', autocomplete: 'off', placeholder: 'orderBy="timestamp"&limitToLast=10', 'aria-describedby': 'sim-query-hint' });
+  const queryField = field('sim-query', 'Query (optional)', query,
+    'As in a REST URL. Rules see it as query.orderByChild, query.limitToLast, …; empty for a plain read.');
   const data = h('textarea', { id: 'sim-data', class: 'code', 'data-testid': 'sim-data', rows: 4, spellcheck: 'false',
     'aria-describedby': 'sim-data-hint' }, '');
   const dataField = field('sim-data', 'Data (JSON)', data,
@@ -53,6 +57,7 @@ export function simulator({ api, draft, mark, showLine }) {
     h('form', { 'on:submit': (event) => { event.preventDefault(); simulate(); } },
       h('div', { class: 'sim-row' }, field('sim-operation', 'Operation', operation), field('sim-source', 'Rules', source)),
       field('sim-path', 'Location', path),
+      queryField,
       dataField,
       field('sim-who', 'Who asks', who),
       userFields,
@@ -61,6 +66,7 @@ export function simulator({ api, draft, mark, showLine }) {
 
   function showFields() {
     dataField.hidden = operation.value === 'read';
+    queryField.hidden = operation.value !== 'read';
     userFields.hidden = who.value !== 'in';
   }
   showFields();
@@ -90,6 +96,7 @@ export function simulator({ api, draft, mark, showLine }) {
     let body;
     try {
       body = { operation: operation.value, path: path.value.trim() || '/', auth: null };
+      if (operation.value === 'read' && query.value.trim()) body.query = query.value.trim();
       if (operation.value !== 'read') body.data = parsed(data, 'The data', undefined);
       if (operation.value !== 'read' && body.data === undefined) throw new Error('Enter the data to write, as JSON.');
       if (who.value === 'in') {
