@@ -174,6 +174,7 @@ struct SocialGraphViewModelTests {
             for post in [second, first] {
                 let detail = PostDetailViewModel(client: bob, postID: post.id)
                 await detail.toggleSaved()
+                #expect(detail.errorMessage == nil, "saving \(post.title): \(detail.errorMessage ?? "")")
                 try await Task.sleep(for: .milliseconds(5))
             }
             // Both saves are acknowledged: the list settles in the server's order.

@@ -49,10 +49,11 @@ struct SocialHarness {
 
 }
 
-/// Waits until `condition` holds (live updates arrive asynchronously), failing after `seconds`.
+/// Waits until `condition` holds (live updates arrive asynchronously), failing after `seconds`
+/// (generous: a passing test never waits that long, and the whole suite shares two cores).
 @MainActor
 func eventually(
-    _ what: String = "the condition", seconds: Double = 5, sourceLocation: SourceLocation = #_sourceLocation,
+    _ what: String = "the condition", seconds: Double = 15, sourceLocation: SourceLocation = #_sourceLocation,
     _ condition: @MainActor () -> Bool
 ) async {
     let deadline = Date().addingTimeInterval(seconds)
