@@ -454,3 +454,24 @@ def test_a_post_that_cannot_be_read_says_why(server, browser):
     open_app(browser, server, "#/post/not.a.key")
     assert "refused" in wait_for(browser, "[data-testid=error]").text
     assert not browser.find_element(By.CSS_SELECTOR, "main [role=status]").is_displayed()
+
+
+def test_a_disabled_account_is_told_why_it_was_signed_out(server, browser):
+    uid = sign_up(browser, server, "Dora Disabled")
+    request = urllib.request.Request(
+        f"{server.url}/identitytoolkit.googleapis.com/v1/accounts:update",
+        data=json.dumps({"localId": uid, "disableUser": True}).encode(), method="POST",
+        headers={"Authorization": f"Bearer {server.admin_token}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.status == 200
+    # The next look at the session (here a reload) finds it ended, and the page says why.
+    browser.refresh()
+    wait_until(browser, lambda d: any("This account has been disabled." in toast.text
+                                      for toast in d.find_elements(By.CSS_SELECTOR, ".toast-error")),
+               10, "no word of why the account was signed out")
+    assert browser.execute_script("return window.hearth.auth.currentUser") is None
+    wait_for(browser, "[data-testid=signin-link]")
+    # A sign-out asked for says nothing of the kind.
+    assert browser.execute_script("return window.hearth.auth.sessionEndedBy?.code ?? null") is not None
+    browser.execute_script("window.hearth.auth.signOut()")
+    assert browser.execute_script("return window.hearth.auth.sessionEndedBy") is None

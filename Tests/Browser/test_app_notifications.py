@@ -396,7 +396,21 @@ def test_likes_comments_and_follows_notify_live_and_the_screen_marks_them_read(s
     assert admin_get(server, f"likes/{post_id}") is None
     assert f"like_{post_id}_{liker_uid}" not in admin_get(server, f"notifications/{author_uid}")
 
+    # With the notifications screen open, a like given, taken back and given again (the same
+    # notification ID each time) is marked read each time, and the badge stays clear.
+    go(author, "#/notifications")
+    wait_until(author, lambda d: len(notification_items(d)) == 2, LIVE, "the follow and the comment are not listed")
+    like_path = f"notifications/{author_uid}/like_{post_id}_{liker_uid}"
+    for round in (1, 2):
+        click(liker, "[data-testid=like-button][aria-pressed=false]")
+        wait_until(author, lambda d: (admin_get(server, like_path) or {}).get("read") is True, LIVE,
+                   f"like {round}, on screen, was not marked read")
+        wait_until(author, lambda d: badge_state(d)["badge"] == [], LIVE, f"the badge counts like {round}, seen on screen")
+        click(liker, "[data-testid=like-button][aria-pressed=true]")
+        wait_until(author, lambda d: admin_get(server, like_path) is None, LIVE, f"unlike {round} left its notification")
+
     # The author deletes the post: its comment's notification goes with it; the follow stays.
+    go(author, f"#/post/{post_id}")
     click(author, "[data-testid=delete-post]")
     click(author, "[data-testid=confirm-ok]")
     wait_until(author, lambda d: d.execute_script("return location.hash") == "#/mine", LIVE, "the post was not deleted")

@@ -181,6 +181,16 @@ def test_a_chat_message_arrives_live_and_unread_counts_show_in_the_list(server, 
                "the new message did not arrive live")
     receiver.find_element(By.CSS_SELECTOR, '[data-testid="chat-input"]').send_keys("Yes!", Keys.ENTER)
     wait_until(sender, lambda d: "Yes!" in " ".join(texts(d, '[data-testid="chat-messages"]')), LIVE_SECONDS, "the reply did not arrive live")
+    # Addresses in a message are links, as in posts; typed markup stays text.
+    sender.find_element(By.CSS_SELECTOR, '[data-testid="chat-input"]').send_keys(
+        "Menu: https://example.com/menu <b>bold</b>", Keys.ENTER)
+    link = wait_until(receiver, lambda d: d.execute_script("""
+        const link = [...document.querySelectorAll('[data-testid=chat-message] [data-testid=text-link]')].pop();
+        const text = link?.closest('.chat-text');
+        return link && { href: link.getAttribute('href'), rel: link.rel, markup: text.querySelectorAll('b').length,
+                         text: text.textContent };"""), LIVE_SECONDS, "the address is not a link")
+    assert link == {"href": "https://example.com/menu", "rel": "noopener noreferrer nofollow ugc", "markup": 0,
+                    "text": "Menu: https://example.com/menu <b>bold</b>"}
     screenshot(receiver, "social-chat")
 
     # Read while open: back in the list there is no badge; a new message brings one, live.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 
 import pytest
@@ -248,7 +249,7 @@ def test_finding_keys_among_thousands_of_children(browser, server, screenshot):
     # Nothing found, and keys no key can have, in words.
     search.clear()
     search.send_keys("zz", Keys.ENTER)
-    wait_until(browser, lambda d: "No key here starts with “zz”" in d.find_element(By.CSS_SELECTOR, "[data-testid=key-search-status]").text, 10)
+    wait_until(browser, lambda d: "No child of /console-keys has a key starting with “zz”" in d.find_element(By.CSS_SELECTOR, "[data-testid=key-search-status]").text, 10)
     assert key_results(browser) == []
     search.clear()
     search.send_keys("a.b", Keys.ENTER)
@@ -527,6 +528,15 @@ def test_every_section_passes_the_accessibility_checks(browser_factory, server, 
     unclipped focus rings), light and dark. The Logs, Backups, Rules simulator and big-data
     screens are also audited in their own states by their own tests."""
     from test_app_accessibility import check_screen, report
+
+    # A disabled account among the users, whose row is drawn differently.
+    accounts = f"{server.url}/identitytoolkit.googleapis.com/v1"
+    made = requests.post(f"{accounts}/accounts:signUp?key=x", json={
+        "email": f"audit-disabled-{phone}-{base64.b32encode(os.urandom(5)).decode().lower()}@example.com",
+        "password": "audit-pass", "returnSecureToken": True}, timeout=10)
+    made.raise_for_status()
+    requests.post(f"{accounts}/accounts:update", json={"localId": made.json()["localId"], "disableUser": True},
+                  headers=admin_headers(server), timeout=10).raise_for_status()
 
     driver = browser_factory(phone=phone)
     size = "phone" if phone else "desktop"

@@ -285,7 +285,9 @@ export function storagePathOf(url) {
  * JPEG blobs) is given. The photo's files go to `{uid}/avatar/` (the storage rules let only
  * the owner write there); the account's photoURL becomes the thumbnail (shown in the header and
  * on what one writes afterwards), `people/{uid}/profile_picture` the picture; then the previous
- * photo's files are deleted. New files that end up unused are deleted on a failure.
+ * picture is deleted. The previous thumbnail stays: posts and comments keep a copy of their
+ * author's photo address from when they were written (as FriendlyPix's do), and would show a
+ * broken image without it. New files that end up unused are deleted on a failure.
  */
 export async function saveProfile(hearth, { name, bio, photo = null, previousPicture = null }) {
   const user = requireUser(hearth);
@@ -308,8 +310,9 @@ export async function saveProfile(hearth, { name, bio, photo = null, previousPic
     picture = hearth.storage.ref(picturePath).mediaURL();
     photoURL = hearth.storage.ref(thumbPath).mediaURL();
   }
-  const previous = [previousPicture, user.photoURL].map(storagePathOf)
-    .filter((path) => path?.startsWith(`${user.uid}/avatar/`) && !uploaded.includes(path));
+  const keptThumbnail = storagePathOf(user.photoURL);
+  const previous = [previousPicture].map(storagePathOf)
+    .filter((path) => path?.startsWith(`${user.uid}/avatar/`) && !uploaded.includes(path) && path !== keptThumbnail);
   try {
     const changes = {};
     if (name !== user.displayName) changes.displayName = name;

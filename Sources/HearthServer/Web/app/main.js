@@ -117,6 +117,13 @@ class App {
     PHONE.addEventListener('change', () => this.drawNav());
     this.hearth.auth.onAuthStateChanged((user) => {
       const changed = user?.uid !== this.user?.uid || user?.displayName !== this.user?.displayName;
+      // Signed out by the server (the account disabled or deleted, its sessions revoked),
+      // here or while the page loaded: say so, once.
+      const endedBy = this.hearth.auth.sessionEndedBy;
+      if (!user && endedBy && endedBy !== this.endedByShown) {
+        this.endedByShown = endedBy;
+        toast(`You have been signed out. ${errorWords(endedBy)}`, 'error');
+      }
       // Screens kept for someone else are never painted for this person.
       const owner = screensOwner();
       if (owner !== undefined && owner !== (user?.uid ?? null)) clearScreens();

@@ -21,6 +21,8 @@
  *   confirmPasswordReset(code, newPassword) · applyActionCode(code) · checkActionCode(code)
  *   currentUser → { uid, email, displayName, photoURL, isAnonymous } | null
  *   onAuthStateChanged(cb) → unsubscribe · getIdToken(forceRefresh)
+ *   sessionEndedBy → the HearthError with which the server ended the last session (disabled,
+ *     deleted, revoked), until the next sign-in; null after a sign-out asked for here
  *
  * Database (docs/browser-client.md has the design):
  *   const ref = hearth.db.ref('posts/abc');  ref.key · ref.parent · ref.root · ref.child('a/b')
@@ -344,6 +346,7 @@ class Auth {
     this._tokenObservers = new Set();
     this._refreshing = null;
     this._timer = null;
+    this.sessionEndedBy = null;
     this._user = null; // the current user, decoded once per set of claims
     this._legacyRefreshToken = null; // a session an older version kept in localStorage
     this._session = this._load();
@@ -428,6 +431,7 @@ class Auth {
    */
   async signOut() {
     const session = this._session;
+    this.sessionEndedBy = null;
     this._save(null);
     this._changed();
     if (!session) return;
@@ -590,6 +594,7 @@ class Auth {
     } catch (error) {
       // Refused (revoked, disabled, deleted, no session): the session is over. A fault is not.
       if (error.code !== 'network' && (error.status ?? 500) < 500 && this._session === session) {
+        this.sessionEndedBy = error;
         this._save(null);
         this._changed();
       }
@@ -612,6 +617,7 @@ class Auth {
       // Offline or a server fault: keep what is known, and check again on use.
       if (error.code === 'network' || (error.status ?? 500) >= 500) return;
       if (this._session && this._session === session) {
+        this.sessionEndedBy = error;
         this._save(null);
         this._changed();
       }
@@ -696,6 +702,7 @@ class Auth {
   }
 
   _store({ idToken, refreshToken, expiresIn }) {
+    this.sessionEndedBy = null;
     const seconds = Number(expiresIn) || 3600;
     this._save({
       idToken,

@@ -8,6 +8,7 @@ import { Subscriptions, conversationId, otherMember, profileReader } from '/app/
 import { presenceText } from '/app/presence.js';
 import { PagedList, loadOlderButton, syncChildren } from '/app/paging.js';
 import { markPending } from '/app/pending.js';
+import { richText } from '/app/rich-text.js';
 
 /** How many messages are shown at first, and added by each "Load older messages". */
 const PAGE_SIZE = 30;
@@ -240,10 +241,13 @@ function mountConversation(container, ctx, me, other) {
   return () => subscriptions.offAll();
 }
 
-/** A message; one's own (`mine`) sit on the other side. `sender` is read out before it. */
+/**
+ * A message; one's own (`mine`) sit on the other side. `sender` is read out before it. Web
+ * addresses and hashtags in it are links, as in posts (built as DOM nodes: markup stays text).
+ */
 function messageItem(message, mine, sender) {
   return h('li', { class: `chat-message ${mine ? 'mine' : 'theirs'}`, 'data-testid': 'chat-message' },
     h('span', { class: 'visually-hidden' }, `${sender}: `),
-    h('span', { class: 'chat-text' }, message?.text ?? ''),
+    h('span', { class: 'chat-text' }, richText(message?.text ?? '')),
     typeof message?.timestamp === 'number' ? agoTime(message.timestamp, { class: 'chat-time' }) : null);
 }

@@ -68,6 +68,13 @@ export function mount(container, ctx) {
   const cards = new Map();
   /** Feed entries known to exist, so the live fan-out writes only what is new. */
   const inFeed = new Set();
+  /**
+   * Entries added for posts written before this visit (by the catch-up, or by the live watcher
+   * for a post it saw first): they were written while one was away, so they are not "new posts".
+   */
+  const caughtUpIds = new Set();
+  /** When this visit began, in the server's time (set by the catch-up). */
+  let visitStartedAt = Infinity;
   let state = { entries: [], hasMore: false, waiting: 0, loaded: false };
   let stopped = false;
 
@@ -82,8 +89,9 @@ export function mount(container, ctx) {
     compare: (a, b) => (a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : 0),
     cursorOf: ([id]) => [id],
     holdNewer: true,
-    // One's own new post, not on the server yet, shows at once (offline too).
-    showAtOnce: ([id]) => hearth.db.pendingWriteCount(`posts/${id}/author`) > 0,
+    // One's own new post, not on the server yet, shows at once (offline too), and so do the
+    // posts the catch-up adds: they were written before this visit, so they are not "new posts".
+    showAtOnce: ([id]) => caughtUpIds.has(id) || hearth.db.pendingWriteCount(`posts/${id}/author`) > 0,
     onChange: (next) => {
       state = next;
       for (const [id] of next.entries) {
@@ -195,6 +203,7 @@ export function mount(container, ctx) {
     ]);
     const followed = childKeys(following).sort();
     const startedAt = Date.now() + (offset.val() ?? 0);
+    visitStartedAt = startedAt;
     const marker = feedMarker(me);
     const candidates = [];
     if (marker && marker.following.join(',') === followed.join(',')) {
@@ -224,7 +233,10 @@ export function mount(container, ctx) {
     if (stopped) return 0;
     const written = Object.keys(updates).length;
     if (written) {
-      for (const path of Object.keys(updates)) inFeed.add(path.split('/').pop());
+      for (const path of Object.keys(updates)) {
+        inFeed.add(path.split('/').pop());
+        caughtUpIds.add(path.split('/').pop());
+      }
       await hearth.db.ref().update(updates);
     }
     keepFeedMarker(me, { following: followed, since: startedAt });
@@ -252,6 +264,7 @@ export function mount(container, ctx) {
       await caughtUp;
       if (stopped || inFeed.has(id)) return;
       inFeed.add(id);
+      if (added.child('timestamp').val() < visitStartedAt) caughtUpIds.add(id);
       try {
         if ((await cachedOrRead(hearth, hearth.db.ref(`feed/${me}/${id}`))).exists() || stopped) return;
         await hearth.db.ref(`feed/${me}/${id}`).set(true);

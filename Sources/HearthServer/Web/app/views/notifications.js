@@ -38,8 +38,12 @@ export function mount(container, ctx) {
   const items = new Map();
   /** Shown as new on this visit (they are marked read on the server meanwhile). */
   const fresh = new Set();
-  /** Asked to be marked read already. */
+  /**
+   * Asked to be marked read already, by ID and time: a like taken back and given again comes
+   * back under the same ID, unread, and is marked again.
+   */
   const marked = new Set();
+  const markKey = (id, value) => `${id}@${value?.timestamp}`;
   const titles = new Map();
   let stopped = false;
 
@@ -62,7 +66,7 @@ export function mount(container, ctx) {
       list.removeAttribute('aria-busy');
       list.replaceChildren();
     }
-    for (const [id, value] of entries) if (value.read === false && !marked.has(id)) fresh.add(id);
+    for (const [id, value] of entries) if (value.read === false && !marked.has(markKey(id, value))) fresh.add(id);
     syncChildren(list, items, entries, item, (element, value) => element.update(value));
     older.hidden = !hasMore;
     status.settle(entries.length > 0, () => emptyState({
@@ -78,8 +82,8 @@ export function mount(container, ctx) {
     if (stopped || document.visibilityState !== 'visible') return;
     const updates = {};
     for (const [id, value] of entries) {
-      if (value.read === false && !marked.has(id)) {
-        marked.add(id);
+      if (value.read === false && !marked.has(markKey(id, value))) {
+        marked.add(markKey(id, value));
         updates[`${id}/read`] = true;
       }
     }

@@ -112,7 +112,7 @@ export class KeySearch {
     this.more.hidden = !more;
     this.status.textContent = this.found
       ? `${counted(this.found, 'key', 'keys')} starting with “${prefix}”${more ? ' so far' : ''}.`
-      : `No key here starts with “${prefix}”.`;
+      : `No child of ${'/' + this.location.join('/')} has a key starting with “${prefix}”: the search looks among the children of the location shown.`;
     // Continuing the list keeps the keyboard where it was: on the first new result.
     if (first > 0) this.list.children[first]?.querySelector('button')?.focus();
   }
