@@ -77,6 +77,10 @@ public func buildApplication(
     var operations = DatabaseOperations(databases: databases, rules: rules, hub: hub, clock: configuration.clock, logger: logger)
     operations.metrics = metrics
     operations.requestLog = requestLog
+    operations.limits = DatabaseLimits(
+        defaultDatabase: configuration.defaultDatabase, createOnUse: configuration.emulator,
+        maxOpen: configuration.maxOpenDatabases,
+        idleAfter: Int64(configuration.idleDatabaseTimeout / .milliseconds(1)))
     let disconnects: any DisconnectQueue
     if let cluster {
         disconnects = cluster.disconnects
@@ -86,7 +90,7 @@ public func buildApplication(
         disconnects = try DisconnectQueueStore(path: realtimeFolder.appendingPathComponent("disconnects.sqlite").path)
     }
     let realtime = RealtimeService(
-        operations: operations, admin: admin, issuer: accounts.issuer, disconnects: disconnects,
+        operations: operations, admin: admin, issuer: accounts.issuer, disconnects: disconnects, accounts: accounts.store,
         limits: configuration.realtimeLimits, logger: logger)
     if let cluster {
         cluster.onTakeOver { records, deadNode in await realtime.applyDisconnects(records, of: "node \(deadNode)") }
@@ -94,7 +98,7 @@ public func buildApplication(
     }
     // Before any client connects: the onDisconnect operations of connections the last run had.
     await realtime.applyLeftoverDisconnects()
-    let longPolling = RealtimeLongPolling(service: realtime, defaultDatabase: configuration.defaultDatabase)
+    let longPolling = RealtimeLongPolling(service: realtime, defaultDatabase: configuration.defaultDatabase, proxies: proxies)
     let webSocket = RealtimeWebSocket(service: realtime, longPolling: longPolling, defaultDatabase: configuration.defaultDatabase)
     let stats = StatsResponder(
         databases: databases, hub: hub, realtime: realtime, admin: admin, clock: configuration.clock, started: configuration.clock())
@@ -108,8 +112,10 @@ public func buildApplication(
             folder: backupFolder, interval: configuration.backupInterval ?? .seconds(86_400), keep: configuration.backupKeep,
             metrics: metrics, logger: logger, gate: backupGate)
     }
+    var database = DatabaseResponder(operations: operations, configuration: configuration, admin: admin, issuer: accounts.issuer)
+    database.bodyBudget = ByteBudget(limit: configuration.maxBufferedBodyBytes)
     let responder = HearthResponder(
-        database: DatabaseResponder(operations: operations, configuration: configuration, admin: admin, issuer: accounts.issuer),
+        database: database,
         longPolling: longPolling,
         auth: AuthResponder(service: accounts, admin: admin, proxies: proxies),
         session: WebSessionResponder(service: accounts, proxies: proxies),
@@ -138,6 +144,7 @@ public func buildApplication(
         DataFolderService(folder: folder),
         StreamKeepAliveService(hub: hub, realtime: realtime, longPolling: longPolling, interval: configuration.keepAliveInterval, clock: configuration.clock),
         IdentityProviderHTTP.ShutdownService(http: providerHTTP),
+        IdleDatabaseService(operations: operations, interval: min(configuration.idleDatabaseTimeout / 4, .seconds(60))),
     ]
     if configuration.backupInterval != nil, let backups {
         services.append(backups)

@@ -92,6 +92,16 @@ public struct ServerConfiguration: Sendable {
     public var backupInterval: Duration?
     public var backupFolder: URL?
     public var backupKeep = 7
+    /// Bytes the bodies of non-admin database writes may hold at once, as they are read and
+    /// parsed (about twice their size); past it such a write is refused with 503.
+    public var maxBufferedBodyBytes = ServerConfiguration.defaultMaxBufferedBodyBytes
+    public static let defaultMaxBufferedBodyBytes = 1 << 30
+    /// Databases open at once at most (`--max-open-databases`): past it idle ones close early,
+    /// and with none idle a request for another is refused with 503.
+    public var maxOpenDatabases = 256
+    /// A database with no stream, realtime session or request for this long is closed (it
+    /// opens again on its next use).
+    public var idleDatabaseTimeout: Duration = .seconds(600)
     public var clock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
 
     /// `origin` as `scheme://host[:port]` when it is an `http` or `https` origin with no path,
