@@ -65,9 +65,18 @@ public final class DataFolder: Sendable {
                 return database
             }
             let folder = url.appendingPathComponent("databases").appendingPathComponent(name)
-            let database = try Database(name: name, folder: folder, options: options, logger: logger)
-            open[name] = (database, now)
-            return database
+            let isNew = !FileManager.default.fileExists(atPath: folder.path)
+            do {
+                let database = try Database(name: name, folder: folder, options: options, logger: logger)
+                open[name] = (database, now)
+                return database
+            } catch {
+                // A database that could not be created is not left half made (it would then
+                // "exist"); one that exists stays as it is.
+                if isNew { try? FileManager.default.removeItem(at: folder) }
+                logger.error("could not open a database", metadata: ["database": "\(name)", "error": "\(error)"])
+                throw HearthError(.unavailable, "The database cannot be opened now (the server may be out of file descriptors). Try again later.")
+            }
         }
     }
 

@@ -150,6 +150,12 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "How many of the latest requests to keep for the console's request log (0 keeps none).")
     var requestLogSize = RequestLog.defaultCapacity
 
+    @Option(name: .long, help: "Databases open at once at most; past it idle ones close early, and with none idle a request for another gets 503.")
+    var maxOpenDatabases = 256
+
+    @Option(name: .long, help: "Seconds after which a database nobody uses (no request, stream or realtime session) is closed.")
+    var idleDatabaseSeconds = 600
+
     enum LogFormat: String, ExpressibleByArgument, CaseIterable {
         case text, json
     }
@@ -157,6 +163,8 @@ struct Serve: AsyncParsableCommand {
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
         guard (0...100_000).contains(requestLogSize) else { throw ValidationError("--request-log-size must be between 0 and 100000.") }
+        guard maxOpenDatabases >= 1 else { throw ValidationError("--max-open-databases must be at least 1.") }
+        guard idleDatabaseSeconds >= 1 else { throw ValidationError("--idle-database-seconds must be at least 1.") }
         guard keepAliveSeconds > 0 else { throw ValidationError("--keep-alive-seconds must be positive.") }
         guard signInFailuresPerAddress > 0 else { throw ValidationError("--sign-in-failures-per-address must be positive.") }
         guard !project.isEmpty, project.utf8.count <= 128 else { throw ValidationError("--project must be 1 to 128 characters.") }
@@ -250,6 +258,8 @@ struct Serve: AsyncParsableCommand {
         }
         configuration.accessLog = accessLog
         configuration.requestLogSize = requestLogSize
+        configuration.maxOpenDatabases = maxOpenDatabases
+        configuration.idleDatabaseTimeout = .seconds(idleDatabaseSeconds)
         configuration.metricsHost = metricsHost
         if let webRoot {
             var isFolder: ObjCBool = false
