@@ -20,6 +20,12 @@ import Darwin
 /// point at it. A crash at any moment leaves at worst an unreferenced file, which
 /// ``removeLeftovers()`` deletes when a single node starts (and
 /// ``removeLeftovers(keepingNewerThan:)`` when its files are shared by other nodes).
+///
+/// Unfinished uploads are bounded (``UploadLimits``): an upload is judged by what it declares
+/// before a byte of it is kept, its bytes may not pass what it declared, resumable uploads
+/// are continued only by their ``UploadOwner`` and counted per owner and in all, the bytes
+/// unfinished uploads hold together are capped, and ``removeExpiredUploads()`` removes
+/// resumable uploads past their lifetime or idle too long.
 public final class FileStore: Sendable {
     /// The folder holding everything (a data folder's `files/`).
     public let directory: URL
