@@ -58,13 +58,15 @@ public func buildApplication(
         // what is a day old can be a crash's leftover: another node's upload may be under way.
         files = try FileStore(
             directory: filesDirectory, metadata: cluster.fileMetadata, maxObjectSize: configuration.maxFileBytes,
-            clock: configuration.clock)
+            uploadLimits: configuration.uploadLimits, clock: configuration.clock)
         let leftovers = try await files.removeLeftovers(keepingNewerThan: 24 * 3600 * 1000)
         if leftovers != FileStore.Leftovers() {
             logger.info("removed day-old unfinished uploads", metadata: ["uploads": "\(leftovers.uploads)", "files": "\(leftovers.blobs)"])
         }
     } else {
-        files = try FileStore(directory: filesDirectory, maxObjectSize: configuration.maxFileBytes, clock: configuration.clock)
+        files = try FileStore(
+            directory: filesDirectory, maxObjectSize: configuration.maxFileBytes, uploadLimits: configuration.uploadLimits,
+            clock: configuration.clock)
         // This process holds the data folder: what a crash left half-done can go.
         let leftovers = try files.removeLeftovers()
         if leftovers != FileStore.Leftovers() {
@@ -145,6 +147,9 @@ public func buildApplication(
         StreamKeepAliveService(hub: hub, realtime: realtime, longPolling: longPolling, interval: configuration.keepAliveInterval, clock: configuration.clock),
         IdentityProviderHTTP.ShutdownService(http: providerHTTP),
         IdleDatabaseService(operations: operations, interval: min(configuration.idleDatabaseTimeout / 4, .seconds(60))),
+        UploadSweepService(
+            store: files, interval: configuration.uploadSweepInterval, metrics: metrics, logger: logger,
+            onSweep: configuration.onUploadSweep),
     ]
     if configuration.backupInterval != nil, let backups {
         services.append(backups)

@@ -1,5 +1,6 @@
 import Foundation
 import HearthAuth
+import HearthFiles
 import NIOCore
 
 /// Everything `hearth serve` can be told: where to listen and where the data lives.
@@ -33,6 +34,13 @@ public struct ServerConfiguration: Sendable {
     public var storageRules: String?
     /// The largest file accepted, in bytes.
     public var maxFileBytes: Int64 = 5 << 30
+    /// What unfinished uploads may hold (open resumable uploads per user or address and in
+    /// all, bytes) and how long resumable uploads are kept.
+    public var uploadLimits = UploadLimits()
+    /// How often expired and abandoned uploads are removed while the server runs.
+    public var uploadSweepInterval: Duration = .seconds(600)
+    /// Called after each such removal with what it removed (tests wait on it).
+    public var onUploadSweep: (@Sendable (FileStore.ExpiredUploads) -> Void)?
     /// The password hashing cost (scrypt N); Firebase's own is 2^14.
     public var passwordHashRounds = 1 << 14
     /// The folder of the web front end (the social app at `/`, the console at `/console`); the
