@@ -641,7 +641,7 @@ public final class AuthService: Sendable {
             if error == .full { logger.warning("a password hash was refused: too many are waiting") }
             throw .tooManyRequests
         }
-        defer { hashGate.leave() }
+        defer { hashGate.leave(priority) }
         do {
             return try await Self.hashingPool.runIfActive(work)
         } catch {

@@ -3,11 +3,12 @@ import Synchronization
 /// Lets at most ``maxRunning`` pieces of costly work (password hashing) run at once, keeps up
 /// to ``maxWaiting`` more waiting in order, and refuses the rest at once.
 ///
-/// Work that must stay quick (a sign-in) is ``Priority/urgent``: it goes ahead of waiting
-/// ``Priority/normal`` work (sign-ups, password changes), and when the queue is full it takes
-/// the place of the newest normal waiter, which is refused. So a flood of sign-ups costs a
-/// sign-in at most the end of the hashes already running, and never piles up unbounded
-/// waiting requests.
+/// Work that must stay quick (a sign-in) is ``Priority/urgent``: one running place is kept for
+/// it (normal work takes at most `maxRunning - 1`, when `maxRunning` is more than one), it
+/// goes ahead of waiting ``Priority/normal`` work (sign-ups, password changes), and when the
+/// queue is full it takes the place of the newest normal waiter, which is refused. So a flood
+/// of sign-ups neither delays a sign-in behind its hashes nor piles up unbounded waiting
+/// requests.
 ///
 /// Waiting is an async suspension, never a blocked thread. A waiter whose task is cancelled
 /// leaves the queue.
@@ -35,6 +36,8 @@ public final class ConcurrencyGate: Sendable {
 
     public let maxRunning: Int
     public let maxWaiting: Int
+    /// How many normal pieces of work may run at once: all but the place kept for urgent work.
+    public let maxRunningNormal: Int
 
     private struct Waiter {
         let id: UInt64
@@ -42,11 +45,14 @@ public final class ConcurrencyGate: Sendable {
     }
 
     private struct State {
-        var running = 0
+        var runningUrgent = 0
+        var runningNormal = 0
         var urgent: [Waiter] = []
         var normal: [Waiter] = []
         var nextID: UInt64 = 0
+        var running: Int { runningUrgent + runningNormal }
         var waiting: Int { urgent.count + normal.count }
+        var occupancy: Occupancy { Occupancy(running: running, waiting: waiting) }
     }
 
     private let state = Mutex(State())
@@ -60,23 +66,25 @@ public final class ConcurrencyGate: Sendable {
     public init(maxRunning: Int, maxWaiting: Int, observer: (@Sendable (Occupancy) -> Void)? = nil) {
         self.maxRunning = max(1, maxRunning)
         self.maxWaiting = max(0, maxWaiting)
+        maxRunningNormal = max(1, self.maxRunning - 1)
         self.observer = observer
     }
 
     /// What is running and waiting now.
     public var occupancy: Occupancy {
-        state.withLock { Occupancy(running: $0.running, waiting: $0.waiting) }
+        state.withLock { $0.occupancy }
     }
 
     /// Runs `work` when its turn comes; throws ``Refusal`` without running it when it cannot
     /// wait. `work`'s own errors are passed on.
     public func run<T: Sendable>(_ priority: Priority, _ work: () async throws -> T) async throws -> T {
         try await enter(priority)
-        defer { leave() }
+        defer { leave(priority) }
         return try await work()
     }
 
-    /// Waits for a turn; every successful call must be followed by one ``leave()``.
+    /// Waits for a turn; every successful call must be followed by one ``leave(_:)`` with the
+    /// same priority.
     public func enter(_ priority: Priority) async throws(Refusal) {
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
@@ -91,8 +99,8 @@ public final class ConcurrencyGate: Sendable {
                         // Checked under the lock: a cancellation after this finds the waiter queued.
                         if Task.isCancelled {
                             outcome = .refuse(.cancelled)
-                        } else if state.running < maxRunning, state.waiting == 0 {
-                            state.running += 1
+                        } else if isFirst(priority, in: state), canStart(priority, in: state) {
+                            start(priority, in: &state)
                             outcome = .go
                         } else if state.waiting < maxWaiting {
                             append(Waiter(id: id, continuation: continuation), priority, to: &state)
@@ -103,7 +111,7 @@ public final class ConcurrencyGate: Sendable {
                         } else {
                             outcome = .refuse(.full)
                         }
-                        return (outcome, Occupancy(running: state.running, waiting: state.waiting))
+                        return (outcome, state.occupancy)
                     }
                     switch outcome {
                     case .go: continuation.resume()
@@ -116,7 +124,7 @@ public final class ConcurrencyGate: Sendable {
             } onCancel: {
                 let (removed, occupancy) = state.withLock { state -> (Waiter?, Occupancy) in
                     let removed = Self.remove(id, from: &state.urgent) ?? Self.remove(id, from: &state.normal)
-                    return (removed, Occupancy(running: state.running, waiting: state.waiting))
+                    return (removed, state.occupancy)
                 }
                 guard let removed else { return }
                 removed.continuation.resume(throwing: Refusal.cancelled)
@@ -129,23 +137,47 @@ public final class ConcurrencyGate: Sendable {
         }
     }
 
-    /// Ends a turn begun by ``enter(_:)``: the next waiter, urgent ones first, runs.
-    public func leave() {
-        let (next, occupancy) = state.withLock { state -> (Waiter?, Occupancy) in
-            let next: Waiter?
-            if !state.urgent.isEmpty {
-                next = state.urgent.removeFirst()
-            } else if !state.normal.isEmpty {
-                next = state.normal.removeFirst()
-            } else {
-                next = nil
-                state.running -= 1
+    /// Ends a turn begun by ``enter(_:)`` with `priority`: the next waiters that may run, urgent
+    /// ones first, do.
+    public func leave(_ priority: Priority) {
+        let (next, occupancy) = state.withLock { state -> ([Waiter], Occupancy) in
+            switch priority {
+            case .urgent: state.runningUrgent -= 1
+            case .normal: state.runningNormal -= 1
             }
-            // A waiter that is let in takes over the running place of the one leaving.
-            return (next, Occupancy(running: state.running, waiting: state.waiting))
+            var next: [Waiter] = []
+            while true {
+                if !state.urgent.isEmpty, canStart(.urgent, in: state) {
+                    start(.urgent, in: &state)
+                    next.append(state.urgent.removeFirst())
+                } else if !state.normal.isEmpty, canStart(.normal, in: state) {
+                    start(.normal, in: &state)
+                    next.append(state.normal.removeFirst())
+                } else {
+                    break
+                }
+            }
+            return (next, state.occupancy)
         }
-        next?.continuation.resume()
+        for waiter in next { waiter.continuation.resume() }
         observer?(occupancy)
+    }
+
+    /// True when no one waiting is to go before work of `priority` (urgent work waits only
+    /// behind urgent work).
+    private func isFirst(_ priority: Priority, in state: State) -> Bool {
+        priority == .urgent ? state.urgent.isEmpty : state.waiting == 0
+    }
+
+    private func canStart(_ priority: Priority, in state: State) -> Bool {
+        state.running < maxRunning && (priority == .urgent || state.runningNormal < maxRunningNormal)
+    }
+
+    private func start(_ priority: Priority, in state: inout State) {
+        switch priority {
+        case .urgent: state.runningUrgent += 1
+        case .normal: state.runningNormal += 1
+        }
     }
 
     private func append(_ waiter: Waiter, _ priority: Priority, to state: inout State) {

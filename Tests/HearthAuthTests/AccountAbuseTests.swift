@@ -171,10 +171,11 @@ import Testing
     @Test func passwordHashingGoesThroughTheGate() async throws {
         var policy = AuthService.Policy()
         policy.maxConcurrentHashes = 3
-        policy.maxWaitingHashes = 7
+        policy.maxWaitingHashes = 8
         try await AuthServiceTests.withService(policy: policy) { service, _ in
-            #expect(service.hashGate.maxRunning == 3 && service.hashGate.maxWaiting == 7)
-            // Sign-ups and sign-ins at once all get their turn (the queue is long enough).
+            #expect(service.hashGate.maxRunning == 3 && service.hashGate.maxWaiting == 8)
+            // Sign-ups at once all get their turn: two run (one place is kept for sign-ins),
+            // and the queue holds the rest.
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in 0..<10 {
                     group.addTask { _ = try await service.signUp(email: "user\(index)@example.com", password: Self.password) }

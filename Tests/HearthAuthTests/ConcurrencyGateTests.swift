@@ -79,10 +79,11 @@ import Testing
     @Test func noMoreThanMaxRunningRunAndTheQueueIsBounded() async {
         let harness = Harness(maxRunning: 2, maxWaiting: 3)
         var reports = harness.reports.makeAsyncIterator()
-        let jobs = (0..<5).map { harness.job("job\($0)") }
+        let jobs = (0..<5).map { harness.job("job\($0)", .urgent) }
         await Self.waitFor(running: 2, waiting: 3, in: &reports)
         #expect(harness.started.withLock { $0.count } == 2)
         // A sixth is refused at once rather than piled up.
+        await #expect(throws: ConcurrencyGate.Refusal.full) { try await harness.gate.enter(.urgent) }
         await #expect(throws: ConcurrencyGate.Refusal.full) { try await harness.gate.enter(.normal) }
         #expect(harness.gate.occupancy == .init(running: 2, waiting: 3))
         harness.permits.release(5)
@@ -90,6 +91,24 @@ import Testing
         for job in jobs { outcomes.append(await job.value) }
         #expect(outcomes == Array(repeating: "ok", count: 5))
         #expect(harness.running.withLock { $0.most } == 2)
+        #expect(harness.gate.occupancy == .init(running: 0, waiting: 0))
+    }
+
+    @Test func aRunningPlaceIsKeptForUrgentWork() async {
+        let harness = Harness(maxRunning: 3, maxWaiting: 10)
+        var reports = harness.reports.makeAsyncIterator()
+        #expect(harness.gate.maxRunningNormal == 2)
+        // A flood of sign-ups runs two at a time…
+        let signUps = (0..<5).map { harness.job("sign-up \($0)") }
+        await Self.waitFor(running: 2, waiting: 3, in: &reports)
+        // …and a sign-in starts at once in the place kept for it, ahead of them all.
+        let signIn = harness.job("sign-in", .urgent)
+        await Self.waitFor(running: 3, waiting: 3, in: &reports)
+        #expect(harness.started.withLock { $0.last } == "sign-in")
+        harness.permits.release(6)
+        #expect(await signIn.value == "ok")
+        for job in signUps { #expect(await job.value == "ok") }
+        #expect(harness.running.withLock { $0.most } == 3)
         #expect(harness.gate.occupancy == .init(running: 0, waiting: 0))
     }
 
