@@ -40,7 +40,8 @@ public final class AuthService: Sendable {
         /// allows 100 new accounts per hour per address).
         public var signUpsPerAddressPerHour = 100
         /// Password hashes computed at once (sign-ups, sign-ins, password changes), each taking
-        /// a core for tens of milliseconds: by default one per core.
+        /// a core for tens of milliseconds: by default one per core. One place is kept for
+        /// sign-ins (when there are two or more), so sign-ups cannot make them wait.
         public var maxConcurrentHashes = ProcessInfo.processInfo.activeProcessorCount
         /// Hashes that may wait for their turn beyond those; more are refused with
         /// `TOO_MANY_ATTEMPTS_TRY_LATER` at once rather than pile up. Sign-ins go first.
