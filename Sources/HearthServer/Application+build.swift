@@ -202,6 +202,8 @@ func makeAuthService(
     policy.emulator = configuration.emulator
     policy.failuresPerAccount = configuration.signInFailuresPerAccount
     policy.failuresPerAddress = configuration.signInFailuresPerAddress
+    policy.signUpBurstPerAddress = configuration.signUpBurstPerAddress
+    policy.signUpsPerAddressPerHour = configuration.signUpsPerAddressPerHour
     let local = configuration.host == "0.0.0.0" || configuration.host == "::" ? "127.0.0.1" : configuration.host
     let publicURL = configuration.publicURL ?? "http://\(local):\(configuration.port)"
     let publicHost = URL(string: publicURL)?.host ?? "localhost"

@@ -30,6 +30,10 @@ public struct ServerConfiguration: Sendable {
     /// Failed sign-ins allowed per account and per client address in one window.
     public var signInFailuresPerAccount = 10
     public var signInFailuresPerAddress = 100
+    /// Sign-ups (`accounts:signUp`) one client address may make at once, then per hour
+    /// (admins and emulator mode are not limited).
+    public var signUpBurstPerAddress = 50
+    public var signUpsPerAddressPerHour = 100
     /// The storage rules text (`storage.rules`) for file storage; nil means closed.
     public var storageRules: String?
     /// The largest file accepted, in bytes.

@@ -84,6 +84,9 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "Failed sign-ins allowed per client address in 15 minutes.")
     var signInFailuresPerAddress: Int = 100
 
+    @Option(name: .long, help: "Sign-ups allowed per client address per hour, after a burst of 50 (admins are not limited).")
+    var signUpsPerAddressPerHour: Int = 100
+
     @Option(name: .long, help: "Snapshot a database after this many logged writes (a snapshot shortens restarts).")
     var snapshotAfterWrites: Int = 200_000
 
@@ -167,6 +170,7 @@ struct Serve: AsyncParsableCommand {
         guard idleDatabaseSeconds >= 1 else { throw ValidationError("--idle-database-seconds must be at least 1.") }
         guard keepAliveSeconds > 0 else { throw ValidationError("--keep-alive-seconds must be positive.") }
         guard signInFailuresPerAddress > 0 else { throw ValidationError("--sign-in-failures-per-address must be positive.") }
+        guard signUpsPerAddressPerHour > 0 else { throw ValidationError("--sign-ups-per-address-per-hour must be positive.") }
         guard !project.isEmpty, project.utf8.count <= 128 else { throw ValidationError("--project must be 1 to 128 characters.") }
         guard Self.byteCount(maxFileSize) != nil else {
             throw ValidationError("--max-file-size must be a positive number of bytes, such as 10485760, 10M or 5G.")
@@ -235,6 +239,7 @@ struct Serve: AsyncParsableCommand {
         configuration.storageRules = storageRulesText ?? demoRules?.storage
         configuration.maxFileBytes = Self.byteCount(maxFileSize)!
         configuration.signInFailuresPerAddress = signInFailuresPerAddress
+        configuration.signUpsPerAddressPerHour = signUpsPerAddressPerHour
         configuration.filesPort = filesPort
         configuration.filesOrigin = filesOrigin.flatMap(ServerConfiguration.normalizedOrigin)
         configuration.trustedProxies = trustedProxy.compactMap(ServerConfiguration.normalizedIPAddress)
