@@ -102,8 +102,10 @@ public func buildApplication(
     await realtime.applyLeftoverDisconnects()
     let longPolling = RealtimeLongPolling(service: realtime, defaultDatabase: configuration.defaultDatabase, proxies: proxies)
     let webSocket = RealtimeWebSocket(service: realtime, longPolling: longPolling, defaultDatabase: configuration.defaultDatabase)
+    let bodyBudget = ByteBudget(limit: configuration.maxBufferedBodyBytes)
     let stats = StatsResponder(
-        databases: databases, hub: hub, realtime: realtime, admin: admin, clock: configuration.clock, started: configuration.clock())
+        databases: databases, hub: hub, realtime: realtime, admin: admin, bodyBudget: bodyBudget, clock: configuration.clock,
+        started: configuration.clock())
     let metricsResponder = MetricsResponder(metrics: metrics, stats: stats, admin: admin)
     // Backups on a schedule and from the console share one gate: one runs at a time.
     let backupGate = BackupGate()
@@ -115,7 +117,7 @@ public func buildApplication(
             metrics: metrics, logger: logger, gate: backupGate)
     }
     var database = DatabaseResponder(operations: operations, configuration: configuration, admin: admin, issuer: accounts.issuer)
-    database.bodyBudget = ByteBudget(limit: configuration.maxBufferedBodyBytes)
+    database.bodyBudget = bodyBudget
     let responder = HearthResponder(
         database: database,
         longPolling: longPolling,

@@ -142,14 +142,16 @@ struct DatabaseOperations: Sendable {
         return state
     }
 
-    /// Throws `Permission denied` unless the rules let `auth` read `path` (with `query`) in `state`.
+    /// Throws `Permission denied` unless the rules let `auth` read `path` (with `query`) in
+    /// `state`; a refusal is counted under `access` (`read`, `listen`).
     func checkRead(
-        at path: Path, query: Query?, auth: RequestAuth, rules: SecurityRules, state: DatabaseState, database: Database
+        at path: Path, query: Query?, auth: RequestAuth, rules: SecurityRules, state: DatabaseState, database: Database,
+        access: String = "read"
     ) throws {
         guard case .rules(let auth, _) = auth else { return }
         let requester = SecurityRules.Requester(auth: auth, now: clock())
         guard rules.read(path, by: requester, root: state.root, query: RuleQuery(query)) != nil else {
-            metrics.denied(database: database.name, access: "read")
+            metrics.denied(database: database.name, access: access)
             throw HearthError.permissionDeniedByRules
         }
     }
