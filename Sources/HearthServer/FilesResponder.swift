@@ -447,6 +447,18 @@ struct FilesResponder: Sendable {
         if let value = fields.customMetadata?.removeValue(forKey: "firebaseStorageDownloadTokens") {
             tokens = (value ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
+        // What is wrong with the request is said first, the same for every object; whether the
+        // object exists is said only to someone the rules let read it.
+        if let type = fields.contentType { _ = try ObjectName.validatedContentType(type) }
+        guard try await store.object(bucket: bucket, name: name) != nil else {
+            do {
+                try authorize(.get, bucket: bucket, name: name, requester: requester, existing: nil)
+            } catch {
+                // Worded as a refused update of an object that exists is.
+                throw FilesError.permissionDenied("WRITE")
+            }
+            throw FilesError.notFound
+        }
         let object = try await store.updateMetadata(bucket: bucket, name: name, fields: fields, downloadTokens: tokens) { [self] updated, existing in
             try authorize(.update, bucket: bucket, name: name, requester: requester, incoming: updated, existing: existing)
         }

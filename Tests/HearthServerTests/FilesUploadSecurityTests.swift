@@ -265,4 +265,42 @@ struct FilesUploadSecurityTests {
             Files.expectError(try await Self.command(server, target, "query"), 404)
         }
     }
+
+    /// Private folders: only the owner reads or writes.
+    static let privateRules = """
+        rules_version = '2';
+        service firebase.storage {
+          match /b/{bucket}/o {
+            match /{owner}/{rest=**} { allow read, write: if request.auth.uid == owner; }
+          }
+        }
+        """
+
+    @Test func aMetadataUpdateDoesNotSayWhetherAPrivateFileExists() async throws {
+        try await withServer(configure: { $0.storageRules = Self.privateRules }) { server in
+            let alice = TestServer.userHeaders("alice")
+            let uploaded = try await server.request(
+                "POST", Self.objects + "?name=alice%2Fsecret.txt", body: "s", headers: alice.merging(["Content-Type": "text/plain"]) { $1 })
+            #expect(uploaded.status == 200, "\(uploaded.text)")
+            for headers in [[:], TestServer.userHeaders("bob")] {
+                var answers: [String: (Int, String)] = [:]
+                for name in ["alice/secret.txt", "alice/none.txt"] {
+                    for body in [#"{"contentLanguage": "en"}"#, #"{"contentType": "text/plain"}"#] {
+                        let answer = try await server.request("PATCH", Files.path(name), body: body, headers: headers)
+                        answers["\(name) \(body)"] = (answer.status, answer.text)
+                    }
+                }
+                // The same refusal for the file that exists and the one that does not.
+                #expect(Set(answers.values.map(\.0)) == [403], "\(answers)")
+                #expect(Set(answers.values.map(\.1)).count == 1, "\(answers)")
+                // A malformed request is malformed whatever exists.
+                let bad = try await server.request("PATCH", Files.path("alice/secret.txt"), body: #"{"contentType": "a b"}"#, headers: headers)
+                let badMissing = try await server.request("PATCH", Files.path("alice/none.txt"), body: #"{"contentType": "a b"}"#, headers: headers)
+                #expect(bad.status == badMissing.status && bad.text == badMissing.text)
+            }
+            // The owner may read her folder, so she learns what is not there.
+            let missing = try await server.request("PATCH", Files.path("alice/none.txt"), body: "{}", headers: alice)
+            #expect(missing.status == 404)
+        }
+    }
 }
