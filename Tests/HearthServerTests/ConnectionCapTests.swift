@@ -105,4 +105,23 @@ struct ConnectionCapTests {
             #expect(servedAgain)
         }
     }
+
+    @Test func theFilesPortSharesTheServersCapAndTimeouts() async throws {
+        try await withServer(configure: {
+            $0.filesPort = 0
+            $0.connectionLimits.maxConnections = 2
+            $0.connectionLimits.headerTimeout = .milliseconds(800)
+        }) { server in
+            let filesPort = try #require(server.filesPort)
+            // One silent connection on the files port is closed at the header timeout.
+            let silent = try TestSocket(port: filesPort)
+            #expect(await silent.readUntilClosed().closed)
+            // Two held on the main port fill the server: the files port refuses too.
+            let held = [try await Self.servedConnection(server), try await Self.servedConnection(server)]
+            let refused = try TestSocket(port: filesPort)
+            let (answer, closed) = await refused.readUntilClosed()
+            #expect(closed && answer.hasPrefix("HTTP/1.1 503"), "\(answer)")
+            _ = held
+        }
+    }
 }

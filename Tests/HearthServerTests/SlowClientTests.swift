@@ -142,4 +142,24 @@ struct SlowClientTests {
             try await client.close()
         }
     }
+
+    @Test func aHeldLongPollStaysOpenPastTheIdleTimeout() async throws {
+        try await withServer(configure: Self.configure) { server in
+            let start = try await server.request("GET", "/.lp?start=t&ser=1&cb=7&v=5&ns=default")
+            let match = try #require(start.text.firstMatch(of: /pLPCommand\('start','(\w+)','(\w+)'\)/))
+            let credentials = "id=\(match.1)&pw=\(match.2)&ns=default"
+            // A listen, carried by a poll that its answer releases.
+            let listen = LogRedactionTests.webSafeBase64(#"{"t":"d","d":{"r":1,"a":"q","b":{"p":"/lp","h":""}}}"#)
+            let listened = try await server.request("GET", "/.lp?\(credentials)&ser=2&seg0=0&ts0=1&d0=\(listen)")
+            #expect(listened.text.contains(#""s":"ok""#), "\(listened.text)")
+            // A poll with nothing to answer yet: the server holds it (up to 20 s).
+            let held = try TestSocket(port: server.port)
+            try held.write(Self.request("/.lp?\(credentials)&ser=3"))
+            try await Self.waitOutTheIdleTimeout(server)
+            // A change to the listened path is its answer, on a connection still open.
+            try await server.expectOK("PUT", "/lp.json", body: #""news""#)
+            let answer = await held.read(untilContaining: "news")
+            #expect(answer.hasPrefix("HTTP/1.1 200") && answer.contains("news"), "the held poll was cut off: \(answer)")
+        }
+    }
 }

@@ -50,8 +50,7 @@ def address(server) -> tuple[str, int]:
 
 
 def open_socket(server) -> socket.socket:
-    sock = socket.create_connection(address(server), timeout=TOO_LATE)
-    return sock
+    return socket.create_connection(address(server), timeout=TOO_LATE)
 
 
 def read_until_closed(sock: socket.socket) -> tuple[bytes, bool]:
@@ -156,13 +155,12 @@ def wait_out_the_idle_timeout(server):
 
 def test_an_event_stream_and_a_websocket_stay_open_past_the_idle_timeout(slow_server):
     token = slow_server.admin_token
-    stream = open_socket(slow_server)
-    socket_client = websocket_connect(f"ws://{address(slow_server)[0]}:{address(slow_server)[1]}/.ws?v=5&ns=default",
-                                      open_timeout=10)
-    try:
+    host, port = address(slow_server)
+    with open_socket(slow_server) as stream, \
+            websocket_connect(f"ws://{host}:{port}/.ws?v=5&ns=default", open_timeout=10) as realtime:
         stream.sendall(request(f"/feed.json?auth={token}", {"Accept": "text/event-stream"}))
         assert b"event: put" in read_until(stream, b"event: put")
-        assert json.loads(socket_client.recv(timeout=10))["d"]["t"] == "h"  # the handshake
+        assert json.loads(realtime.recv(timeout=10))["d"]["t"] == "h"  # the handshake
 
         wait_out_the_idle_timeout(slow_server)
 
@@ -172,12 +170,9 @@ def test_an_event_stream_and_a_websocket_stay_open_past_the_idle_timeout(slow_se
             assert read_until(writer, b"\r\n\r\n").startswith(b"HTTP/1.1 200")
         assert b"still here" in read_until(stream, b"still here"), "the stream was cut off"
         # The socket still answers.
-        socket_client.send(json.dumps({"t": "d", "d": {"r": 1, "a": "s", "b": {"c": {}}}}))
-        answer = json.loads(socket_client.recv(timeout=10))
+        realtime.send(json.dumps({"t": "d", "d": {"r": 1, "a": "s", "b": {"c": {}}}}))
+        answer = json.loads(realtime.recv(timeout=10))
         assert answer["d"]["r"] == 1 and answer["d"]["b"]["s"] == "ok", answer
-    finally:
-        stream.close()
-        socket_client.close()
 
 
 def test_each_client_behind_the_proxy_gets_its_share(slow_server):
