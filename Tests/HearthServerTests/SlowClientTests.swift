@@ -7,15 +7,15 @@ import Testing
 /// trickles a head, stalls a body or idles between requests is cut off, while event streams
 /// and WebSockets, which hold a connection open on purpose, are not.
 ///
-/// Each wait ends on the server closing the connection (a read returning the end); the
-/// timings checked are only that it did not close too early or far too late.
+/// Each wait ends on the server closing the connection (a read returning the end) or, were no
+/// timeout at work, at ``TestSocket/limit``. The only timing checked is that the server did not
+/// close too early, measured from a moment before its clock can have started: how late it
+/// closes depends on how busy the machine is.
 @Suite("Slow clients")
 struct SlowClientTests {
     static let header = Duration.milliseconds(800)
     static let body = Duration.milliseconds(800)
     static let idle = Duration.milliseconds(1200)
-    /// Scheduling on two shared cores is loose: a close this late means no timeout worked.
-    static let tooLate = Duration.seconds(6)
 
     static func configure(_ configuration: inout ServerConfiguration) {
         configuration.connectionLimits.headerTimeout = header
@@ -35,7 +35,7 @@ struct SlowClientTests {
             let (text, closed) = await socket.readUntilClosed()
             let elapsed = ContinuousClock.now - started
             #expect(closed && text.isEmpty)
-            #expect(elapsed >= Self.header - .milliseconds(100) && elapsed < Self.tooLate, "\(elapsed)")
+            #expect(elapsed >= Self.header, "\(elapsed)")
         }
     }
 
@@ -52,7 +52,7 @@ struct SlowClientTests {
             let elapsed = ContinuousClock.now - started
             #expect(closed, "the server kept a trickling head open")
             #expect(text.isEmpty, "no response to a head that never ended: \(text)")
-            #expect(elapsed >= Self.header - .milliseconds(100) && elapsed < Self.tooLate, "\(elapsed)")
+            #expect(elapsed >= Self.header, "\(elapsed)")
         }
     }
 
@@ -72,13 +72,13 @@ struct SlowClientTests {
     @Test func aStalledBodyIsClosedAtTheBodyTimeout() async throws {
         try await withServer(configure: Self.configure) { server in
             let socket = try TestSocket(port: server.port)
-            try socket.write("PUT /stalled.json HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n\"12345")
             let started = ContinuousClock.now
+            try socket.write("PUT /stalled.json HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n\"12345")
             let (text, closed) = await socket.readUntilClosed()
             let elapsed = ContinuousClock.now - started
             #expect(closed)
             #expect(!text.contains("200 OK"), "\(text)")
-            #expect(elapsed >= Self.body - .milliseconds(100) && elapsed < Self.tooLate, "\(elapsed)")
+            #expect(elapsed >= Self.body, "\(elapsed)")
             #expect(try await server.read("/stalled.json") == "null", "nothing half-sent was stored")
         }
     }
@@ -101,13 +101,13 @@ struct SlowClientTests {
     @Test func anIdleKeptAliveConnectionIsClosedAtTheIdleTimeout() async throws {
         try await withServer(configure: Self.configure) { server in
             let socket = try TestSocket(port: server.port)
+            let asked = ContinuousClock.now  // before the response ends, when the idle clock starts
             try socket.write(Self.request("/a.json"))
             #expect(await socket.read(untilContaining: "\r\n\r\nnull").hasPrefix("HTTP/1.1 200"))
-            let answered = ContinuousClock.now
             let (_, closed) = await socket.readUntilClosed()
-            let elapsed = ContinuousClock.now - answered
+            let elapsed = ContinuousClock.now - asked
             #expect(closed)
-            #expect(elapsed >= Self.idle - .milliseconds(100) && elapsed < Self.tooLate, "\(elapsed)")
+            #expect(elapsed >= Self.idle, "\(elapsed)")
         }
     }
 

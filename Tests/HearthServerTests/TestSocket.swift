@@ -13,6 +13,10 @@ import Darwin
 /// close. Waits block a thread of Dispatch's (not the cooperative pool the in-process server
 /// shares) in `recv` until bytes or the end arrive; a receive timeout bounds them.
 final class TestSocket: @unchecked Sendable {
+    /// The longest wait for the server: far past any timeout a test sets, and past the stalls
+    /// of a whole suite running on two shared cores.
+    static let limit = Duration.seconds(30)
+
     private let descriptor: Int32
 
     /// Connects to `127.0.0.1:port` from `source` (any port).
@@ -91,12 +95,12 @@ final class TestSocket: @unchecked Sendable {
 
     /// What the server sent until it closed the connection (an end or a reset), and whether it
     /// did within `limit`.
-    func readUntilClosed(limit: Duration = .seconds(10)) async -> (text: String, closed: Bool) {
+    func readUntilClosed(limit: Duration = TestSocket.limit) async -> (text: String, closed: Bool) {
         await read(limit: limit) { _ in false }
     }
 
     /// What the server sent until `text` arrived, it closed the connection, or `limit` passed.
-    func read(untilContaining text: String, limit: Duration = .seconds(10)) async -> String {
+    func read(untilContaining text: String, limit: Duration = TestSocket.limit) async -> String {
         await read(limit: limit) { $0.contains(text) }.text
     }
 

@@ -7,7 +7,8 @@ behind the proxy on this machine gets its share of requests in flight
 connections than --max-connections.
 
 Every wait ends on the server closing the connection (a read returning the end), bounded by a
-socket timeout that only a broken server reaches.
+socket timeout that only a broken server reaches. The only timing checked is that the server
+did not close too early, measured from a moment before its clock can have started.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ HEADER_TIMEOUT = 1.0
 BODY_TIMEOUT = 1.0
 IDLE_TIMEOUT = 1.5
 PER_ADDRESS = 3
-TOO_LATE = 8.0  # a close this late means no timeout worked (two shared cores are slow)
+TOO_LATE = 30.0  # a close this late means no timeout worked (far past the stalls of a busy machine)
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +119,7 @@ def test_a_trickling_head_is_closed_at_the_header_timeout(slow_server):
     elapsed = time.monotonic() - started
     assert closed, "the server kept a trickling head open"
     assert received == b"", received
-    assert HEADER_TIMEOUT - 0.1 <= elapsed < TOO_LATE, elapsed
+    assert elapsed >= HEADER_TIMEOUT, elapsed
 
 
 def test_a_connection_that_sends_nothing_is_closed(slow_server):
@@ -129,20 +130,20 @@ def test_a_connection_that_sends_nothing_is_closed(slow_server):
 
 def test_a_stalled_body_is_closed_at_the_body_timeout(slow_server):
     with open_socket(slow_server) as sock:
+        started = time.monotonic()
         sock.sendall(b"PUT /stalled.json?auth=" + slow_server.admin_token.encode()
                      + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n\"12345")
-        started = time.monotonic()
         received, closed = read_until_closed(sock)
     assert closed and b"200 OK" not in received
-    assert BODY_TIMEOUT - 0.1 <= time.monotonic() - started < TOO_LATE
+    assert time.monotonic() - started >= BODY_TIMEOUT
 
 
 def test_an_idle_keep_alive_connection_is_closed_at_the_idle_timeout(slow_server):
+    asked = time.monotonic()  # before the response ends, when the idle clock starts
     with served_connection(slow_server) as sock:
-        answered = time.monotonic()
         _, closed = read_until_closed(sock)
     assert closed
-    assert IDLE_TIMEOUT - 0.1 <= time.monotonic() - answered < TOO_LATE
+    assert time.monotonic() - asked >= IDLE_TIMEOUT
 
 
 def wait_out_the_idle_timeout(server):

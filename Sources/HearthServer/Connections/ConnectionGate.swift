@@ -62,7 +62,4 @@ final class ConnectionGate: Sendable {
     func timedOut(_ phase: ConnectionTimeouts.Phase) {
         metrics.connectionTimedOut(phase: phase.rawValue)
     }
-
-    /// The counts as they stand, for tests.
-    var snapshot: ConnectionCounts { counts.withLock { $0 } }
 }
