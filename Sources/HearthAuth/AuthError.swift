@@ -37,6 +37,11 @@ public struct AuthError: Error, Sendable, Equatable, CustomStringConvertible {
     public static let tooManyAttempts = AuthError(
         "TOO_MANY_ATTEMPTS_TRY_LATER",
         detail: "Access to this account has been temporarily disabled due to many failed login attempts. Try again later.")
+    /// Firebase's answer when a client asks for too much (sign-ups from one address), or the
+    /// server has too much to do to take the request now.
+    public static let tooManyRequests = AuthError(
+        "TOO_MANY_ATTEMPTS_TRY_LATER",
+        detail: "We have blocked all requests from this device due to unusual activity. Try again later.")
     public static let insufficientPermission = AuthError("INSUFFICIENT_PERMISSION", status: 403)
     public static let credentialTooOld = AuthError("CREDENTIAL_TOO_OLD_LOGIN_AGAIN")
     public static let phoneNumberExists = AuthError("PHONE_NUMBER_EXISTS")

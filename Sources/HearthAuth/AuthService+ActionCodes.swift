@@ -56,12 +56,11 @@ extension AuthService {
         if request.returnLink, !request.isAdmin { throw .insufficientPermission }
         if !request.isAdmin { try countClientRequest(request.client) }
         if let continueURL = request.continueURL, !continueURL.isEmpty {
-            guard let url = URLComponents(string: continueURL), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
-                url.host?.isEmpty == false
-            else {
-                throw AuthError("INVALID_CONTINUE_URI", detail: "((expected an absolute URI with valid scheme and host))")
-            }
-            if !request.isAdmin { try checkAuthorizedDomain(continueURL) }
+            // Read as the browser that follows the link will read it; an admin's links may
+            // continue to any host.
+            _ = try checkedContinueURL(
+                continueURL, invalid: AuthError("INVALID_CONTINUE_URI", detail: "((expected an absolute URI with valid scheme and host))"),
+                checkDomain: !request.isAdmin)
         }
         var uid: String?
         let email: String
@@ -238,7 +237,7 @@ extension AuthService {
         let digest = Self.digest(code)
         // A made-up code is refused before the (costly) hashing; the transaction below checks again.
         guard try await inspectActionCode(code).kind == .passwordReset else { throw AuthError.invalidOOBCode }
-        let hash = try await offload { [hasher] in try hasher.hash(password) }
+        let hash = try await hashed(password)
         let now = clock()
         return try await withStore {
             try await store.consumeActionCode(digest: digest, now: now) { found in

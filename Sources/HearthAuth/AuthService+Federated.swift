@@ -33,10 +33,9 @@ extension AuthService {
         guard let federation else { throw AuthError("OPERATION_NOT_ALLOWED", detail: "this server does not sign in with providers") }
         try countClientRequest(client)
         let config = try await enabledProvider(providerID)
-        guard let continueURI, ProviderConfig.isHTTPURL(continueURI), !continueURI.contains("#") else {
-            throw AuthError("INVALID_CONTINUE_URI")
-        }
-        try checkAuthorizedDomain(continueURI)
+        // The provider sends the user back to it with the code in the query: no fragment.
+        guard let continueURI, !continueURI.contains("#") else { throw AuthError("INVALID_CONTINUE_URI") }
+        _ = try checkedContinueURL(continueURI, invalid: AuthError("INVALID_CONTINUE_URI"))
         let redirectURI = continueURI.split(separator: "?", maxSplits: 1).first.map(String.init) ?? continueURI
         let state = Self.randomToken()
         let nonce = Self.randomToken()
@@ -73,9 +72,11 @@ extension AuthService {
     }
 
     /// Finishes a sign-in; with `idToken`, links the provider to that signed-in account
-    /// instead (an anonymous account keeps its uid and data).
+    /// instead (an anonymous account keeps its uid and data). Linking to an account that has
+    /// a way in needs a recent sign-in, checked before the provider is asked.
     public func finishSignIn(_ credential: ProviderCredential, linkingTo idToken: String? = nil) async throws(AuthError) -> FederatedSignIn {
         guard let federation else { throw AuthError("OPERATION_NOT_ALLOWED", detail: "this server does not sign in with providers") }
+        if let idToken { _ = try await linkableUser(idToken: idToken) }
         let profile: FederatedProfile
         switch credential {
         case .redirect(let requestURI, let sessionID):
@@ -163,11 +164,19 @@ extension AuthService {
         return FederatedSignIn(profile: profile, session: try await session(for: user, provider: profile.providerID, isNewUser: true), needConfirmation: false)
     }
 
+    /// The account `idToken` speaks for, when a new way in may be linked to it: a token taken
+    /// from a page must not become a lasting way into an account that has one, so its sign-in
+    /// must be recent (an anonymous account may gain one at any time).
+    private func linkableUser(idToken: String) async throws(AuthError) -> UserRecord {
+        let (verified, claims) = try await verifiedUser(idToken: idToken)
+        if Self.hasCredential(verified) { try checkRecentSignIn(claims) }
+        return verified
+    }
+
     /// Links the provider to the account `idToken` speaks for (an anonymous one keeps its uid).
     private func link(_ profile: FederatedProfile, to idToken: String, now: Int64) async throws(AuthError) -> FederatedSignIn {
-        let (verified, claims) = try await verifiedUser(idToken: idToken)
-        // A token taken from a page must not become a lasting way into an account that has one.
-        if Self.hasCredential(verified) { try checkRecentSignIn(claims) }
+        // Checked again: the provider may have taken a while.
+        let verified = try await linkableUser(idToken: idToken)
         if let owner = try await withStore({ try await store.user(providerID: profile.providerID, rawID: profile.rawID) }),
             owner.uid != verified.uid
         {
@@ -247,13 +256,12 @@ extension AuthService {
     }
 
     /// The query (and fragment) parameters of the provider's redirect, which must come back to
-    /// the address the sign-in was started for.
+    /// the address the sign-in was started for, as it was written then.
     static func redirectParameters(_ requestURI: String, expecting redirectURI: String) throws(AuthError) -> [String: String] {
-        guard let components = URLComponents(string: requestURI) else { throw IdentityProviderClient.idpError("requestUri is not a URL") }
-        var base = components
-        base.query = nil
-        base.fragment = nil
-        guard base.string == redirectURI else {
+        guard BrowserURL(requestURI) != nil, let components = URLComponents(string: requestURI) else {
+            throw IdentityProviderClient.idpError("requestUri is not a URL")
+        }
+        guard requestURI.prefix(while: { $0 != "?" && $0 != "#" }) == redirectURI else {
             throw IdentityProviderClient.idpError("requestUri is not the address this sign-in was started for")
         }
         var parameters: [String: String] = [:]

@@ -10,18 +10,42 @@ import Synchronization
 /// admins. Every refusal is an ``AuthError`` with Firebase's code.
 ///
 /// Accounts live in an ``AccountStorage``: ``AccountStore`` (SQLite) for one node, PostgreSQL
-/// shared by every node of a cluster. Password hashing runs on NIO's blocking thread pool and
-/// store work on the store's own, never blocking the cooperative pool. Nothing here logs a
-/// password, a token or a hash.
+/// shared by every node of a cluster. Password hashing runs on a thread pool of its own, at most
+/// ``Policy/maxConcurrentHashes`` at once (sign-ins first), and store work on the store's own,
+/// never blocking the cooperative pool or NIO's event loops. Nothing here logs a password, a
+/// token or a hash.
+///
+/// Limits are counted in this process (each node of a cluster counts its own).
 public final class AuthService: Sendable {
     /// Limits and policy.
     public struct Policy: Sendable {
-        /// Failed sign-ins allowed per account in one window.
+        /// Failed sign-ins one client address may make at one account in a window; beyond,
+        /// that address gets `TOO_MANY_ATTEMPTS_TRY_LATER` for that account until the window
+        /// ends. Other addresses are not affected: failures never lock an account for everyone.
         public var failuresPerAccount = 10
-        /// Failed sign-ins allowed per client address in one window.
+        /// Failed sign-ins one client address may make in a window, at any accounts.
         public var failuresPerAddress = 100
+        /// Failed sign-ins at one account from all addresses in a window beyond which the
+        /// account is under attack (guesses from many addresses): each address then gets one
+        /// failure at it per window rather than ``failuresPerAccount``. The account stays
+        /// open: a right password from an address that has not failed at it still signs in.
+        public var failuresPerAccountFromAllAddresses = 100
         /// The rate-limit window in milliseconds.
         public var failureWindow: Int64 = 15 * 60 * 1000
+        /// Sign-ups (`accounts:signUp`, anonymous or with an email) one client address may
+        /// make at once; then ``signUpsPerAddressPerHour``. Admins and emulator mode are not
+        /// limited.
+        public var signUpBurstPerAddress = 50
+        /// Sign-ups one client address may make per hour once its burst is used (Firebase
+        /// allows 100 new accounts per hour per address).
+        public var signUpsPerAddressPerHour = 100
+        /// Password hashes computed at once (sign-ups, sign-ins, password changes), each taking
+        /// a core for tens of milliseconds: by default one per core. One place is kept for
+        /// sign-ins (when there are two or more), so sign-ups cannot make them wait.
+        public var maxConcurrentHashes = ProcessInfo.processInfo.activeProcessorCount
+        /// Hashes that may wait for their turn beyond those; more are refused with
+        /// `TOO_MANY_ATTEMPTS_TRY_LATER` at once rather than pile up. Sign-ins go first.
+        public var maxWaitingHashes = 64
         public var minimumPasswordLength = 6
         /// Emulator mode: unsigned custom tokens are accepted, as the Firebase tools make them.
         public var emulator = false
@@ -60,8 +84,15 @@ public final class AuthService: Sendable {
     public let federation: IdentityProviderClient?
     let hasher: PasswordHasher
     let clock: @Sendable () -> Int64
+    /// Failures per client address and account.
+    private let pairFailures: RateLimiter
+    /// Failures per account from all addresses (beyond its limit, the account is under attack).
     private let accountFailures: RateLimiter
     private let addressFailures: RateLimiter
+    /// Sign-ups per client address.
+    private let signUps: BurstLimiter
+    /// Password hashes running and waiting.
+    let hashGate: ConcurrencyGate
     /// Emails sent per address in the current hour (each send counts as a "failure").
     let emailsSent: RateLimiter
     /// Emails and provider sign-ins asked for per client address (each counts as a "failure").
@@ -87,7 +118,10 @@ public final class AuthService: Sendable {
         self.hasher = hasher
         self.clock = clock
         self.logger = logger
-        accountFailures = RateLimiter(limit: policy.failuresPerAccount, window: policy.failureWindow, clock: clock)
+        pairFailures = RateLimiter(limit: policy.failuresPerAccount, window: policy.failureWindow, clock: clock)
+        accountFailures = RateLimiter(limit: policy.failuresPerAccountFromAllAddresses, window: policy.failureWindow, clock: clock)
+        signUps = BurstLimiter(burst: policy.signUpBurstPerAddress, perHour: policy.signUpsPerAddressPerHour, clock: clock)
+        hashGate = ConcurrencyGate(maxRunning: policy.maxConcurrentHashes, maxWaiting: policy.maxWaitingHashes)
         emailsSent = RateLimiter(limit: policy.emailsPerAddressPerHour, window: 3_600_000, clock: clock)
         clientRequests = RateLimiter(limit: policy.requestsPerClientPerHour, window: 3_600_000, clock: clock)
         addressFailures = RateLimiter(limit: policy.failuresPerAddress, window: policy.failureWindow, clock: clock)
@@ -99,16 +133,21 @@ public final class AuthService: Sendable {
     // MARK: - Signing up and in
 
     /// Makes an account with an email and password, or an anonymous one when both are nil.
-    public func signUp(email: String?, password: String?, displayName: String? = nil) async throws(AuthError) -> Session {
+    /// - Parameter client: the client's address, for its sign-up allowance
+    ///   (``Policy/signUpsPerAddressPerHour``); nil for an admin, who is not limited.
+    public func signUp(
+        email: String?, password: String?, displayName: String? = nil, client: String? = nil
+    ) async throws(AuthError) -> Session {
+        var credentials: (email: String, password: String)?
+        if email != nil || password != nil { credentials = (try checkedEmail(email), try checkedPassword(password)) }
+        try countSignUp(from: client)
         let now = clock()
         var user = UserRecord(uid: Self.newUID(), provider: "anonymous", createdAt: now, lastLoginAt: now, validSince: now / 1000)
         user.displayName = displayName
-        if email != nil || password != nil {
-            let email = try checkedEmail(email)
-            let password = try checkedPassword(password)
-            user.email = email
+        if let credentials {
+            user.email = credentials.email
             user.provider = "password"
-            user.passwordHash = try await offload { [hasher] in try hasher.hash(password) }
+            user.passwordHash = try await hashed(credentials.password)
         }
         let prepared = user
         try await withStore { try await store.insert(prepared) }
@@ -117,36 +156,51 @@ public final class AuthService: Sendable {
     }
 
     /// Signs in with an email and password.
+    ///
+    /// Failures are counted against the client's address, at that account
+    /// (``Policy/failuresPerAccount``) and at all (``Policy/failuresPerAddress``), so that
+    /// whoever guesses is stopped and the account's owner, elsewhere, is not. Failures at an
+    /// account from many addresses (``Policy/failuresPerAccountFromAllAddresses``) leave each
+    /// address one failure there per window, and never close the account.
     /// - Parameter client: the client's address, for rate limiting.
     public func signIn(email: String?, password: String?, client: String) async throws(AuthError) -> Session {
         guard let email, !email.isEmpty else { throw .invalidEmail }
         guard let password, !password.isEmpty else { throw .missingPassword }
-        let accountKey = "account:" + email.lowercased()
-        let addressKey = "address:" + client
+        let account = email.lowercased()
+        let address = ClientAddress.limitKey(client)
+        let addressKey = "address:" + address
+        // An address (a header value) holds no newline: the first one ends it.
+        let pairKey = "pair:" + address + "\n" + account
+        let accountKey = "account:" + account
         try await admit(addressKey, to: addressFailures)
         do {
-            try await admit(accountKey, to: accountFailures)
+            let underAttack = accountFailures.isBlocked(accountKey)
+            try await admit(pairKey, to: pairFailures, limit: underAttack ? 1 : nil)
         } catch {
             addressFailures.finish(addressKey, failed: false)
             throw error
         }
         var failed = false
         defer {
-            accountFailures.finish(accountKey, failed: failed)
+            pairFailures.finish(pairKey, failed: failed)
             addressFailures.finish(addressKey, failed: failed)
+            if failed { accountFailures.recordFailure(accountKey) }
         }
         let found = try await withStore { try await store.user(email: email) }
         // The hash is checked even for an unknown email, so timing does not tell which emails exist.
         let stored = found?.passwordHash ?? decoyHash
-        let matches = await (try? offload { [hasher] in hasher.verify(password, against: stored) }) ?? false
+        // A sign-in goes ahead of sign-ups waiting to hash; refused when even that queue is
+        // full, which is not a failure of the password.
+        let matches = try await hashing(.urgent) { [hasher] in hasher.verify(password, against: stored) }
         guard let user = found, user.passwordHash != nil, matches else {
             failed = true
             throw .invalidLoginCredentials
         }
-        accountFailures.reset(accountKey)
+        pairFailures.reset(pairKey)
         guard !user.disabled else { throw .userDisabled }
-        // An imported or older hash becomes Hearth's own now that the password is known.
-        let rehashed = hasher.needsRehash(stored) ? try await offload { [hasher] in try hasher.hash(password) } : nil
+        // An imported or older hash becomes Hearth's own now that the password is known (or at
+        // a later sign-in, when the server is too busy now).
+        let rehashed = hasher.needsRehash(stored) ? try? await hashing(.urgent) { [hasher] in try hasher.hash(password) } : nil
         let now = clock()
         let signedIn = try await withStore {
             try await store.modify(uid: user.uid) { current in
@@ -161,10 +215,10 @@ public final class AuthService: Sendable {
     }
 
     /// Waits until `limiter` admits an attempt for `key`: at once unless attempts in progress
-    /// could use up its failures, then as they finish.
-    private func admit(_ key: String, to limiter: RateLimiter) async throws(AuthError) {
+    /// could use up its failures (`limit`, when fewer than the limiter's), then as they finish.
+    private func admit(_ key: String, to limiter: RateLimiter, limit: Int? = nil) async throws(AuthError) {
         for _ in 0..<400 {
-            switch limiter.admit(key) {
+            switch limiter.admit(key, limit: limit) {
             case .admitted: return
             case .blocked: throw .tooManyAttempts
             case .busy: try? await Task.sleep(for: .milliseconds(5))
@@ -270,14 +324,18 @@ public final class AuthService: Sendable {
     /// account.
     public func update(idToken: String?, _ change: ProfileChange) async throws(AuthError) -> (UserRecord, Session?) {
         let (verified, claims) = try await verifiedUser(idToken: idToken)
-        // An anonymous account has no credential to sign in again with: it may gain one at any time.
-        let hasCredential = verified.provider != "anonymous" || verified.email != nil || verified.passwordHash != nil
-        if hasCredential, change.password != nil || change.email != nil { try checkRecentSignIn(claims) }
+        // Every change of how the account is signed in to (a password set or changed, an email
+        // changed, a sign-in method removed) needs a recent sign-in: a token taken from a page
+        // must not become a lasting way in, nor lock the owner out. An anonymous account has
+        // no credential to sign in again with: it may gain one at any time.
+        let hasCredential = Self.hasCredential(verified)
+        let changesSignIn = change.password != nil || change.email != nil || !change.deleteProviders.isEmpty
+        if hasCredential, changesSignIn { try checkRecentSignIn(claims) }
         let address = change.email == nil ? nil : try checkedEmail(change.email)
         var newHash: String?
         if change.password != nil {
             let password = try checkedPassword(change.password)
-            newHash = try await offload { [hasher] in try hasher.hash(password) }
+            newHash = try await hashed(password)
         }
         let now = nowSeconds
         let hash = newHash
@@ -436,7 +494,7 @@ public final class AuthService: Sendable {
     private func passwordHash(of fields: AccountFields) async throws(AuthError) -> String? {
         guard fields.password != nil else { return nil }
         let password = try checkedPassword(fields.password)
-        return try await offload { [hasher] in try hasher.hash(password) }
+        return try await hashed(password)
     }
 
     private func apply(_ fields: AccountFields, passwordHash: String?, now: Int64, to user: inout UserRecord) throws(AuthError) {
@@ -518,13 +576,22 @@ public final class AuthService: Sendable {
         }
     }
 
-    /// Throws `UNAUTHORIZED_DOMAIN` unless `url`'s host is an authorized domain (or a
-    /// subdomain of one), when the policy names them.
-    func checkAuthorizedDomain(_ url: String) throws(AuthError) {
-        guard let domains = policy.authorizedDomains else { return }
-        guard let host = URLComponents(string: url)?.host?.lowercased(),
-            domains.contains(where: { host == $0 || host.hasSuffix("." + $0) })
-        else { throw AuthError("UNAUTHORIZED_DOMAIN", detail: "Domain not allowlisted by project") }
+    /// Counts a sign-up against `client`'s allowance; throws `TOO_MANY_ATTEMPTS_TRY_LATER`
+    /// when it is used up. Admins (nil) and emulator mode are not counted.
+    func countSignUp(from client: String?) throws(AuthError) {
+        guard let client, !policy.emulator else { return }
+        guard signUps.take("signup:" + ClientAddress.limitKey(client)) else { throw .tooManyRequests }
+    }
+
+    /// `url` read as a browser reads it (see ``BrowserURL``), or `invalid` when it is not a
+    /// plain `http(s)` URL; then `UNAUTHORIZED_DOMAIN` unless its host is one of the
+    /// authorized domains exactly, when the policy names them (and `checkDomain`).
+    func checkedContinueURL(_ url: String, invalid: AuthError, checkDomain: Bool = true) throws(AuthError) -> BrowserURL {
+        guard let parsed = BrowserURL(url) else { throw invalid }
+        if checkDomain, let domains = policy.authorizedDomains, !parsed.isAuthorized(by: domains) {
+            throw AuthError("UNAUTHORIZED_DOMAIN", detail: "Domain not allowlisted by project")
+        }
+        return parsed
     }
 
     /// A phone number in E.164 form: `+`, then 7 to 15 digits not starting with 0.
@@ -558,18 +625,39 @@ public final class AuthService: Sendable {
         }
     }
 
-    /// Runs blocking work (scrypt) on NIO's thread pool; errors other than
-    /// ``AuthError`` become an internal error, logged without details that could hold secrets.
-    func offload<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws(AuthError) -> T {
+    /// A new hash of `password`, waiting behind sign-ins (see ``hashing(_:_:)``).
+    func hashed(_ password: String) async throws(AuthError) -> String {
+        try await hashing(.normal) { [hasher] in try hasher.hash(password) }
+    }
+
+    /// Runs password hashing (scrypt) on ``hashingPool`` when ``hashGate`` gives it a turn;
+    /// `TOO_MANY_ATTEMPTS_TRY_LATER` when it cannot wait. Other errors become an internal
+    /// error, logged without details that could hold secrets.
+    func hashing<T: Sendable>(
+        _ priority: ConcurrencyGate.Priority, _ work: @escaping @Sendable () throws -> T
+    ) async throws(AuthError) -> T {
         do {
-            return try await NIOThreadPool.singleton.runIfActive(work)
-        } catch let error as AuthError {
-            throw error
+            try await hashGate.enter(priority)
         } catch {
-            logger.error("account storage failed", metadata: ["error": "\(type(of: error))"])
+            if error == .full { logger.warning("a password hash was refused: too many are waiting") }
+            throw .tooManyRequests
+        }
+        defer { hashGate.leave(priority) }
+        do {
+            return try await Self.hashingPool.runIfActive(work)
+        } catch {
+            logger.error("password hashing failed", metadata: ["error": "\(type(of: error))"])
             throw AuthError("INTERNAL_ERROR", status: 500)
         }
     }
+
+    /// Threads for password hashing only, one per core, shared by every service in the process:
+    /// hashes never hold up NIO's blocking pool (file I/O) or its event loops.
+    static let hashingPool: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: max(1, ProcessInfo.processInfo.activeProcessorCount))
+        pool.start()
+        return pool
+    }()
 
     /// A 28-character uid like Firebase's.
     static func newUID() -> String {

@@ -51,8 +51,11 @@ public final class RateLimiter: Sendable {
     }
 
     /// Starts an attempt for `key` if its failures and attempts in progress leave room.
-    public func admit(_ key: String) -> Admission {
+    /// - Parameter limit: the failures allowed this time, when fewer than ``limit`` (an account
+    ///   under attack allows each address fewer).
+    public func admit(_ key: String, limit: Int? = nil) -> Admission {
         let now = clock()
+        let limit = min(limit ?? self.limit, self.limit)
         return entries.withLock { entries in
             var entry = current(entries[key], now: now)
             if entry.failures >= limit { return .blocked }

@@ -91,6 +91,26 @@ public final class ClusterDatabases: DatabaseProvider {
         state.withLock { $0.open }
     }
 
+    public func isOpen(named name: String) -> Bool {
+        state.withLock { $0.open[name] != nil }
+    }
+
+    public var openCount: Int { state.withLock { $0.open.count + $0.opening.count } }
+
+    public func databaseExists(named name: String) async throws -> Bool {
+        guard DataFolder.isValidDatabaseName(name) else { return false }
+        if state.withLock({ $0.open[name] != nil || $0.opening[name] != nil }) { return true }
+        return try await log.databaseExists(named: name)
+    }
+
+    /// A replica stays open: it follows the shared log for as long as the node runs (the
+    /// databases are those an admin created, so they are bounded by the cluster's owner).
+    public func closeIdleDatabases(
+        unusedFor idle: Int64, if canClose: (Database) -> Bool, willClose: (Database) -> Void
+    ) -> [String] {
+        []
+    }
+
     /// The last log position each open database applied.
     public func appliedPositions() -> [String: Int64] {
         openDatabases().compactMapValues(\.appliedPosition)

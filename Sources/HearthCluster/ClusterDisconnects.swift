@@ -37,17 +37,20 @@ public final class ClusterDisconnects: DisconnectQueue {
             )
             """,
             "CREATE INDEX IF NOT EXISTS hearth_disconnect_node ON hearth_disconnect (node)",
+            // Who queued each operation (NULL: an admin, or a row an older version kept).
+            "ALTER TABLE hearth_disconnect ADD COLUMN IF NOT EXISTS auth BYTEA",
         ])
     }
 
     public func add(_ record: DisconnectQueueStore.Record) async throws {
         let data = ByteBuffer(bytes: record.data)
+        let auth = record.auth.map { ByteBuffer(bytes: $0) }
         try await client.query(
             """
-            INSERT INTO hearth_disconnect (node, session, position, database, kind, path, data)
-            VALUES (\(node), \(record.session), \(record.position), \(record.database), \(record.kind), \(record.path), \(data))
+            INSERT INTO hearth_disconnect (node, session, position, database, kind, path, data, auth)
+            VALUES (\(node), \(record.session), \(record.position), \(record.database), \(record.kind), \(record.path), \(data), \(auth))
             ON CONFLICT (session, position) DO UPDATE SET database = excluded.database, kind = excluded.kind,
-                path = excluded.path, data = excluded.data
+                path = excluded.path, data = excluded.data, auth = excluded.auth
             """, logger: logger)
     }
 
@@ -65,7 +68,7 @@ public final class ClusterDisconnects: DisconnectQueue {
         try await records(
             client.query(
                 """
-                SELECT session, position, database, kind, path, data FROM hearth_disconnect
+                SELECT session, position, database, kind, path, data, auth FROM hearth_disconnect
                 WHERE node = \(node) ORDER BY session, position
                 """, logger: logger))
     }
@@ -79,7 +82,7 @@ public final class ClusterDisconnects: DisconnectQueue {
             client.query(
                 """
                 DELETE FROM hearth_disconnect WHERE session = \(session)
-                RETURNING session, position, database, kind, path, data
+                RETURNING session, position, database, kind, path, data, auth
                 """, logger: logger))
         return claimed.sorted { $0.position < $1.position }
     }
@@ -104,7 +107,7 @@ public final class ClusterDisconnects: DisconnectQueue {
                     connection.query(
                         """
                         DELETE FROM hearth_disconnect WHERE node = \(node)
-                        RETURNING session, position, database, kind, path, data
+                        RETURNING session, position, database, kind, path, data, auth
                         """, logger: logger))
                 taken.append((node, claimed.sorted { ($0.session, $0.position) < ($1.session, $1.position) }))
             }
@@ -119,19 +122,19 @@ public final class ClusterDisconnects: DisconnectQueue {
             client.query(
                 """
                 DELETE FROM hearth_disconnect WHERE node = \(node)
-                RETURNING session, position, database, kind, path, data
+                RETURNING session, position, database, kind, path, data, auth
                 """, logger: logger))
         return claimed.sorted { ($0.session, $0.position) < ($1.session, $1.position) }
     }
 
     private func records(_ rows: PostgresRowSequence) async throws -> [DisconnectQueueStore.Record] {
         var records: [DisconnectQueueStore.Record] = []
-        for try await (session, position, database, kind, path, data) in rows.decode(
-            (String, Int64, String, String, String, ByteBuffer).self)
+        for try await (session, position, database, kind, path, data, auth) in rows.decode(
+            (String, Int64, String, String, String, ByteBuffer, ByteBuffer?).self)
         {
             records.append(DisconnectQueueStore.Record(
                 session: session, position: position, database: database, kind: kind, path: path,
-                data: Array(data.readableBytesView)))
+                data: Array(data.readableBytesView), auth: auth.map { Array($0.readableBytesView) }))
         }
         return records
     }

@@ -204,6 +204,17 @@ extension ClusterLog: SharedLog {
         return true
     }
 
+    /// True when the cluster has a log or a snapshot of the database `name`.
+    public func databaseExists(named name: String) async throws -> Bool {
+        let rows = try await client.query(
+            """
+            SELECT 1 FROM hearth_log_head WHERE database = \(name)
+            UNION ALL SELECT 1 FROM hearth_snapshot_done WHERE database = \(name) LIMIT 1
+            """, logger: logger)
+        for try await _ in rows { return true }
+        return false
+    }
+
     /// Names of the databases the cluster has a log or a snapshot for.
     public func databaseNames() async throws -> [String] {
         let rows = try await client.query(

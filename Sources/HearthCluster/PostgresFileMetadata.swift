@@ -4,7 +4,7 @@ import Logging
 import PostgresNIO
 
 /// A cluster's file metadata (objects and resumable uploads) in the PostgreSQL its nodes share;
-/// the content stays in a folder every node mounts (see ``HearthFiles/FileStore/init(directory:metadata:maxObjectSize:uploadLifetime:clock:makeID:)``).
+/// the content stays in a folder every node mounts (see ``HearthFiles/FileStore/init(directory:metadata:maxObjectSize:uploadLimits:clock:makeID:)``).
 /// It behaves as ``HearthFiles/SQLiteFileMetadata`` does (the same suite checks both).
 ///
 /// Read-modify-writes lock the object's row (`SELECT … FOR UPDATE`) for their transaction; two
@@ -60,6 +60,11 @@ public final class PostgresFileMetadata: FileMetadataStorage {
             )
             """,
             "CREATE INDEX IF NOT EXISTS hearth_file_upload_created ON hearth_file_upload(created_at)",
+            // Who started each upload (only they may continue it; the limits count by it), and
+            // when it last received a chunk (idle uploads are removed).
+            "ALTER TABLE hearth_file_upload ADD COLUMN IF NOT EXISTS owner TEXT",
+            "ALTER TABLE hearth_file_upload ADD COLUMN IF NOT EXISTS last_active_at BIGINT",
+            "CREATE INDEX IF NOT EXISTS hearth_file_upload_active_owner ON hearth_file_upload(status, owner)",
         ])
     }
 
@@ -165,30 +170,52 @@ public final class PostgresFileMetadata: FileMetadataStorage {
 
     // MARK: - Uploads
 
-    public func addUpload(_ session: UploadSession) async throws {
+    public func addUpload(_ session: UploadSession, maxPerOwner: Int, maxTotal: Int) async throws {
         let fields = String(decoding: try Self.sortedEncoder.encode(session.fields), as: UTF8.self)
         let status = session.status.rawValue
-        _ = try await client.query(
-            """
-            INSERT INTO hearth_file_upload (id, bucket, name, fields, declared_size, created_at, status)
-            VALUES (\(session.id), \(session.bucket), \(session.name), \(fields), \(session.declaredSize), \(session.createdAt),
-                \(status))
-            """, logger: logger)
+        let owner = session.owner?.text
+        let key = session.owner?.quotaKey
+        try await client.retryingTransaction(logger: logger) { [logger] connection in
+            // One start at a time across the cluster, so that the counts hold until the insert.
+            try await connection.query("SELECT pg_advisory_xact_lock(7361003)", logger: logger)
+            var open = 0
+            var owned = 0
+            let rows = try await connection.query(
+                """
+                SELECT count(*), count(*) FILTER (WHERE owner = \(key)) FROM hearth_file_upload WHERE status = 'active'
+                """, logger: logger)
+            for try await (all, mine) in rows.decode((Int, Int).self) {
+                open = all
+                owned = mine
+            }
+            guard open < maxTotal else { throw FilesError.uploadsFull }
+            guard key == nil || owned < maxPerOwner else { throw FilesError.tooManyUploads }
+            try await connection.query(
+                """
+                INSERT INTO hearth_file_upload (id, bucket, name, fields, declared_size, created_at, status, owner, last_active_at)
+                VALUES (\(session.id), \(session.bucket), \(session.name), \(fields), \(session.declaredSize), \(session.createdAt),
+                    \(status), \(owner), \(session.lastActiveAt))
+                """, logger: logger)
+        }
     }
 
     public func upload(id: String) async throws -> UploadSession? {
         try await client.withConnection { connection in
             let rows = try await connection.query(
-                "SELECT bucket, name, fields, declared_size, created_at, status FROM hearth_file_upload WHERE id = \(id)",
+                """
+                SELECT bucket, name, fields, declared_size, created_at, status, owner, last_active_at
+                FROM hearth_file_upload WHERE id = \(id)
+                """,
                 logger: logger)
             var session: UploadSession?
-            for try await (bucket, name, fieldsText, declared, created, status) in rows.decode(
-                (String, String, String, Int64?, Int64, String).self)
+            for try await (bucket, name, fieldsText, declared, created, status, owner, active) in rows.decode(
+                (String, String, String, Int64?, Int64, String, String?, Int64?).self)
             {
                 let fields = (try? JSONDecoder().decode(ObjectFields.self, from: Data(fieldsText.utf8))) ?? ObjectFields()
                 session = UploadSession(
                     id: id, bucket: bucket, name: name, fields: fields, declaredSize: declared, received: 0,
-                    status: UploadSession.Status(rawValue: status) ?? .cancelled, createdAt: created)
+                    status: UploadSession.Status(rawValue: status) ?? .cancelled, createdAt: created,
+                    owner: owner.flatMap(UploadOwner.init(text:)), lastActiveAt: active)
             }
             return session
         }
@@ -203,8 +230,32 @@ public final class PostgresFileMetadata: FileMetadataStorage {
             """, logger: logger)
     }
 
-    public func removeUploads(createdAtOrBefore time: Int64) async throws {
-        _ = try await client.query("DELETE FROM hearth_file_upload WHERE created_at <= \(time)", logger: logger)
+    public func touchUpload(id: String, at time: Int64) async throws {
+        _ = try await client.query(
+            """
+            UPDATE hearth_file_upload SET last_active_at = GREATEST(COALESCE(last_active_at, created_at), \(time))
+            WHERE id = \(id)
+            """, logger: logger)
+    }
+
+    public func removeUploads(
+        createdAtOrBefore created: Int64, lastActiveAtOrBefore idle: Int64, sparing: Set<String>
+    ) async throws -> [String] {
+        let spared = Array(sparing)
+        return try await client.withConnection { connection in
+            let rows = try await connection.query(
+                """
+                DELETE FROM hearth_file_upload
+                WHERE (created_at <= \(created) OR (status = 'active' AND COALESCE(last_active_at, created_at) <= \(idle)))
+                    AND NOT (id = ANY(\(spared)::text[]))
+                RETURNING id, status
+                """, logger: logger)
+            var removed: [String] = []
+            for try await (id, status) in rows.decode((String, String).self) where status == UploadSession.Status.active.rawValue {
+                removed.append(id)
+            }
+            return removed
+        }
     }
 
     public func activeUploads(among ids: [String]) async throws -> Set<String> {

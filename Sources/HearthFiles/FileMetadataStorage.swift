@@ -41,14 +41,35 @@ public protocol FileMetadataStorage: Sendable {
 
     // MARK: Resumable uploads
 
-    /// Records a new upload (its received size is read from its file, not stored).
-    func addUpload(_ session: UploadSession) async throws
+    /// Records a new upload (its received size is read from its file, not stored), unless its
+    /// owner already has `maxPerOwner` active uploads or `maxTotal` are active, in one step
+    /// (two nodes starting uploads at once cannot both take the last place).
+    /// - Throws: ``FilesError/tooManyUploads`` or ``FilesError/uploadsFull``.
+    func addUpload(_ session: UploadSession, maxPerOwner: Int, maxTotal: Int) async throws
     /// The upload `id` (with `received` 0), if it is known.
     func upload(id: String) async throws -> UploadSession?
     /// Sets an upload's status, and the generation of the object it became (when final).
     func setUpload(id: String, status: UploadSession.Status, generation: Int64?) async throws
-    /// Forgets the uploads made at or before `time` (milliseconds since the epoch).
-    func removeUploads(createdAtOrBefore time: Int64) async throws
+    /// Notes that the upload `id` received a chunk at `time` (milliseconds since the epoch).
+    func touchUpload(id: String, at time: Int64) async throws
+    /// Forgets the uploads made at or before `createdAtOrBefore`, and the active ones last
+    /// active at or before `lastActiveAtOrBefore`, but not those in `sparing`.
+    /// - Returns: the IDs of the active uploads forgotten (their files are the caller's to remove).
+    func removeUploads(
+        createdAtOrBefore: Int64, lastActiveAtOrBefore: Int64, sparing: Set<String>
+    ) async throws -> [String]
     /// Which of `ids` are active uploads.
     func activeUploads(among ids: [String]) async throws -> Set<String>
+}
+
+extension FileMetadataStorage {
+    /// Records a new upload, however many others there are.
+    public func addUpload(_ session: UploadSession) async throws {
+        try await addUpload(session, maxPerOwner: .max, maxTotal: .max)
+    }
+
+    /// Forgets the uploads made at or before `time` (milliseconds since the epoch).
+    public func removeUploads(createdAtOrBefore time: Int64) async throws {
+        _ = try await removeUploads(createdAtOrBefore: time, lastActiveAtOrBefore: .min, sparing: [])
+    }
 }

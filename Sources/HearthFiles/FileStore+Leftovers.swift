@@ -39,6 +39,7 @@ extension FileStore {
             try? files.removeItem(at: blobFolder.appendingPathComponent(name))
             removed.blobs += 1
         }
+        recountPendingBytes()
         return removed
     }
 
@@ -68,6 +69,7 @@ extension FileStore {
             try? files.removeItem(at: blobFolder.appendingPathComponent(name))
             removed.blobs += 1
         }
+        recountPendingBytes()
         return removed
     }
 

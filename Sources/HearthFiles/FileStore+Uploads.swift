@@ -4,65 +4,40 @@ import NIOCore
 import NIOFileSystem
 import Synchronization
 
-/// A resumable upload: started with the object's name and metadata, fed in chunks (each
-/// starting where the last ended), then finished or cancelled. Its bytes so far are kept in
-/// `uploads/<id>` and its record in the store's metadata, so it survives a dropped connection
-/// and a restart (and, in a cluster, is continued by any node).
-public struct UploadSession: Sendable, Equatable {
-    public enum Status: String, Sendable {
-        case active, final, cancelled
-    }
-
-    public var id: String
-    public var bucket: String
-    public var name: String
-    public var fields: ObjectFields
-    /// The total size the client announced, if it did.
-    public var declaredSize: Int64?
-    /// Bytes received so far.
-    public var received: Int64
-    public var status: Status
-    /// Milliseconds since the epoch.
-    public var createdAt: Int64
-
-    public init(
-        id: String, bucket: String, name: String, fields: ObjectFields, declaredSize: Int64?, received: Int64, status: Status,
-        createdAt: Int64
-    ) {
-        self.id = id
-        self.bucket = bucket
-        self.name = name
-        self.fields = fields
-        self.declaredSize = declaredSize
-        self.received = received
-        self.status = status
-        self.createdAt = createdAt
-    }
-}
-
-
-
 extension FileStore {
-    /// Starts a resumable upload of `name` in `bucket`.
-    /// - Parameter declaredSize: the total size, when the client says it (checked against the limit now).
+    /// Starts a resumable upload of `name` in `bucket` for `owner`.
+    ///
+    /// `authorize` judges the upload as declared (`declaredSize`, the fields' type and custom
+    /// metadata) before anything is kept: a refused start leaves no record and no file. The
+    /// finished upload is judged again with its real size and type by ``finishUpload(id:caller:authorize:)``.
+    /// - Parameter declaredSize: the total size, when the client says it; chunks may not pass it.
+    /// - Throws: ``FilesError`` for a bad name or type, a refusal, a size over ``maxObjectSize``,
+    ///   or when the owner (``FilesError/tooManyUploads``) or the server
+    ///   (``FilesError/uploadsFull``) has as many uploads open as ``uploadLimits`` allows.
     public func startUpload(
-        bucket: String, name: String, fields: ObjectFields, declaredSize: Int64? = nil
+        bucket: String, name: String, fields: ObjectFields, declaredSize: Int64? = nil, owner: UploadOwner = .admin,
+        authorize: Authorization = { _, _ in }
     ) async throws -> UploadSession {
         let bucket = try ObjectName.validatedBucket(bucket)
         let name = try ObjectName.validated(name)
         var fields = fields
         fields.contentType = try fields.contentType.map(ObjectName.validatedContentType)
-        if let declaredSize {
-            guard declaredSize >= 0 else { throw FilesError.badRequest("Invalid upload size.") }
-            guard declaredSize <= maxObjectSize else { throw FilesError.tooLarge(limit: maxObjectSize) }
-        }
+        try await authorizeDeclared(bucket: bucket, name: name, fields: fields, declaredSize: declaredSize, authorize: authorize)
+        _ = try Self.limit(declaredSize: declaredSize, maxObjectSize: maxObjectSize)
+        let now = clock()
         let session = UploadSession(
             id: makeID(), bucket: bucket, name: name, fields: fields, declaredSize: declaredSize, received: 0,
-            status: .active, createdAt: clock())
+            status: .active, createdAt: now, owner: owner, lastActiveAt: now)
         let path = FilePath(uploadFolder.appendingPathComponent(session.id).path)
         let writer = try await BlobWriter.open(path, limit: maxObjectSize)
         try await writer.close()
-        try await metadata.addUpload(session)
+        do {
+            try await metadata.addUpload(
+                session, maxPerOwner: owner.quotaKey == nil ? .max : uploadLimits.maxOpenPerOwner, maxTotal: uploadLimits.maxOpen)
+        } catch {
+            _ = try? await FileSystem.shared.removeItem(at: path)
+            throw error
+        }
         return session
     }
 
@@ -76,34 +51,64 @@ extension FileStore {
         return session
     }
 
+    /// The upload `id` when `caller` may continue it (see ``UploadOwner/admits(_:)``); nil
+    /// when it is unknown or someone else's, which callers answer alike.
+    public func upload(id: String, for caller: UploadOwner) async throws -> UploadSession? {
+        guard let session = try await upload(id: id) else { return nil }
+        // An upload recorded before owners were is only an admin's to continue.
+        guard session.owner?.admits(caller) ?? (caller == .admin) else { return nil }
+        return session
+    }
+
     /// Appends `body` to the upload `id` at `offset`, which must be where the upload has got to.
+    ///
+    /// The bytes may not take the upload past its declared size (400) or, without one,
+    /// ``maxObjectSize`` (413): a chunk whose `length` says it would is refused before any of
+    /// it is read, and a body that turns out longer is cut off before the excess is written.
+    /// - Parameters:
+    ///   - length: the chunk's size, when the request says it (`Content-Length`).
+    ///   - caller: who asks; an upload they may not continue is ``FilesError/notFound``.
     /// - Returns: the upload with its new received size.
     public func appendChunk<Body: AsyncSequence>(
-        id: String, offset: Int64, body: Body
+        id: String, offset: Int64, length: Int64? = nil, caller: UploadOwner = .admin, body: Body
     ) async throws -> UploadSession where Body.Element == ByteBuffer {
-        let session = try await activeUpload(id)
+        let session = try await activeUpload(id, caller: caller)
         guard offset == session.received else { throw FilesError.wrongOffset(expected: session.received) }
+        let limit = try Self.limit(declaredSize: session.declaredSize, maxObjectSize: maxObjectSize)
+        if let length, length > limit.bytes - offset { throw limit.overflow }
         try claim(id)
         defer { release(id) }
-        let limit = min(maxObjectSize, session.declaredSize ?? maxObjectSize)
-        var writer = try await BlobWriter.open(FilePath(uploadFolder.appendingPathComponent(id).path), at: offset, limit: limit)
+        try await metadata.touchUpload(id: id, at: clock())
+        var writer = try await BlobWriter.open(
+            FilePath(uploadFolder.appendingPathComponent(id).path), at: offset, limit: limit.bytes, overflow: limit.overflow,
+            pending: pending)
         do {
             for try await buffer in body { try await writer.append(buffer) }
             try await writer.close()
         } catch {
-            // What arrived before the failure stays: the client asks how far it got and goes on.
+            // What arrived before the failure stays (and counts against the pending bytes):
+            // the client asks how far it got and goes on.
             try? await writer.close()
+            try? await metadata.touchUpload(id: id, at: clock())
             throw error
         }
+        // A slow chunk is activity until its end.
+        try? await metadata.touchUpload(id: id, at: clock())
         var updated = session
         updated.received = writer.size
         return updated
     }
 
     /// Finishes the upload `id`: its bytes become the object (after `authorize`), as in
-    /// ``upload(bucket:name:fields:body:authorize:)``.
-    public func finishUpload(id: String, authorize: Authorization = { _, _ in }) async throws -> StoredObject {
-        let session = try await activeUpload(id)
+    /// ``upload(bucket:name:fields:declaredSize:body:authorize:)``.
+    ///
+    /// An upload `authorize` refuses ends there: its bytes are deleted at once and it is
+    /// cancelled. One short of its declared size stays, for the client to go on.
+    /// - Parameter caller: who asks; an upload they may not continue is ``FilesError/notFound``.
+    public func finishUpload(
+        id: String, caller: UploadOwner = .admin, authorize: Authorization = { _, _ in }
+    ) async throws -> StoredObject {
+        let session = try await activeUpload(id, caller: caller)
         if let declared = session.declaredSize, declared != session.received {
             throw FilesError.badRequest("The upload has \(session.received) of its \(declared) bytes.")
         }
@@ -121,29 +126,61 @@ extension FileStore {
         do {
             object = try await commit(
                 bucket: session.bucket, name: session.name, fields: session.fields, size: session.received, md5: md5,
-                content: staged, authorize: authorize)
+                content: staged
+            ) { incoming, existing in
+                do {
+                    try authorize(incoming, existing)
+                } catch {
+                    throw Refusal(reason: error)
+                }
+            }
+        } catch let refusal as Refusal {
+            // Refused by the rules: nothing the client sends can change that, so the bytes go now
+            // rather than when the upload expires.
+            _ = try? await FileSystem.shared.removeItem(at: staged)
+            pending.release(session.received)
+            try? await metadata.setUpload(id: id, status: .cancelled, generation: nil)
+            throw refusal.reason
         } catch {
-            // Refused: the upload stays active with its bytes, as Cloud Storage keeps it.
             if (try? await FileSystem.shared.info(forFileAt: staged)) != nil {
                 try? await FileSystem.shared.moveItem(at: staged, to: source)
             }
             throw error
         }
+        // The bytes are an object's now, no longer an unfinished upload's.
+        pending.release(session.received)
         try await metadata.setUpload(id: id, status: .final, generation: object.generation)
         return object
     }
 
     /// Cancels the upload `id` and deletes its bytes.
-    public func cancelUpload(id: String) async throws {
-        _ = try await activeUpload(id)
+    /// - Parameter caller: who asks; an upload they may not continue is ``FilesError/notFound``.
+    public func cancelUpload(id: String, caller: UploadOwner = .admin) async throws {
+        _ = try await activeUpload(id, caller: caller)
         try await metadata.setUpload(id: id, status: .cancelled, generation: nil)
-        _ = try? await FileSystem.shared.removeItem(at: FilePath(uploadFolder.appendingPathComponent(id).path))
+        removeUploadFile(id)
     }
 
-    private func activeUpload(_ id: String) async throws -> UploadSession {
-        guard let session = try await upload(id: id) else { throw FilesError.notFound }
+    /// What an upload's `authorize` threw, told apart from the failures around it.
+    private struct Refusal: Error {
+        let reason: any Error
+    }
+
+    private func activeUpload(_ id: String, caller: UploadOwner) async throws -> UploadSession {
+        guard let session = try await upload(id: id, for: caller) else { throw FilesError.notFound }
         guard session.status == .active else { throw FilesError.uploadNotActive }
         return session
+    }
+
+    /// Deletes the upload `id`'s file, counting its bytes out of the pending ones.
+    /// - Returns: the bytes it held.
+    @discardableResult
+    func removeUploadFile(_ id: String) -> Int64 {
+        let url = uploadFolder.appendingPathComponent(id)
+        let size = ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value ?? 0
+        guard (try? FileManager.default.removeItem(at: url)) != nil else { return 0 }
+        pending.release(size)
+        return size
     }
 
     private func claim(_ id: String) throws {

@@ -20,13 +20,22 @@ import Darwin
 /// point at it. A crash at any moment leaves at worst an unreferenced file, which
 /// ``removeLeftovers()`` deletes when a single node starts (and
 /// ``removeLeftovers(keepingNewerThan:)`` when its files are shared by other nodes).
+///
+/// Unfinished uploads are bounded (``UploadLimits``): an upload is judged by what it declares
+/// before a byte of it is kept, its bytes may not pass what it declared, resumable uploads
+/// are continued only by their ``UploadOwner`` and counted per owner and in all, the bytes
+/// unfinished uploads hold together are capped, and ``removeExpiredUploads()`` removes
+/// resumable uploads past their lifetime or idle too long.
 public final class FileStore: Sendable {
     /// The folder holding everything (a data folder's `files/`).
     public let directory: URL
     /// The largest object accepted, in bytes.
     public let maxObjectSize: Int64
-    /// How long an unfinished resumable upload is kept (ms); Cloud Storage keeps them a week.
-    public let uploadLifetime: Int64
+    /// What unfinished uploads may hold, and how long they are kept.
+    public let uploadLimits: UploadLimits
+    /// How long an unfinished resumable upload is kept after it started (ms); Cloud Storage
+    /// keeps them a week.
+    public var uploadLifetime: Int64 { uploadLimits.lifetime }
     /// Where objects and uploads are recorded.
     public let metadata: any FileMetadataStorage
     /// The metadata when it is this node's own SQLite file (what ``removeLeftovers()`` needs).
@@ -36,19 +45,21 @@ public final class FileStore: Sendable {
     private let lastGeneration = Mutex<Int64>(0)
     /// Resumable uploads a request of this process is writing to right now.
     let busyUploads = Mutex<Set<String>>([])
+    /// The bytes unfinished uploads hold, against ``UploadLimits/maxPendingBytes``.
+    let pending: PendingBytes
 
     /// Opens (creating if needed) the store in `directory`, its metadata in `files.sqlite` there.
     /// - Parameters:
     ///   - clock: milliseconds since the epoch.
     ///   - makeID: unique names for content files, uploads and download tokens.
     public convenience init(
-        directory: URL, maxObjectSize: Int64 = 5 << 30, uploadLifetime: Int64 = 7 * 24 * 3600 * 1000,
+        directory: URL, maxObjectSize: Int64 = 5 << 30, uploadLimits: UploadLimits = UploadLimits(),
         clock: @escaping @Sendable () -> Int64, makeID: @escaping @Sendable () -> String = { UUID().uuidString.lowercased() }
     ) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let local = try SQLiteFileMetadata(path: directory.appendingPathComponent("files.sqlite").path)
         try self.init(
-            directory: directory, metadata: local, local: local, maxObjectSize: maxObjectSize, uploadLifetime: uploadLifetime,
+            directory: directory, metadata: local, local: local, maxObjectSize: maxObjectSize, uploadLimits: uploadLimits,
             clock: clock, makeID: makeID)
     }
 
@@ -56,29 +67,32 @@ public final class FileStore: Sendable {
     /// cluster: a folder every node mounts, and ``FileMetadataStorage`` in the shared database).
     public convenience init(
         directory: URL, metadata: any FileMetadataStorage, maxObjectSize: Int64 = 5 << 30,
-        uploadLifetime: Int64 = 7 * 24 * 3600 * 1000, clock: @escaping @Sendable () -> Int64,
+        uploadLimits: UploadLimits = UploadLimits(), clock: @escaping @Sendable () -> Int64,
         makeID: @escaping @Sendable () -> String = { UUID().uuidString.lowercased() }
     ) throws {
         try self.init(
-            directory: directory, metadata: metadata, local: nil, maxObjectSize: maxObjectSize, uploadLifetime: uploadLifetime,
+            directory: directory, metadata: metadata, local: nil, maxObjectSize: maxObjectSize, uploadLimits: uploadLimits,
             clock: clock, makeID: makeID)
     }
 
     private init(
         directory: URL, metadata: any FileMetadataStorage, local: SQLiteFileMetadata?, maxObjectSize: Int64,
-        uploadLifetime: Int64, clock: @escaping @Sendable () -> Int64, makeID: @escaping @Sendable () -> String
+        uploadLimits: UploadLimits, clock: @escaping @Sendable () -> Int64, makeID: @escaping @Sendable () -> String
     ) throws {
         self.directory = directory
         self.metadata = metadata
         self.local = local
         self.maxObjectSize = maxObjectSize
-        self.uploadLifetime = uploadLifetime
+        self.uploadLimits = uploadLimits
         self.clock = clock
         self.makeID = makeID
         for folder in ["blobs", "tmp", "uploads"] {
             try FileManager.default.createDirectory(
                 at: directory.appendingPathComponent(folder), withIntermediateDirectories: true)
         }
+        pending = PendingBytes(
+            limit: uploadLimits.maxPendingBytes,
+            used: Self.bytes(in: directory.appendingPathComponent("uploads")) + Self.bytes(in: directory.appendingPathComponent("tmp")))
     }
 
     // MARK: - Paths
@@ -117,17 +131,27 @@ public final class FileStore: Sendable {
 
     /// Stores `body` as the object `name` in `bucket`, replacing any object there.
     ///
-    /// The content streams to a temporary file; `authorize` sees the finished object (its real
+    /// `authorize` first sees the object as the client declares it (`declaredSize`, the
+    /// fields' type and metadata), before a byte of `body` is read: a refused upload writes
+    /// nothing. The content then streams to a temporary file, refused as soon as it passes
+    /// `declaredSize` or ``maxObjectSize``, and `authorize` sees the finished object (its real
     /// size, type and hash) before it becomes visible. The new object gets a download token.
-    /// - Throws: ``FilesError`` for a bad name, a body over ``maxObjectSize`` or a refusal.
+    /// - Parameter declaredSize: the size the client announced (`Content-Length`), if it did.
+    /// - Throws: ``FilesError`` for a bad name, a refusal, a body over `declaredSize` (400) or
+    ///   ``maxObjectSize`` (413), or when unfinished uploads hold all they may (503).
     public func upload<Body: AsyncSequence>(
-        bucket: String, name: String, fields: ObjectFields, body: Body, authorize: Authorization = { _, _ in }
+        bucket: String, name: String, fields: ObjectFields, declaredSize: Int64? = nil, body: Body,
+        authorize: Authorization = { _, _ in }
     ) async throws -> StoredObject where Body.Element == ByteBuffer {
         let bucket = try ObjectName.validatedBucket(bucket)
         let name = try ObjectName.validated(name)
-        let contentType = try fields.contentType.map(ObjectName.validatedContentType) ?? "application/octet-stream"
+        var fields = fields
+        fields.contentType = try fields.contentType.map(ObjectName.validatedContentType) ?? "application/octet-stream"
+        try await authorizeDeclared(bucket: bucket, name: name, fields: fields, declaredSize: declaredSize, authorize: authorize)
+        let limit = try Self.limit(declaredSize: declaredSize, maxObjectSize: maxObjectSize)
         let temporary = FilePath(tmpFolder.appendingPathComponent(makeID()).path)
-        var writer = try await BlobWriter.open(temporary, limit: maxObjectSize)
+        var writer = try await BlobWriter.open(
+            temporary, limit: limit.bytes, overflow: limit.overflow, pending: pending)
         let md5: String
         do {
             for try await buffer in body { try await writer.append(buffer) }
@@ -136,8 +160,8 @@ public final class FileStore: Sendable {
             await writer.discard()
             throw error
         }
-        var fields = fields
-        fields.contentType = contentType
+        // Committed or removed, the bytes leave tmp/.
+        defer { pending.release(writer.written) }
         do {
             return try await commit(
                 bucket: bucket, name: name, fields: fields, size: writer.size, md5: md5, content: temporary, authorize: authorize)
@@ -145,6 +169,54 @@ public final class FileStore: Sendable {
             _ = try? await FileSystem.shared.removeItem(at: temporary)
             throw error
         }
+    }
+
+    /// Judges an upload by what the client declares, before it sends the content: `authorize`
+    /// sees `request.resource` with the declared size and the fields (no MD5 yet), and
+    /// `resource` the object it would replace.
+    ///
+    /// Without a declared size the content's size is not known until it has arrived: the
+    /// upload goes on when the rules allow it empty or at ``maxObjectSize`` (the most it may
+    /// hold), and the finished object is judged again with its real size.
+    func authorizeDeclared(
+        bucket: String, name: String, fields: ObjectFields, declaredSize: Int64?, authorize: Authorization
+    ) async throws {
+        let existing = try await metadata.object(bucket: bucket, name: name)
+        let now = clock()
+        func judge(size: Int64) throws {
+            try authorize(incoming(bucket: bucket, name: name, fields: fields, size: size, md5: "", now: now), existing)
+        }
+        guard let declaredSize else {
+            do {
+                try judge(size: 0)
+            } catch {
+                guard (try? judge(size: maxObjectSize)) != nil else { throw error }
+            }
+            return
+        }
+        try judge(size: max(0, declaredSize))
+    }
+
+    /// The most bytes an upload that declared `declaredSize` may send, and what passing it throws.
+    /// - Throws: 400 for a negative size; ``FilesError/tooLarge(limit:)`` for one over `maxObjectSize`.
+    static func limit(declaredSize: Int64?, maxObjectSize: Int64) throws(FilesError) -> (bytes: Int64, overflow: FilesError) {
+        guard let declaredSize else { return (maxObjectSize, .tooLarge(limit: maxObjectSize)) }
+        guard declaredSize >= 0 else { throw .badRequest("Invalid upload size.") }
+        guard declaredSize <= maxObjectSize else { throw .tooLarge(limit: maxObjectSize) }
+        return (declaredSize, .overDeclaredSize(declaredSize))
+    }
+
+    /// The object an upload would make (`request.resource` to storage rules): a new
+    /// generation, a download token and a content file name of its own.
+    func incoming(bucket: String, name: String, fields: ObjectFields, size: Int64, md5: String, now: Int64) -> StoredObject {
+        var custom: [String: String] = [:]
+        for (key, value) in fields.customMetadata ?? [:] { if let value { custom[key] = value } }
+        return StoredObject(
+            bucket: bucket, name: name, size: size, contentType: fields.contentType ?? "application/octet-stream",
+            md5Hash: md5, generation: nextGeneration(now: now), metageneration: 1, timeCreated: now, updated: now,
+            cacheControl: fields.cacheControl, contentDisposition: fields.contentDisposition,
+            contentEncoding: fields.contentEncoding, contentLanguage: fields.contentLanguage, customMetadata: custom,
+            downloadTokens: [makeID()], blob: makeID())
     }
 
     /// Makes the finished content file at `content` the object `name`: authorizes it, moves it
@@ -156,14 +228,7 @@ public final class FileStore: Sendable {
     ) async throws -> StoredObject {
         let now = clock()
         let existing = try await metadata.object(bucket: bucket, name: name)
-        var custom: [String: String] = [:]
-        for (key, value) in fields.customMetadata ?? [:] { if let value { custom[key] = value } }
-        let incoming = StoredObject(
-            bucket: bucket, name: name, size: size, contentType: fields.contentType ?? "application/octet-stream",
-            md5Hash: md5, generation: nextGeneration(now: now), metageneration: 1, timeCreated: now, updated: now,
-            cacheControl: fields.cacheControl, contentDisposition: fields.contentDisposition,
-            contentEncoding: fields.contentEncoding, contentLanguage: fields.contentLanguage, customMetadata: custom,
-            downloadTokens: [makeID()], blob: makeID())
+        let incoming = incoming(bucket: bucket, name: name, fields: fields, size: size, md5: md5, now: now)
         try authorize(incoming, existing)
         // Dated now, so that a sweep of shared files (which spares recent ones) leaves it alone
         // until its record is committed.
@@ -231,6 +296,15 @@ public final class FileStore: Sendable {
     /// Runs blocking work (fsync) on NIO's thread pool rather than the cooperative pool.
     func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await NIOThreadPool.singleton.runIfActive(work)
+    }
+
+    /// The bytes the files directly in `folder` hold.
+    static func bytes(in folder: URL) -> Int64 {
+        let files = FileManager.default
+        return ((try? files.contentsOfDirectory(atPath: folder.path)) ?? []).reduce(0) { total, name in
+            let size = (try? files.attributesOfItem(atPath: folder.appendingPathComponent(name).path))?[.size] as? NSNumber
+            return total + (size?.int64Value ?? 0)
+        }
     }
 
     /// Makes a rename in `path` durable.

@@ -35,6 +35,15 @@ public struct FilesError: Error, Sendable, Equatable, CustomStringConvertible {
     public static let invalidBucket = FilesError(status: 400, "Invalid bucket name.")
     /// A resumable upload that was finished or cancelled.
     public static let uploadNotActive = FilesError(status: 400, "Upload is not active.")
+    /// More bytes than the client declared (`Content-Length`, or a resumable upload's size).
+    public static func overDeclaredSize(_ declared: Int64) -> FilesError {
+        FilesError(status: 400, "The upload is larger than its declared size of \(declared) bytes.")
+    }
+    /// The caller has ``UploadLimits/maxOpenPerOwner`` resumable uploads open already.
+    public static let tooManyUploads = FilesError(status: 429, "Too many unfinished uploads: finish or cancel some first.")
+    /// Unfinished uploads hold ``UploadLimits/maxPendingBytes``, or ``UploadLimits/maxOpen``
+    /// resumable uploads are open: the SDKs retry this status later.
+    public static let uploadsFull = FilesError(status: 503, "The server holds too many unfinished uploads; try again later.")
     /// A chunk that does not start where the upload has got to.
     public static func wrongOffset(expected: Int64) -> FilesError {
         FilesError(status: 400, "Invalid request: the upload offset must be \(expected).")

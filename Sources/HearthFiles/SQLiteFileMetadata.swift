@@ -52,6 +52,15 @@ public final class SQLiteFileMetadata: FileMetadataStorage {
                 );
                 """)
         }
+        // Who started each upload (only they may continue it; the limits count by it), and
+        // when it last received a chunk (idle uploads are removed).
+        migrator.registerMigration("uploadOwners") { db in
+            try db.execute(sql: """
+                ALTER TABLE upload ADD COLUMN owner TEXT;
+                ALTER TABLE upload ADD COLUMN last_active_at INTEGER;
+                CREATE INDEX upload_active_owner ON upload(status, owner);
+                """)
+        }
         return migrator
     }
 
@@ -135,17 +144,24 @@ public final class SQLiteFileMetadata: FileMetadataStorage {
 
     // MARK: - Uploads
 
-    public func addUpload(_ session: UploadSession) async throws {
+    public func addUpload(_ session: UploadSession, maxPerOwner: Int, maxTotal: Int) async throws {
         let encoded = String(decoding: try JSONEncoder.sorted.encode(session.fields), as: UTF8.self)
         try await pool.write { db in
+            let open = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM upload WHERE status = 'active'") ?? 0
+            guard open < maxTotal else { throw FilesError.uploadsFull }
+            if let key = session.owner?.quotaKey {
+                let owned = try Int.fetchOne(
+                    db, sql: "SELECT COUNT(*) FROM upload WHERE status = 'active' AND owner = ?", arguments: [key]) ?? 0
+                guard owned < maxPerOwner else { throw FilesError.tooManyUploads }
+            }
             try db.execute(
                 sql: """
-                    INSERT INTO upload (id, bucket, name, fields, declared_size, created_at, status)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO upload (id, bucket, name, fields, declared_size, created_at, status, owner, last_active_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     session.id, session.bucket, session.name, encoded, session.declaredSize, session.createdAt,
-                    session.status.rawValue,
+                    session.status.rawValue, session.owner?.text, session.lastActiveAt,
                 ])
         }
     }
@@ -155,9 +171,11 @@ public final class SQLiteFileMetadata: FileMetadataStorage {
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM upload WHERE id = ?", arguments: [id]) else { return nil }
             let fieldsText: String = row["fields"]
             let fields = (try? JSONDecoder().decode(ObjectFields.self, from: Data(fieldsText.utf8))) ?? ObjectFields()
+            let owner: String? = row["owner"]
             return UploadSession(
                 id: id, bucket: row["bucket"], name: row["name"], fields: fields, declaredSize: row["declared_size"], received: 0,
-                status: UploadSession.Status(rawValue: row["status"]) ?? .cancelled, createdAt: row["created_at"])
+                status: UploadSession.Status(rawValue: row["status"]) ?? .cancelled, createdAt: row["created_at"],
+                owner: owner.flatMap(UploadOwner.init(text:)), lastActiveAt: row["last_active_at"])
         }
     }
 
@@ -172,8 +190,35 @@ public final class SQLiteFileMetadata: FileMetadataStorage {
         }
     }
 
-    public func removeUploads(createdAtOrBefore time: Int64) async throws {
-        try await pool.write { db in try db.execute(sql: "DELETE FROM upload WHERE created_at <= ?", arguments: [time]) }
+    public func touchUpload(id: String, at time: Int64) async throws {
+        try await pool.write { db in
+            try db.execute(
+                sql: "UPDATE upload SET last_active_at = max(COALESCE(last_active_at, created_at), ?) WHERE id = ?",
+                arguments: [time, id])
+        }
+    }
+
+    public func removeUploads(
+        createdAtOrBefore created: Int64, lastActiveAtOrBefore idle: Int64, sparing: Set<String>
+    ) async throws -> [String] {
+        try await pool.write { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, status FROM upload
+                    WHERE created_at <= ? OR (status = 'active' AND COALESCE(last_active_at, created_at) <= ?)
+                    """,
+                arguments: [created, idle])
+            var removed: [String] = []
+            for row in rows {
+                let id: String = row["id"]
+                let status: String = row["status"]
+                guard !sparing.contains(id) else { continue }
+                try db.execute(sql: "DELETE FROM upload WHERE id = ?", arguments: [id])
+                if status == UploadSession.Status.active.rawValue { removed.append(id) }
+            }
+            return removed
+        }
     }
 
     public func activeUploads(among ids: [String]) async throws -> Set<String> {

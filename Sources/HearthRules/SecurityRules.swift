@@ -173,6 +173,47 @@ public struct SecurityRules: Sendable {
         }
     }
 
+    /// What a write does at its path, for ``writeMayBeGranted(at:by:kind:)``.
+    public enum WriteKind: Sendable {
+        /// Replaces the value at the path (a delete too).
+        case set
+        /// Adds a child under a name chosen later.
+        case push
+        /// Sets paths below the path.
+        case update
+    }
+
+    /// False when no write of `kind` at `path` by `requester` can be
+    /// granted, whatever its data: each `.write` from the root to the path reads no data
+    /// (`root`, `data`, `newData`) and is false. A server asks this before it reads a body,
+    /// so that a write the path alone refuses costs it nothing. True means "maybe": the full
+    /// check runs on the data.
+    public func writeMayBeGranted(at path: Path, by requester: Requester, kind: WriteKind = .set) -> Bool {
+        let path = Self.rulePath(path)
+        var context = RuleContext(auth: requester.auth, now: requester.now)
+        var rule: CompiledRule? = root
+        var depth = 0
+        while let current = rule {
+            if let write = current.write, write.readsAnyData || write.passes(.write, in: context, trace: nil) {
+                return true
+            }
+            if depth == path.count {
+                switch kind {
+                case .set: return false
+                case .push:
+                    // A push's new child is named later: its own `.write` may grant it.
+                    return current.wildcard?.write != nil || current.children.values.contains { $0.write != nil }
+                case .update:
+                    // An update's entries are below the path, where any `.write` may grant them.
+                    return current.writesBelow
+                }
+            }
+            rule = current.descend(path.keys[depth], context: &context)
+            depth += 1
+        }
+        return false
+    }
+
     /// Rules address nodes, so a write to `x/.priority` is a write to `x`.
     static func rulePath(_ path: Path) -> Path {
         path.isPriorityPath ? (path.parent ?? .root) : path
@@ -187,6 +228,8 @@ final class CompiledRule: Sendable {
         let source: RulesDocument.Expression
         /// True when the expression reads `root` or `data`.
         let usesData: Bool
+        /// True when it reads `root`, `data` or `newData`.
+        let readsAnyData: Bool
     }
 
     let read: Rule?
@@ -198,12 +241,15 @@ final class CompiledRule: Sendable {
     let wildcard: CompiledRule?
     /// True when some rule below this one has a `.validate`.
     let validatesBelow: Bool
+    /// True when some rule below this one has a `.write`.
+    let writesBelow: Bool
 
     init(_ node: RulesDocument.Node, compiled: [RulesDocument.Expression: RuleExpression]) {
         func rule(_ expression: RulesDocument.Expression?) -> Rule? {
             guard let expression, let parsed = compiled[expression] else { return nil }
             let usesData = parsed.identifiers.contains { $0.name == "root" || $0.name == "data" }
-            return Rule(expression: parsed, source: expression, usesData: usesData)
+            let readsAnyData = usesData || parsed.identifiers.contains { $0.name == "newData" }
+            return Rule(expression: parsed, source: expression, usesData: usesData, readsAnyData: readsAnyData)
         }
         read = rule(node.read)
         write = rule(node.write)
@@ -214,6 +260,8 @@ final class CompiledRule: Sendable {
         wildcard = node.wildcard.map { CompiledRule($0.node, compiled: compiled) }
         validatesBelow = children.values.contains { $0.validate != nil || $0.validatesBelow }
             || wildcard.map { $0.validate != nil || $0.validatesBelow } ?? false
+        writesBelow = children.values.contains { $0.write != nil || $0.writesBelow }
+            || wildcard.map { $0.write != nil || $0.writesBelow } ?? false
     }
 
     /// The rule for child `key` (a literal key wins over the wildcard), moving `context` to

@@ -58,13 +58,15 @@ public func buildApplication(
         // what is a day old can be a crash's leftover: another node's upload may be under way.
         files = try FileStore(
             directory: filesDirectory, metadata: cluster.fileMetadata, maxObjectSize: configuration.maxFileBytes,
-            clock: configuration.clock)
+            uploadLimits: configuration.uploadLimits, clock: configuration.clock)
         let leftovers = try await files.removeLeftovers(keepingNewerThan: 24 * 3600 * 1000)
         if leftovers != FileStore.Leftovers() {
             logger.info("removed day-old unfinished uploads", metadata: ["uploads": "\(leftovers.uploads)", "files": "\(leftovers.blobs)"])
         }
     } else {
-        files = try FileStore(directory: filesDirectory, maxObjectSize: configuration.maxFileBytes, clock: configuration.clock)
+        files = try FileStore(
+            directory: filesDirectory, maxObjectSize: configuration.maxFileBytes, uploadLimits: configuration.uploadLimits,
+            clock: configuration.clock)
         // This process holds the data folder: what a crash left half-done can go.
         let leftovers = try files.removeLeftovers()
         if leftovers != FileStore.Leftovers() {
@@ -86,6 +88,10 @@ public func buildApplication(
     var operations = DatabaseOperations(databases: databases, rules: rules, hub: hub, clock: configuration.clock, logger: logger)
     operations.metrics = metrics
     operations.requestLog = requestLog
+    operations.limits = DatabaseLimits(
+        defaultDatabase: configuration.defaultDatabase, createOnUse: configuration.emulator,
+        maxOpen: configuration.maxOpenDatabases,
+        idleAfter: Int64(configuration.idleDatabaseTimeout / .milliseconds(1)))
     let disconnects: any DisconnectQueue
     if let cluster {
         disconnects = cluster.disconnects
@@ -95,7 +101,7 @@ public func buildApplication(
         disconnects = try DisconnectQueueStore(path: realtimeFolder.appendingPathComponent("disconnects.sqlite").path)
     }
     let realtime = RealtimeService(
-        operations: operations, admin: admin, issuer: accounts.issuer, disconnects: disconnects,
+        operations: operations, admin: admin, issuer: accounts.issuer, disconnects: disconnects, accounts: accounts.store,
         limits: configuration.realtimeLimits, logger: logger)
     if let cluster {
         cluster.onTakeOver { records, deadNode in await realtime.applyDisconnects(records, of: "node \(deadNode)") }
@@ -103,10 +109,12 @@ public func buildApplication(
     }
     // Before any client connects: the onDisconnect operations of connections the last run had.
     await realtime.applyLeftoverDisconnects()
-    let longPolling = RealtimeLongPolling(service: realtime, defaultDatabase: configuration.defaultDatabase)
+    let longPolling = RealtimeLongPolling(service: realtime, defaultDatabase: configuration.defaultDatabase, proxies: proxies)
     let webSocket = RealtimeWebSocket(service: realtime, longPolling: longPolling, defaultDatabase: configuration.defaultDatabase)
+    let bodyBudget = ByteBudget(limit: configuration.maxBufferedBodyBytes)
     let stats = StatsResponder(
-        databases: databases, hub: hub, realtime: realtime, admin: admin, clock: configuration.clock, started: configuration.clock())
+        databases: databases, hub: hub, realtime: realtime, admin: admin, bodyBudget: bodyBudget, clock: configuration.clock,
+        started: configuration.clock())
     let metricsResponder = MetricsResponder(metrics: metrics, stats: stats, admin: admin)
     // Backups on a schedule and from the console share one gate: one runs at a time.
     let backupGate = BackupGate()
@@ -117,8 +125,10 @@ public func buildApplication(
             folder: backupFolder, interval: configuration.backupInterval ?? .seconds(86_400), keep: configuration.backupKeep,
             metrics: metrics, logger: logger, gate: backupGate)
     }
+    var database = DatabaseResponder(operations: operations, configuration: configuration, admin: admin, issuer: accounts.issuer)
+    database.bodyBudget = bodyBudget
     let responder = HearthResponder(
-        database: DatabaseResponder(operations: operations, configuration: configuration, admin: admin, issuer: accounts.issuer),
+        database: database,
         longPolling: longPolling,
         auth: AuthResponder(service: accounts, admin: admin, proxies: proxies),
         session: WebSessionResponder(service: accounts, proxies: proxies),
@@ -147,6 +157,10 @@ public func buildApplication(
         DataFolderService(folder: folder),
         StreamKeepAliveService(hub: hub, realtime: realtime, longPolling: longPolling, interval: configuration.keepAliveInterval, clock: configuration.clock),
         IdentityProviderHTTP.ShutdownService(http: providerHTTP),
+        IdleDatabaseService(operations: operations, interval: min(configuration.idleDatabaseTimeout / 4, .seconds(60))),
+        UploadSweepService(
+            store: files, interval: configuration.uploadSweepInterval, metrics: metrics, logger: logger,
+            onSweep: configuration.onUploadSweep),
     ]
     if configuration.backupInterval != nil, let backups {
         services.append(backups)
@@ -201,6 +215,8 @@ func makeAuthService(
     policy.emulator = configuration.emulator
     policy.failuresPerAccount = configuration.signInFailuresPerAccount
     policy.failuresPerAddress = configuration.signInFailuresPerAddress
+    policy.signUpBurstPerAddress = configuration.signUpBurstPerAddress
+    policy.signUpsPerAddressPerHour = configuration.signUpsPerAddressPerHour
     let local = configuration.host == "0.0.0.0" || configuration.host == "::" ? "127.0.0.1" : configuration.host
     let publicURL = configuration.publicURL ?? "http://\(local):\(configuration.port)"
     let publicHost = URL(string: publicURL)?.host ?? "localhost"

@@ -96,10 +96,13 @@ struct AuthResponder: Sendable {
         let body = try await body(of: request, allowForm: false)
         switch endpoint {
         case "accounts:signUp":
-            // With an admin credential this is Firebase's admin create; otherwise a sign-up.
-            if isAdmin(request) && body.string("localId") != nil { return try await adminCreate(body) }
+            // With an admin credential this is Firebase's admin create; otherwise a sign-up,
+            // counted against the client's address unless an admin makes it.
+            let admin = isAdmin(request)
+            if admin && body.string("localId") != nil { return try await adminCreate(body) }
             let session = try await service.signUp(
-                email: body.string("email"), password: body.string("password"), displayName: body.string("displayName"))
+                email: body.string("email"), password: body.string("password"), displayName: body.string("displayName"),
+                client: admin ? nil : proxies.clientAddress(of: request, peer: context.remoteAddress))
             return Self.json(Self.sessionBody(session, kind: "identitytoolkit#SignupNewUserResponse"))
         case "accounts:signInWithPassword":
             let session = try await service.signIn(

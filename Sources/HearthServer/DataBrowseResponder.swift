@@ -32,7 +32,7 @@ struct DataBrowseResponder: Sendable {
             let parameters = try admin.admit(request)
             let path = try Path(parsing: parameters["path"] ?? "/")
             let name = parameters["ns"] ?? DatabaseResponder.databaseName(host: request.head.authority) ?? defaultDatabase
-            let database = try await operations.database(named: name)
+            let database = try await operations.database(named: name, creating: true)
             if request.uri.path == Self.summaryPath {
                 let cap = try Self.number(parameters["cap"], name: "cap", default: Self.defaultCap)
                 return Self.encode(try operations.summary(database, at: path, cap: cap))

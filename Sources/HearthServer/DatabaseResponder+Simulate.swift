@@ -72,7 +72,7 @@ extension DatabaseResponder {
             default: throw HearthError(.invalidData, "\"rules\" must be the rules text as a string, or null for the deployed rules.")
             }
         }
-        let database = try await operations.database(named: databaseName(for: request, parameters: parameters))
+        let database = try await operations.database(named: databaseName(for: request, parameters: parameters), creating: true)
         let simulation = try operations.simulate(operation, at: path, on: database, auth: auth, rulesText: draft)
         let answer = SimulationAnswer(
             allowed: simulation.allowed, reason: simulation.reason,

@@ -16,6 +16,8 @@ struct DatabaseResponder: Sendable {
     let configuration: ServerConfiguration
     let admin: AdminCredential
     let issuer: TokenIssuer
+    /// What the bodies of non-admin writes may hold at once.
+    var bodyBudget = ByteBudget(limit: ServerConfiguration.defaultMaxBufferedBodyBytes)
 
     var hub: ListenerHub { operations.hub }
     var rules: RulesRegistry { operations.rules }
@@ -33,7 +35,9 @@ struct DatabaseResponder: Sendable {
             }
             let auth = try await RequestAuth.resolve(
                 request, parameters: rest.parameters, admin: admin, issuer: issuer, now: configuration.clock())
-            let database = try await operations.database(named: databaseName(for: request, parameters: rest.parameters))
+            // Only an admin makes a new database by naming it.
+            let database = try await operations.database(
+                named: databaseName(for: request, parameters: rest.parameters), creating: auth.isAdmin)
             if Self.wantsStream(request) {
                 return try stream(rest, database: database, auth: auth, connection: context.channel)
             }
@@ -87,17 +91,23 @@ struct DatabaseResponder: Sendable {
 
         case .put:
             let conditions = try ETagConditions(request, method: rest.method)
-            let parsed = try JSONParser.parse(try await body(of: request).readableBytesView)
+            try operations.refuseEarly(.set, at: rest.path, on: database, auth: auth)
+            let parsed = try await withBody(of: request, auth: auth) { try JSONParser.parse($0.readableBytesView) }
             let committed = try await operations.set(
                 database, at: rest.path, to: parsed, auth: auth, condition: conditions.condition)
-            let headers = conditions.headers(after: committed, at: rest.path, in: database)
+            guard case .set(_, var written) = committed.write else { return JSONResponse.silent() }
+            if parsed.hasServerValues && !operations.mayRead([rest.path], in: database, auth: auth) {
+                // An increment resolved from data the writer may not read: it gets back what it sent.
+                written = parsed.node
+            }
+            let headers = conditions.headers(for: written)
             guard !rest.silent else { return Response(status: .noContent, headers: headers) }
-            guard case .set(_, let written) = committed.write else { return JSONResponse.silent() }
             return JSONResponse.make(bytes: JSONWriter.bytes(written, format: rest.format), headers: headers)
 
         case .post:
             guard !rest.path.isPriorityPath else { throw HearthError.invalidPathToken }
-            let parsed = try JSONParser.parse(try await body(of: request).readableBytesView)
+            try operations.refuseEarly(.push, at: rest.path, on: database, auth: auth)
+            let parsed = try await withBody(of: request, auth: auth) { try JSONParser.parse($0.readableBytesView) }
             let committed = try await operations.push(database, at: rest.path, value: parsed, auth: auth)
             guard !rest.silent else { return JSONResponse.silent() }
             let name = Node.object([(ChildKey("name"), .string(committed.pushID ?? ""))])
@@ -106,17 +116,23 @@ struct DatabaseResponder: Sendable {
         case .patch:
             _ = try ETagConditions(request, method: rest.method)
             guard !rest.path.isPriorityPath else { throw HearthError.invalidPathToken }
-            let entries = try JSONParser.parseUpdate(try await body(of: request).readableBytesView)
+            try operations.refuseEarly(.update, at: rest.path, on: database, auth: auth)
+            let entries = try await withBody(of: request, auth: auth) { try JSONParser.parseUpdate($0.readableBytesView) }
             let committed = try await operations.update(database, at: rest.path, entries: entries, auth: auth)
             guard !rest.silent else { return JSONResponse.silent() }
-            guard case .update(_, let written) = committed.write else { return JSONResponse.silent() }
+            guard case .update(_, var written) = committed.write else { return JSONResponse.silent() }
+            if entries.contains(where: \.value.hasServerValues)
+                && !operations.mayRead(entries.map { rest.path.appending($0.path) }, in: database, auth: auth)
+            {
+                written = entries.map { ResolvedWrite.UpdateEntry(path: $0.path, value: $0.value.node) }
+            }
             return JSONResponse.make(bytes: JSONWriter.updateObject(written, format: rest.format))
 
         case .delete:
             let conditions = try ETagConditions(request, method: rest.method)
-            let committed = try await operations.set(
+            _ = try await operations.set(
                 database, at: rest.path, to: JSONParser.Parsed(node: .null), auth: auth, condition: conditions.condition)
-            let headers = conditions.headers(after: committed, at: rest.path, in: database)
+            let headers = conditions.headers(for: .null)
             return rest.silent
                 ? Response(status: .noContent, headers: headers)
                 : JSONResponse.make(bytes: JSONWriter.bytes(.null, format: rest.format), headers: headers)
@@ -151,7 +167,7 @@ struct DatabaseResponder: Sendable {
         guard admin.isAdmin(request, parameters: parameters) else {
             throw HearthError.permissionDeniedByRules
         }
-        let database = try await operations.database(named: databaseName(for: request, parameters: parameters))
+        let database = try await operations.database(named: databaseName(for: request, parameters: parameters), creating: true)
         switch request.method {
         case .get:
             return JSONResponse.make(bytes: Array(try operations.rulesText(of: database, strict: parameters["format"] == "strict").utf8))
@@ -163,6 +179,32 @@ struct DatabaseResponder: Sendable {
             throw HearthError(.invalidData, "Invalid method for /.settings/rules: \(request.method.rawValue).")
         }
     }
+
+    /// Reads a write's body and hands it to `use` (which parses it). A non-admin's body is
+    /// counted against ``bodyBudget`` while it is read and parsed: past the budget the request
+    /// is refused with 503 at once, so concurrent large bodies hold bounded memory.
+    func withBody<T>(of request: Request, auth: RequestAuth, _ use: (ByteBuffer) throws -> T) async throws -> T {
+        guard !auth.isAdmin else { return try use(try await body(of: request)) }
+        let limit = configuration.maxWriteBytes
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+            throw HearthError.writeTooBig
+        }
+        var reserved = 0
+        defer { bodyBudget.release(reserved) }
+        var collected = ByteBuffer()
+        for try await chunk in request.body {
+            guard collected.readableBytes + chunk.readableBytes <= limit else { throw HearthError.writeTooBig }
+            // The parsed tree costs about as much again as the text.
+            guard bodyBudget.reserve(2 * chunk.readableBytes) else { throw Self.busy }
+            reserved += 2 * chunk.readableBytes
+            var chunk = chunk
+            collected.writeBuffer(&chunk)
+        }
+        return try use(collected)
+    }
+
+    /// The answer while the budget for request bodies is spent.
+    static let busy = HearthError(.unavailable, "The server is busy with other large writes. Try again.")
 
     /// Reads the whole body, refusing more than the write limit.
     func body(of request: Request) async throws -> ByteBuffer {

@@ -7,7 +7,8 @@ import Hummingbird
 ///
 /// The ETag is the node hash of the value (§3.6), or `null_etag` for an empty location.
 /// `if-match` makes a PUT or DELETE conditional: it is checked in write order against the
-/// newest version, and a mismatch answers 412 with the current value and its ETag.
+/// newest version, after the rules (which also require that the writer may read the
+/// location), and a mismatch answers 412 with the current value and its ETag.
 struct ETagConditions {
     static let nullETag = "null_etag"
     static let firebaseETag = HTTPField.Name("X-Firebase-ETag")!
@@ -42,16 +43,11 @@ struct ETagConditions {
         ifMatch.map { .hash($0 == Self.nullETag ? "" : $0) }
     }
 
-    /// The ETag header for a write's response: the value's new ETag, when one is wanted.
-    func headers(after committed: Database.Committed, at path: Path, in database: Database) -> HTTPFields {
+    /// The ETag header for a write's response: the ETag of the value it answers with, when
+    /// one is wanted.
+    func headers(for value: Node) -> HTTPFields {
         guard wantsETag else { return [:] }
         var headers = HTTPFields()
-        let value: Node
-        if case .set(_, let written) = committed.write {
-            value = written
-        } else {
-            value = database.value(at: path)
-        }
         headers[.eTag] = Self.etag(of: value)
         return headers
     }

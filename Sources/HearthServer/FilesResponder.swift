@@ -20,7 +20,11 @@ import NIOFileSystem
 /// - `GET /v0/b/<bucket>/o?prefix=&delimiter=/&pageToken=&maxResults=`: listing.
 ///
 /// Storage rules decide every request but an admin's; refusals answer 403 in Firebase
-/// Storage's error shape, `{"error": {"code": 403, "message": "…"}}`.
+/// Storage's error shape, `{"error": {"code": 403, "message": "…"}}`. An upload is judged by
+/// what it declares (name, `Content-Length` or the resumable upload's size, type, custom
+/// metadata) before the server keeps a byte of it, and again by what arrived before it
+/// becomes visible. A resumable upload is continued only by whoever started it (see
+/// ``HearthFiles/UploadOwner``); to anyone else it does not exist.
 struct FilesResponder: Sendable {
     let store: FileStore
     let rules: StorageRules
@@ -235,14 +239,15 @@ struct FilesResponder: Sendable {
     private func upload(
         _ request: Request, bucket: String, parameters: [String: String], requester: Requester, context: HearthRequestContext
     ) async throws -> Response {
+        let owner = uploadOwner(requester, request: request, context: context)
         if let id = parameters["upload_id"] {
-            return try await resumableCommand(request, id: id, requester: requester)
+            return try await resumableCommand(request, id: id, requester: requester, owner: owner)
         }
         let protocolName = (request.headers[.googUploadProtocol] ?? parameters["uploadType"] ?? "media").lowercased()
         switch protocolName {
         case "resumable":
             return try await startResumable(
-                request, bucket: bucket, parameters: parameters, requester: requester,
+                request, bucket: bucket, parameters: parameters, requester: requester, owner: owner,
                 scheme: proxies.scheme(of: request, peer: context.remoteAddress))
         case "multipart":
             return try await multipartUpload(request, bucket: bucket, parameters: parameters, requester: requester)
@@ -252,12 +257,40 @@ struct FilesResponder: Sendable {
             }
             guard let name = parameters["name"] else { throw FilesError.badRequest("The object name is missing (name=).") }
             let fields = ObjectFields(contentType: request.headers[.contentType])
+            // Judged by its Content-Length before the body is read, then by what arrived.
             let object = try await store.upload(
-                bucket: bucket, name: name, fields: fields, body: request.body, authorize: writeCheck(requester))
+                bucket: bucket, name: name, fields: fields, declaredSize: try Self.contentLength(of: request), body: request.body,
+                authorize: writeCheck(requester))
             return Self.metadataResponse(object)
         default:
             throw FilesError.badRequest("Unknown upload protocol '\(protocolName)'.")
         }
+    }
+
+    /// Who a resumable upload belongs to: the admin, the signed-in user, or a signed-out
+    /// client by its address.
+    private func uploadOwner(_ requester: Requester, request: Request, context: HearthRequestContext) -> UploadOwner {
+        switch requester {
+        case .admin: return .admin
+        case .user(let claims):
+            if let uid = claims.flatMap(Self.uid(claims:)) { return .user(uid) }
+            return .signedOut(address: proxies.clientAddress(of: request, peer: context.remoteAddress))
+        }
+    }
+
+    /// The uid in ID-token claims, as storage rules read it (`user_id`, else `sub`).
+    static func uid(claims: Node) -> String? {
+        for key in ["user_id", "sub"] {
+            if case .string(let uid) = claims.child(ChildKey(key)).unprioritized, !uid.isEmpty { return uid }
+        }
+        return nil
+    }
+
+    /// The request's `Content-Length`, when it has one.
+    static func contentLength(of request: Request) throws(FilesError) -> Int64? {
+        guard let text = request.headers[.contentLength] else { return nil }
+        guard let length = Int64(text), length >= 0 else { throw FilesError.badRequest("Invalid Content-Length.") }
+        return length
     }
 
     /// The check a new object's content must pass: `create` by the rules (an overwrite too,
@@ -274,7 +307,10 @@ struct FilesResponder: Sendable {
         guard let type = request.headers[.contentType], let boundary = MultipartUpload.boundary(in: type) else {
             throw FilesError.badRequest("A multipart upload needs a Content-Type with a boundary.")
         }
+        let length = try Self.contentLength(of: request)
         let upload = MultipartUpload(boundary: boundary, body: request.body, maxMetadataBytes: Self.maxMetadataBytes)
+        // The metadata part comes first: the upload is judged by it, and by the most the
+        // content part can hold, before the content is read.
         let (metadata, contentType) = try await upload.readMetadata()
         var fields = try Self.fields(fromJSON: metadata)
         if fields.contentType == nil { fields.contentType = contentType }
@@ -282,33 +318,68 @@ struct FilesResponder: Sendable {
             throw FilesError.badRequest("The object name is missing (name= or the metadata's name).")
         }
         let object = try await store.upload(
-            bucket: bucket, name: name, fields: fields, body: upload.content, authorize: writeCheck(requester))
+            bucket: bucket, name: name, fields: fields, declaredSize: upload.contentSizeBound(contentLength: length),
+            body: upload.content, authorize: writeCheck(requester))
         return Self.metadataResponse(object)
     }
 
+    /// Starts a resumable upload, judged by the rules as declared (name, size, type, custom
+    /// metadata) before anything is kept; the finished upload is judged again by what arrived.
     private func startResumable(
-        _ request: Request, bucket: String, parameters: [String: String], requester: Requester, scheme: String
+        _ request: Request, bucket: String, parameters: [String: String], requester: Requester, owner: UploadOwner,
+        scheme: String
     ) async throws -> Response {
         let command = request.headers[.googUploadCommand]?.lowercased()
         guard command == nil || command == "start" else { throw FilesError.badRequest("A resumable upload starts with the start command.") }
         let metadata = try await Self.collect(request.body, limit: Self.maxMetadataBytes)
         var fields = metadata.isEmpty ? ObjectFields() : try Self.fields(fromJSON: metadata)
-        if let type = request.headers[.googUploadContentType] { fields.contentType = type }
+        if let type = request.headers[.googUploadContentType] ?? request.headers[.uploadContentType] { fields.contentType = type }
         guard let name = parameters["name"] ?? Self.jsonName(metadata) else {
             throw FilesError.badRequest("The object name is missing (name= or the metadata's name).")
         }
-        var declared: Int64?
-        if let length = request.headers[.googUploadContentLength] {
-            guard let value = Int64(length) else { throw FilesError.badRequest("Invalid X-Goog-Upload-Header-Content-Length.") }
-            declared = value
-        }
-        let session = try await store.startUpload(bucket: bucket, name: name, fields: fields, declaredSize: declared)
+        let session = try await store.startUpload(
+            bucket: bucket, name: name, fields: fields, declaredSize: try Self.declaredSize(request, metadata: metadata),
+            owner: owner, authorize: writeCheck(requester))
         var headers = HTTPFields()
         headers[.googUploadURL] = uploadURL(request, session: session, scheme: scheme)
         headers[.googUploadStatus] = "active"
         headers[.googUploadChunkGranularity] = String(Self.chunkGranularity)
         headers[.guploadUploadID] = session.id
         return Response(status: .ok, headers: headers)
+    }
+
+    /// The total size a resumable upload's start declares: `X-Goog-Upload-Header-Content-Length`
+    /// (or Cloud Storage's `X-Upload-Content-Length`), or the metadata's `size`.
+    /// - Throws: 400 for a size that is not a number, or sizes that disagree.
+    static func declaredSize(_ request: Request, metadata: [UInt8]) throws(FilesError) -> Int64? {
+        var header: Int64?
+        if let text = request.headers[.googUploadContentLength] ?? request.headers[.uploadContentLength] {
+            guard let value = Int64(text.trimmingCharacters(in: .whitespaces)), value >= 0 else {
+                throw FilesError.badRequest("Invalid X-Goog-Upload-Header-Content-Length.")
+            }
+            header = value
+        }
+        let stated = try jsonSize(metadata)
+        if let header, let stated, header != stated {
+            throw FilesError.badRequest("The upload's declared sizes disagree (\(header) and \(stated)).")
+        }
+        return header ?? stated
+    }
+
+    /// The `size` of a metadata JSON object (a number, or a string of digits as Cloud Storage
+    /// writes it), if it has one.
+    static func jsonSize(_ bytes: [UInt8]) throws(FilesError) -> Int64? {
+        guard !bytes.isEmpty, let json = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
+            let value = json["size"], !(value is NSNull)
+        else { return nil }
+        let size: Int64?
+        switch value {
+        case let text as String: size = Int64(text)
+        case let number as NSNumber: size = Int64(exactly: number.doubleValue)
+        default: size = nil
+        }
+        guard let size, size >= 0 else { throw FilesError.badRequest("Invalid metadata: size must be a number of bytes.") }
+        return size
     }
 
     private func uploadURL(_ request: Request, session: UploadSession, scheme: String) -> String {
@@ -318,12 +389,14 @@ struct FilesResponder: Sendable {
         return "\(scheme)://\(host)\(Self.prefix)\(bucket)/o?name=\(name)&upload_id=\(session.id)&upload_protocol=resumable"
     }
 
-    private func resumableCommand(_ request: Request, id: String, requester: Requester) async throws -> Response {
+    /// A command at an upload URL. Only whoever started the upload (or an admin) may send
+    /// one; anyone else is answered as for an unknown upload, so its existence stays hidden.
+    private func resumableCommand(_ request: Request, id: String, requester: Requester, owner: UploadOwner) async throws -> Response {
         let commands = Set((request.headers[.googUploadCommand] ?? "")
             .lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
         guard !commands.isEmpty else { throw FilesError.badRequest("X-Goog-Upload-Command is missing.") }
         if commands.contains("query") {
-            guard let session = try await store.upload(id: id) else { throw FilesError.notFound }
+            guard let session = try await store.upload(id: id, for: owner) else { throw FilesError.notFound }
             var response = session.status == .final
                 ? Self.metadataResponse(try await store.object(bucket: session.bucket, name: session.name) ?? Self.placeholder(session))
                 : Response(status: .ok)
@@ -332,7 +405,7 @@ struct FilesResponder: Sendable {
             return response
         }
         if commands.contains("cancel") {
-            try await store.cancelUpload(id: id)
+            try await store.cancelUpload(id: id, caller: owner)
             var response = Response(status: .ok)
             response.headers[.googUploadStatus] = "cancelled"
             return response
@@ -342,10 +415,12 @@ struct FilesResponder: Sendable {
             guard let offsetText = request.headers[.googUploadOffset], let offset = Int64(offsetText) else {
                 throw FilesError.badRequest("X-Goog-Upload-Offset is missing or invalid.")
             }
-            received = try await store.appendChunk(id: id, offset: offset, body: request.body).received
+            received = try await store.appendChunk(
+                id: id, offset: offset, length: try Self.contentLength(of: request), caller: owner, body: request.body
+            ).received
         }
         if commands.contains("finalize") {
-            let object = try await store.finishUpload(id: id, authorize: writeCheck(requester))
+            let object = try await store.finishUpload(id: id, caller: owner, authorize: writeCheck(requester))
             var response = Self.metadataResponse(object)
             response.headers[.googUploadStatus] = "final"
             response.headers[.googUploadSizeReceived] = String(object.size)
@@ -552,6 +627,9 @@ extension HTTPField.Name {
     static let googUploadChunkGranularity = Self("X-Goog-Upload-Chunk-Granularity")!
     static let googUploadSizeReceived = Self("X-Goog-Upload-Size-Received")!
     static let googUploadOffset = Self("X-Goog-Upload-Offset")!
+    /// Cloud Storage's JSON API names for a resumable upload's declared size and type.
+    static let uploadContentLength = Self("X-Upload-Content-Length")!
+    static let uploadContentType = Self("X-Upload-Content-Type")!
     static let forwardedProto = Self("X-Forwarded-Proto")!
     static let guploadUploadID = Self("X-GUploader-UploadID")!
     static let methodOverride = Self("X-HTTP-Method-Override")!

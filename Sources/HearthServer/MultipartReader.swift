@@ -44,6 +44,21 @@ struct MultipartReader {
         delimiter = Array("\r\n--\(boundary)".utf8)
     }
 
+    /// Body bytes given to ``read(_:)`` so far.
+    private var given: Int64 = 0
+
+    /// How far into the body the reader has got: the bytes it has read past, content handed
+    /// out included, not those it keeps back in case a delimiter starts there.
+    var position: Int64 {
+        // `pending` started with a line break that is not the body's: once it is read past,
+        // what is left of `pending` is all the body's.
+        max(0, given - Int64(pending.readableBytes))
+    }
+
+    /// The bytes the closing delimiter (`CRLF--boundary--`) takes: what follows the last
+    /// content byte at least.
+    var closingDelimiterLength: Int { delimiter.count + 2 }
+
     /// True once the closing delimiter (`--boundary--`) was read.
     var isClosed: Bool {
         if case .epilogue = state { return true }
@@ -54,6 +69,7 @@ struct MultipartReader {
     /// - Returns: what it completes, in order.
     /// - Throws: ``Malformed`` when the body is not multipart data.
     mutating func read(_ piece: ByteBuffer) throws(Malformed) -> [Event] {
+        given += Int64(piece.readableBytes)
         if pending.readableBytes == 0 {
             pending = piece
         } else {

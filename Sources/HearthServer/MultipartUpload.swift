@@ -18,6 +18,8 @@ final class MultipartUpload {
     private var contentStarted = false
     private var pending: [ByteBuffer] = []
     private var bodyEnded = false
+    /// Content-part bytes the reader has handed out so far.
+    private var contentSeen: Int64 = 0
 
     init(boundary: String, body: RequestBody, maxMetadataBytes: Int) {
         self.body = body.makeAsyncIterator()
@@ -62,6 +64,7 @@ final class MultipartUpload {
                     metadata += bytes.readableBytesView
                 case 1:
                     contentStarted = true
+                    contentSeen += Int64(bytes.readableBytes)
                     pending.append(bytes)
                 default:
                     break
@@ -82,6 +85,17 @@ final class MultipartUpload {
             }
         }
         return (metadata, contentType?.trimmingCharacters(in: .whitespaces))
+    }
+
+    /// The most the content part can hold, known once ``readMetadata()`` has returned: its
+    /// size when it has ended already, else what is left of the body's `contentLength` after
+    /// the part's start, less the closing delimiter (exact unless an epilogue follows); nil
+    /// when neither is known. Uploads are judged by it before the content is read.
+    func contentSizeBound(contentLength: Int64?) -> Int64? {
+        if part >= 2 { return contentSeen }
+        guard let contentLength else { return nil }
+        let contentStart = reader.position - contentSeen
+        return max(0, contentLength - contentStart - Int64(reader.closingDelimiterLength))
     }
 
     /// The content part's bytes, as they arrive.

@@ -99,6 +99,12 @@ enum RequestAuth: Sendable {
         return nil
     }
 
+    /// True for an admin (the rules do not bind it).
+    var isAdmin: Bool {
+        if case .admin = self { return true }
+        return false
+    }
+
     /// When the credential stops being valid, in milliseconds, if it ever does.
     var expires: Int64? {
         if case .rules(_, let expires) = self { return expires }

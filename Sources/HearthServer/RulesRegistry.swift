@@ -36,6 +36,13 @@ final class RulesRegistry: Sendable {
         compiled.withLock { $0[name] }
     }
 
+    /// Forgets the database `name` (it was closed): its next instance loads and watches its
+    /// rules again.
+    func forget(_ name: String) {
+        watched.withLock { _ = $0.remove(name) }
+        compiled.withLock { $0[name] = nil }
+    }
+
     /// Follows changes of `database`'s stored rules made elsewhere (another node of a cluster):
     /// the compiled copy is dropped and `hub`'s streams are judged again. Once per database.
     func watch(_ database: Database, hub: ListenerHub) {

@@ -1,5 +1,6 @@
 import Foundation
 import HearthAuth
+import HearthFiles
 import NIOCore
 
 /// Everything `hearth serve` can be told: where to listen and where the data lives.
@@ -29,10 +30,21 @@ public struct ServerConfiguration: Sendable {
     /// Failed sign-ins allowed per account and per client address in one window.
     public var signInFailuresPerAccount = 10
     public var signInFailuresPerAddress = 100
+    /// Sign-ups (`accounts:signUp`) one client address may make at once, then per hour
+    /// (admins and emulator mode are not limited).
+    public var signUpBurstPerAddress = 50
+    public var signUpsPerAddressPerHour = 100
     /// The storage rules text (`storage.rules`) for file storage; nil means closed.
     public var storageRules: String?
     /// The largest file accepted, in bytes.
     public var maxFileBytes: Int64 = 5 << 30
+    /// What unfinished uploads may hold (open resumable uploads per user or address and in
+    /// all, bytes) and how long resumable uploads are kept.
+    public var uploadLimits = UploadLimits()
+    /// How often expired and abandoned uploads are removed while the server runs.
+    public var uploadSweepInterval: Duration = .seconds(600)
+    /// Called after each such removal with what it removed (tests wait on it).
+    public var onUploadSweep: (@Sendable (FileStore.ExpiredUploads) -> Void)?
     /// The password hashing cost (scrypt N); Firebase's own is 2^14.
     public var passwordHashRounds = 1 << 14
     /// The folder of the web front end (the social app at `/`, the console at `/console`); the
@@ -99,6 +111,16 @@ public struct ServerConfiguration: Sendable {
     public var backupInterval: Duration?
     public var backupFolder: URL?
     public var backupKeep = 7
+    /// Bytes the bodies of non-admin database writes may hold at once, as they are read and
+    /// parsed (about twice their size); past it such a write is refused with 503.
+    public var maxBufferedBodyBytes = ServerConfiguration.defaultMaxBufferedBodyBytes
+    public static let defaultMaxBufferedBodyBytes = 1 << 30
+    /// Databases open at once at most (`--max-open-databases`): past it idle ones close early,
+    /// and with none idle a request for another is refused with 503.
+    public var maxOpenDatabases = 256
+    /// A database with no stream, realtime session or request for this long is closed (it
+    /// opens again on its next use).
+    public var idleDatabaseTimeout: Duration = .seconds(600)
     public var clock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
 
     /// `origin` as `scheme://host[:port]` when it is an `http` or `https` origin with no path,

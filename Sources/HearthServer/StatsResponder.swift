@@ -14,6 +14,8 @@ struct StatsResponder: Sendable {
     let hub: ListenerHub
     let realtime: RealtimeService
     let admin: AdminCredential
+    /// What non-admin write bodies hold.
+    let bodyBudget: ByteBudget
     /// Server time in milliseconds.
     let clock: @Sendable () -> Int64
     /// When the server started, in the clock's milliseconds.
@@ -40,6 +42,10 @@ struct StatsResponder: Sendable {
         var memoryBytes: Int?
         var connections: Connections
         var databases: [DatabaseFigures]
+        /// Bytes the bodies of non-admin writes hold now, as they are read and parsed (see
+        /// ``ByteBudget``), and the most they may.
+        var bufferedBodyBytes: Int
+        var bufferedBodyLimit: Int
     }
 
     func respond(to request: Request) async -> Response {
@@ -65,7 +71,7 @@ struct StatsResponder: Sendable {
             uptimeSeconds: Double(clock() - started) / 1000,
             memoryBytes: Self.residentMemoryBytes(),
             connections: .init(streams: streams.values.reduce(0, +), realtime: realtime.count),
-            databases: databases)
+            databases: databases, bufferedBodyBytes: bodyBudget.inUse, bufferedBodyLimit: bodyBudget.limit)
     }
 
     /// The process's resident set size, from `/proc/self/statm` (nil where there is none).

@@ -17,7 +17,8 @@ public final class DataFolder: Sendable {
     let options: DatabaseOptions
     let logger: Logger
     private let lockDescriptor: Int32
-    private let databases = Mutex<[String: Database]>([:])
+    /// The open databases, with when each was last handed out (ms, `options.clock`).
+    private let databases = Mutex<[String: (database: Database, lastUsed: Int64)]>([:])
 
     /// Opens the folder (creating it if needed) and takes its lock.
     /// - Throws: ``StoreError`` when another process holds the folder.
@@ -57,13 +58,63 @@ public final class DataFolder: Sendable {
         guard Self.isValidDatabaseName(name) else {
             throw HearthError(.notFound, "Database name \(name) is not valid.")
         }
+        let now = options.clock()
         return try databases.withLock { open in
-            if let database = open[name] { return database }
+            if let database = open[name]?.database {
+                open[name]?.lastUsed = now
+                return database
+            }
             let folder = url.appendingPathComponent("databases").appendingPathComponent(name)
-            let database = try Database(name: name, folder: folder, options: options, logger: logger)
-            open[name] = database
-            return database
+            let isNew = !FileManager.default.fileExists(atPath: folder.path)
+            do {
+                let database = try Database(name: name, folder: folder, options: options, logger: logger)
+                open[name] = (database, now)
+                return database
+            } catch {
+                // A database that could not be created is not left half made (it would then
+                // "exist"); one that exists stays as it is.
+                if isNew { try? FileManager.default.removeItem(at: folder) }
+                logger.error("could not open a database", metadata: ["database": "\(name)", "error": "\(error)"])
+                throw HearthError(.unavailable, "The database cannot be opened now (the server may be out of file descriptors). Try again later.")
+            }
         }
+    }
+
+    /// True when the database `name` is open.
+    public func isOpen(named name: String) -> Bool {
+        databases.withLock { $0[name] != nil }
+    }
+
+    /// The number of open databases.
+    public var openCount: Int { databases.withLock(\.count) }
+
+    /// True when the database `name` is open or has a folder here.
+    public func databaseExists(named name: String) -> Bool {
+        guard Self.isValidDatabaseName(name) else { return false }
+        if databases.withLock({ $0[name] != nil }) { return true }
+        let folder = url.appendingPathComponent("databases").appendingPathComponent(name)
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
+
+    /// Closes the open databases not handed out for `idle` milliseconds (by `options.clock`)
+    /// that `canClose` agrees to: `canClose` and `willClose` run under the lock that ``database(named:)`` takes, so
+    /// none is handed out, and no new instance of it opened, meanwhile. Their pending commits
+    /// finish and they are snapshotted; the next use opens them again. Returns their names.
+    public func closeIdleDatabases(
+        unusedFor idle: Int64, if canClose: (Database) -> Bool, willClose: (Database) -> Void
+    ) -> [String] {
+        let closing = databases.withLock { open -> [Database] in
+            let cutoff = options.clock() - idle
+            let closing = open.values.filter { $0.lastUsed < cutoff && canClose($0.database) }.map(\.database)
+            for database in closing {
+                open[database.name] = nil
+                willClose(database)
+            }
+            return closing
+        }
+        for database in closing { database.close() }
+        return closing.map(\.name).sorted()
     }
 
     /// Names of the databases stored in the folder.
@@ -75,12 +126,12 @@ public final class DataFolder: Sendable {
 
     /// The databases opened so far, by name.
     public func openDatabases() -> [String: Database] {
-        databases.withLock { $0 }
+        databases.withLock { $0.mapValues(\.database) }
     }
 
     /// Finishes pending commits and snapshots every open database.
     public func close() {
-        for database in databases.withLock({ Array($0.values) }) { database.close() }
+        for database in databases.withLock({ $0.values.map(\.database) }) { database.close() }
     }
 }
 

@@ -165,9 +165,9 @@ extension Database {
         switch item.work {
         case .write(let write, _, let precondition, let authorize):
             do {
-                try precondition?(state)
                 let (after, resolved) = try state.applying(write, now: now)
                 try authorize?(state, after, resolved, now)
+                try precondition?(state)
                 item.checked = .success([resolved])
                 next = after
             } catch {

@@ -62,6 +62,7 @@ extension Database {
             closeReplica()
             return
         }
+        writer.withLock { $0.closed = true }
         commitQueue.sync {}
         let needsSnapshot = writer.withLock { $0.writesSinceSnapshot > 0 }
         if needsSnapshot { snapshot() }

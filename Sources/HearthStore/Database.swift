@@ -53,6 +53,9 @@ public final class Database: Sendable {
         /// Set while storage is failing: writes are refused until `retryAt` (the clock's ms),
         /// then the next write tries the disk again.
         var failure: (error: HearthError, retryAt: Int64)?
+        /// Set by ``close()``: a write through a reference kept past it is refused (the next
+        /// open of the same folder is another instance, the only writer).
+        var closed = false
         var pushIDs = PushIDGenerator()
         var random: any RandomNumberGenerator
         var writesSinceSnapshot = 0
@@ -180,8 +183,9 @@ public final class Database: Sendable {
     /// Applies a write and returns once it is durable.
     ///
     /// - Parameters:
-    ///   - precondition: checked against the newest version, in write order, before the
-    ///     write is applied (for conditional requests); throwing rejects the write.
+    ///   - precondition: checked against the newest version, in write order, after `authorize`
+    ///     admitted the write and before it is applied (for conditional requests); throwing
+    ///     rejects the write.
     ///   - authorize: checked in write order with the newest version, the version the write
     ///     would make, the resolved write and the time its server values got (for security
     ///     rules); throwing rejects the write and changes nothing.
@@ -298,10 +302,12 @@ public final class Database: Sendable {
             }
             do {
                 let (write, pushID) = prepare(&state)
-                if let precondition { try precondition(state.pending) }
                 let now = options.clock()
                 let (next, resolved) = try state.pending.applying(write, now: now)
+                // The rules judge first: a condition's answer (and the value it carries) is
+                // for writers the rules admit, never an oracle for anyone else.
                 try authorize?(state.pending, next, resolved, now)
+                if let precondition { try precondition(state.pending) }
                 let sequence = state.nextSequence
                 state.nextSequence += 1
                 state.pending = next
@@ -398,6 +404,7 @@ public final class Database: Sendable {
 
     /// The error to refuse a write with while storage is failing, or nil when the write may try.
     private func refusalWhileStorageFails(_ state: inout WriterState) -> HearthError? {
+        if state.closed { return HearthError(.unavailable, "The database was closed while idle. Try again.") }
         guard let failure = state.failure else { return nil }
         if options.clock() < failure.retryAt { return failure.error }
         state.failure = nil

@@ -16,6 +16,24 @@ public protocol DatabaseProvider: Sendable {
     /// The databases opened so far, by name.
     func openDatabases() -> [String: Database]
 
+    /// True when the database `name` is open (cheap: asked on every request).
+    func isOpen(named name: String) -> Bool
+
+    /// The number of open databases.
+    var openCount: Int { get }
+
+    /// True when a database called `name` exists: it is open, or it was created before (a
+    /// local folder has its folder; a cluster's log has records or a snapshot of it).
+    func databaseExists(named name: String) async throws -> Bool
+
+    /// Closes the open databases not handed out for `idle` milliseconds that `canClose` agrees to;
+    /// `canClose` and `willClose` (to forget what was attached to it) run under the provider's
+    /// lock, so none is handed out or opened again meanwhile. The next use opens them again.
+    /// Returns their names (none for a provider that keeps its databases open).
+    func closeIdleDatabases(
+        unusedFor idle: Int64, if canClose: (Database) -> Bool, willClose: (Database) -> Void
+    ) -> [String]
+
     /// Finishes pending work and closes every open database.
     func close()
 }

@@ -19,14 +19,21 @@ public final class DisconnectQueueStore: Sendable {
         public var path: String
         /// The value (export JSON), or the update object.
         public var data: [UInt8]
+        /// Who queued it, as JSON: the rules' `auth` (`null` when signed out); nil for an admin
+        /// (and for operations an older version kept, which it applied as an admin). The
+        /// operation is judged again as this identity when it runs.
+        public var auth: [UInt8]?
 
-        public init(session: String, position: Int64, database: String, kind: String, path: String, data: [UInt8]) {
+        public init(
+            session: String, position: Int64, database: String, kind: String, path: String, data: [UInt8], auth: [UInt8]? = nil
+        ) {
             self.session = session
             self.position = position
             self.database = database
             self.kind = kind
             self.path = path
             self.data = data
+            self.auth = auth
         }
     }
 
@@ -54,6 +61,9 @@ public final class DisconnectQueueStore: Sendable {
                 )
                 """)
         }
+        migrator.registerMigration("queued-auth") { db in
+            try db.execute(sql: "ALTER TABLE queued ADD COLUMN auth BLOB")
+        }
         try migrator.migrate(queue)
     }
 
@@ -61,8 +71,11 @@ public final class DisconnectQueueStore: Sendable {
     public func add(_ record: Record) async throws {
         try await queue.write { db in
             try db.execute(
-                sql: "INSERT OR REPLACE INTO queued (session, position, database, kind, path, data) VALUES (?, ?, ?, ?, ?, ?)",
-                arguments: [record.session, record.position, record.database, record.kind, record.path, Data(record.data)])
+                sql: "INSERT OR REPLACE INTO queued (session, position, database, kind, path, data, auth) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                arguments: [
+                    record.session, record.position, record.database, record.kind, record.path, Data(record.data),
+                    record.auth.map { Data($0) },
+                ])
         }
     }
 
@@ -89,7 +102,7 @@ public final class DisconnectQueueStore: Sendable {
             try Row.fetchAll(db, sql: "SELECT * FROM queued ORDER BY session, position").map { row in
                 Record(
                     session: row["session"], position: row["position"], database: row["database"], kind: row["kind"],
-                    path: row["path"], data: [UInt8](row["data"] as Data))
+                    path: row["path"], data: [UInt8](row["data"] as Data), auth: (row["auth"] as Data?).map { [UInt8]($0) })
             }
         }
     }

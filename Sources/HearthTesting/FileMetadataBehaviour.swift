@@ -13,6 +13,7 @@ public enum FileMetadataBehaviour: String, CaseIterable, Sendable, CustomTestStr
     case rangesFollowByteOrder
     case referencedBlobsAreFound
     case uploadsAreRecordedFinishedAndForgotten
+    case uploadsKeepTheirOwnerAreLimitedAndExpire
     case concurrentPutsOfOneNameLeaveNoContentBehind
     case concurrentUpdatesLoseNothing
 
@@ -31,6 +32,7 @@ public enum FileMetadataBehaviour: String, CaseIterable, Sendable, CustomTestStr
         case .rangesFollowByteOrder: try await Self.rangesFollowByteOrder(store)
         case .referencedBlobsAreFound: try await Self.referencedBlobsAreFound(store)
         case .uploadsAreRecordedFinishedAndForgotten: try await Self.uploadsAreRecordedFinishedAndForgotten(store)
+        case .uploadsKeepTheirOwnerAreLimitedAndExpire: try await Self.uploadsKeepTheirOwnerAreLimitedAndExpire(store)
         case .concurrentPutsOfOneNameLeaveNoContentBehind: try await Self.concurrentPutsOfOneNameLeaveNoContentBehind(store)
         case .concurrentUpdatesLoseNothing: try await Self.concurrentUpdatesLoseNothing(store)
         }
@@ -154,6 +156,44 @@ public enum FileMetadataBehaviour: String, CaseIterable, Sendable, CustomTestStr
         #expect(try await store.upload(id: "u2") != nil)
         try await store.removeUploads(createdAtOrBefore: 2_000)
         #expect(try await store.upload(id: "u2") == nil)
+    }
+
+    static func uploadsKeepTheirOwnerAreLimitedAndExpire(_ store: any FileMetadataStorage) async throws {
+        func session(_ id: String, _ owner: UploadOwner) -> UploadSession {
+            UploadSession(
+                id: id, bucket: bucket, name: "\(id).bin", fields: ObjectFields(), declaredSize: nil, received: 0, status: .active,
+                createdAt: 1_000, owner: owner)
+        }
+        func add(_ id: String, _ owner: UploadOwner, maxPerOwner: Int = 2) async throws {
+            try await store.addUpload(session(id, owner), maxPerOwner: maxPerOwner, maxTotal: 4)
+        }
+        try await add("a1", .user("alice"))
+        try await add("a2", .user("alice"))
+        await #expect(throws: FilesError.tooManyUploads) { try await add("a3", .user("alice")) }
+        try await add("b1", .signedOut(address: "192.0.2.1"))
+        // The admin is not counted per owner; the total counts everyone.
+        try await add("x1", .admin, maxPerOwner: 0)
+        await #expect(throws: FilesError.uploadsFull) { try await add("b2", .signedOut(address: "192.0.2.2")) }
+        #expect(try await store.upload(id: "a3") == nil)
+        #expect(try await store.upload(id: "a1") == session("a1", .user("alice")))
+        #expect(try await store.upload(id: "b1")?.owner == .signedOut(address: "192.0.2.1"))
+        // A finished upload frees its place.
+        try await store.setUpload(id: "a1", status: .final, generation: 7)
+        try await add("a3", .user("alice"))
+        // Activity only moves forward.
+        try await store.touchUpload(id: "a2", at: 5_000)
+        try await store.touchUpload(id: "a2", at: 4_000)
+        #expect(try await store.upload(id: "a2")?.lastActiveAt == 5_000)
+        // Idle: the active uploads not active since, but those spared.
+        let idle = try await store.removeUploads(createdAtOrBefore: 0, lastActiveAtOrBefore: 4_999, sparing: ["x1"])
+        #expect(Set(idle) == ["a3", "b1"])
+        #expect(try await store.upload(id: "a1")?.status == .final)
+        #expect(try await store.upload(id: "a2") != nil)
+        #expect(try await store.upload(id: "x1") != nil)
+        // Old: whatever their status; only the active ones are handed back.
+        let old = try await store.removeUploads(createdAtOrBefore: 1_000, lastActiveAtOrBefore: .min, sparing: [])
+        #expect(Set(old) == ["a2", "x1"])
+        #expect(try await store.upload(id: "a1") == nil)
     }
 
     /// Writers racing for one new name: one object stands, and every other content file is

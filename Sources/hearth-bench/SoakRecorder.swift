@@ -78,6 +78,9 @@ final class SoakRecorder: Sendable {
         case realtimeWrite = "realtime-writes"
         case transaction = "transactions"
         case transactionRetry = "transaction-retries (datastale)"
+        /// A transaction that saw only stale answers for all its attempts, under contention:
+        /// it gives up as Firebase's SDKs do (`maxretry`), an outcome for the app, not a fault.
+        case transactionGaveUp = "transactions given up (every attempt stale, under contention)"
         case sseEvent = "sse-events"
         case realtimeEvent = "realtime-events"
         case lateTick = "late ticks (previous request still unanswered)"

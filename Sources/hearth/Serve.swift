@@ -119,6 +119,9 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "Failed sign-ins allowed per client address in 15 minutes.")
     var signInFailuresPerAddress: Int = 100
 
+    @Option(name: .long, help: "Sign-ups allowed per client address per hour, after a burst of 50 (admins are not limited).")
+    var signUpsPerAddressPerHour: Int = 100
+
     @Option(name: .long, help: "Snapshot a database after this many logged writes (a snapshot shortens restarts).")
     var snapshotAfterWrites: Int = 200_000
 
@@ -185,6 +188,12 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "How many of the latest requests to keep for the console's request log (0 keeps none).")
     var requestLogSize = RequestLog.defaultCapacity
 
+    @Option(name: .long, help: "Databases open at once at most; past it idle ones close early, and with none idle a request for another gets 503.")
+    var maxOpenDatabases = 256
+
+    @Option(name: .long, help: "Seconds after which a database nobody uses (no request, stream or realtime session) is closed.")
+    var idleDatabaseSeconds = 600
+
     enum LogFormat: String, ExpressibleByArgument, CaseIterable {
         case text, json
     }
@@ -192,6 +201,8 @@ struct Serve: AsyncParsableCommand {
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
         guard (0...100_000).contains(requestLogSize) else { throw ValidationError("--request-log-size must be between 0 and 100000.") }
+        guard maxOpenDatabases >= 1 else { throw ValidationError("--max-open-databases must be at least 1.") }
+        guard idleDatabaseSeconds >= 1 else { throw ValidationError("--idle-database-seconds must be at least 1.") }
         guard keepAliveSeconds > 0 else { throw ValidationError("--keep-alive-seconds must be positive.") }
         for (name, seconds) in [("--header-timeout", headerTimeout), ("--body-timeout", bodyTimeout), ("--idle-timeout", idleTimeout)] {
             guard seconds > 0, seconds <= 86_400 else { throw ValidationError("\(name) must be more than 0 and at most 86400 seconds.") }
@@ -201,6 +212,7 @@ struct Serve: AsyncParsableCommand {
             guard maxConnections > 0 else { throw ValidationError("--max-connections must be positive.") }
         }
         guard signInFailuresPerAddress > 0 else { throw ValidationError("--sign-in-failures-per-address must be positive.") }
+        guard signUpsPerAddressPerHour > 0 else { throw ValidationError("--sign-ups-per-address-per-hour must be positive.") }
         guard !project.isEmpty, project.utf8.count <= 128 else { throw ValidationError("--project must be 1 to 128 characters.") }
         guard Self.byteCount(maxFileSize) != nil else {
             throw ValidationError("--max-file-size must be a positive number of bytes, such as 10485760, 10M or 5G.")
@@ -269,6 +281,7 @@ struct Serve: AsyncParsableCommand {
         configuration.storageRules = storageRulesText ?? demoRules?.storage
         configuration.maxFileBytes = Self.byteCount(maxFileSize)!
         configuration.signInFailuresPerAddress = signInFailuresPerAddress
+        configuration.signUpsPerAddressPerHour = signUpsPerAddressPerHour
         configuration.filesPort = filesPort
         configuration.filesOrigin = filesOrigin.flatMap(ServerConfiguration.normalizedOrigin)
         configuration.trustedProxies = trustedProxy.compactMap(ServerConfiguration.normalizedIPAddress)
@@ -297,6 +310,8 @@ struct Serve: AsyncParsableCommand {
         }
         configuration.accessLog = accessLog
         configuration.requestLogSize = requestLogSize
+        configuration.maxOpenDatabases = maxOpenDatabases
+        configuration.idleDatabaseTimeout = .seconds(idleDatabaseSeconds)
         configuration.metricsHost = metricsHost
         if let webRoot {
             var isFolder: ObjCBool = false

@@ -109,3 +109,22 @@ import Testing
         #expect(limiter.isBlocked("new"))
     }
 }
+
+/// A per-call limit below the limiter's own (an account under attack) applies to that call only.
+@Suite struct RateLimiterPerCallLimitTests {
+    @Test func aLowerLimitForOneAdmissionBlocksSooner() {
+        let clock = TestClock()
+        let limiter = RateLimiter(limit: 3, window: 60_000) { clock.now }
+        #expect(limiter.admit("a", limit: 1) == .admitted)
+        // The one allowed attempt is in progress: another waits.
+        #expect(limiter.admit("a", limit: 1) == .busy)
+        limiter.finish("a", failed: true)
+        #expect(limiter.admit("a", limit: 1) == .blocked)
+        // The limiter's own limit still leaves room; a higher one asked for is not given.
+        #expect(limiter.admit("a") == .admitted)
+        limiter.finish("a", failed: true)
+        #expect(limiter.admit("a", limit: 10) == .admitted)
+        limiter.finish("a", failed: true)
+        #expect(limiter.admit("a", limit: 10) == .blocked)
+    }
+}

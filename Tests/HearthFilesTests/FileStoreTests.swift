@@ -116,12 +116,17 @@ import Testing
         try await Self.withStore { (store: FileStore, directory: TemporaryDirectory) async throws in
             let kept = try await store.upload(bucket: Self.bucket, name: "a.png", fields: ObjectFields(contentType: "image/png"), body: Self.body([9]))
             await #expect(throws: FilesError.permissionDenied) {
-                try await store.upload(bucket: Self.bucket, name: "a.png", fields: ObjectFields(contentType: "text/plain"), body: Self.body([1, 2])) {
-                    incoming, existing in
-                    // The check sees the finished upload and what it would replace.
+                try await store.upload(
+                    bucket: Self.bucket, name: "a.png", fields: ObjectFields(contentType: "text/plain"), declaredSize: 2,
+                    body: Self.body([1, 2])
+                ) { incoming, existing in
+                    // The check sees the upload as declared (no hash yet) and what it would
+                    // replace; allowed, it sees the finished upload.
                     #expect(incoming.size == 2)
                     #expect(incoming.contentType == "text/plain")
                     #expect(existing?.contentType == "image/png")
+                    if incoming.md5Hash.isEmpty { return }
+                    #expect(incoming.md5Hash == Self.md5([1, 2]))
                     throw FilesError.permissionDenied
                 }
             }
@@ -308,20 +313,29 @@ import Testing
         #expect(try Self.content(reopened, object) == data)
     }
 
-    @Test func aRefusedFinishKeepsTheUploadAndCancellingEndsIt() async throws {
+    @Test func aRefusedFinishEndsTheUploadAndCancellingDoesToo() async throws {
         try await Self.withStore { (store: FileStore, directory: TemporaryDirectory) async throws in
             let upload = try await store.startUpload(bucket: Self.bucket, name: "a.txt", fields: ObjectFields(contentType: "text/plain"))
             _ = try await store.appendChunk(id: upload.id, offset: 0, body: Self.body([1, 2, 3]))
             await #expect(throws: FilesError.permissionDenied) {
                 try await store.finishUpload(id: upload.id) { _, _ in throw FilesError.permissionDenied }
             }
+            // Refused: its bytes are gone at once, not when it would expire.
             #expect(try await store.object(bucket: Self.bucket, name: "a.txt") == nil)
-            #expect(try await store.upload(id: upload.id)?.received == 3)
-            try await store.cancelUpload(id: upload.id)
             #expect(try await store.upload(id: upload.id)?.status == .cancelled)
-            await #expect(throws: FilesError.uploadNotActive) { try await store.finishUpload(id: upload.id) }
             #expect(Self.files(in: directory.url.appendingPathComponent("uploads")).isEmpty)
             #expect(Self.files(in: directory.url.appendingPathComponent("tmp")).isEmpty)
+            #expect(store.pendingBytes == 0)
+
+            let cancelled = try await store.startUpload(bucket: Self.bucket, name: "b.txt", fields: ObjectFields())
+            _ = try await store.appendChunk(id: cancelled.id, offset: 0, body: Self.body([1, 2, 3]))
+            #expect(store.pendingBytes == 3)
+            try await store.cancelUpload(id: cancelled.id)
+            #expect(try await store.upload(id: cancelled.id)?.status == .cancelled)
+            await #expect(throws: FilesError.uploadNotActive) { try await store.finishUpload(id: cancelled.id) }
+            #expect(Self.files(in: directory.url.appendingPathComponent("uploads")).isEmpty)
+            #expect(Self.files(in: directory.url.appendingPathComponent("tmp")).isEmpty)
+            #expect(store.pendingBytes == 0)
             // Unknown or malformed upload IDs name nothing.
             #expect(try await store.upload(id: "../files.sqlite") == nil)
             await #expect(throws: FilesError.notFound) { try await store.finishUpload(id: "0000") }

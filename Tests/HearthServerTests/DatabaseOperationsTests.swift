@@ -24,7 +24,7 @@ struct DatabaseOperationsTests {
         let folder = try DataFolder(url: directory.url, logger: logger)
         let rules = RulesRegistry(defaultRules: try SecurityRules(parsing: rulesText))
         let operations = DatabaseOperations(databases: folder, rules: rules, hub: ListenerHub(), clock: { 1_000 }, logger: logger)
-        try await body(operations, try await operations.database(named: "default"))
+        try await body(operations, try await operations.database(named: "default", creating: true))
         try folder.close()
     }
 

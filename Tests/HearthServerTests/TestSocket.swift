@@ -1,12 +1,5 @@
-import Dispatch
 import Foundation
 import HearthTesting
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// A plain TCP connection to a test server from a chosen loopback address, for tests of how
 /// the server treats connections: it sends bytes as told and waits for the server to answer or

@@ -197,7 +197,7 @@ struct BackupsResponder: Sendable {
         let value = try await Self.offloadedThrowing {
             try catalog.value(inBackup: target.backup, database: target.database, at: target.path, scratch: scratch)
         }
-        return (try await operations.database(named: target.database), value)
+        return (try await operations.database(named: target.database, creating: true), value)
     }
 
     static func target(of request: Request) async throws(HearthError) -> Target {

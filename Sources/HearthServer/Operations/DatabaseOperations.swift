@@ -25,9 +25,19 @@ struct DatabaseOperations: Sendable {
     var requestLog: RequestLog?
     /// Recent query answers, shared by every request.
     let queryCache = QueryResultCache()
+    /// Which databases may be opened, how many at once, and when idle ones close.
+    var limits = DatabaseLimits()
+    /// Databases held open by something other than a request (a realtime session).
+    let holds = DatabaseHolds()
 
-    /// The database named `name`, opened on first use.
-    func database(named name: String) async throws -> Database {
+    /// The database named `name`, opened on first use. Only `creating` callers (admins, and
+    /// anyone on an emulator) make a new database by using it; others get Firebase's answer
+    /// for an unknown database. Open databases are bounded: past ``limits``' bound the least
+    /// recently used idle ones close, and when none is idle the request is refused (503).
+    func database(named name: String, creating: Bool) async throws -> Database {
+        if !databases.isOpen(named: name) {
+            try await admitOpening(name, creating: creating)
+        }
         let database = try await databases.database(named: name)
         rules.watch(database, hub: hub)
         return database
@@ -35,11 +45,58 @@ struct DatabaseOperations: Sendable {
 
     /// The database named `name` if it is open or opens without waiting (see
     /// ``HearthStore/DatabaseProvider/databaseIfReady(named:)``); nil while a cluster node is
-    /// still loading it.
-    func databaseIfReady(named name: String) throws -> Database? {
+    /// still loading it, or while whether it may be opened is not yet known (then
+    /// ``database(named:creating:)`` decides).
+    func databaseIfReady(named name: String, creating: Bool) throws -> Database? {
+        if !databases.isOpen(named: name) {
+            guard creating || limits.createOnUse || name == limits.defaultDatabase,
+                databases.openCount < limits.maxOpen
+            else { return nil }
+        }
         guard let database = try databases.databaseIfReady(named: name) else { return nil }
         rules.watch(database, hub: hub)
         return database
+    }
+
+    /// Throws unless a database that is not open may be opened now.
+    private func admitOpening(_ name: String, creating: Bool) async throws {
+        if !(creating || limits.createOnUse || name == limits.defaultDatabase) {
+            guard try await databases.databaseExists(named: name) else { throw Self.unknownDatabase }
+        }
+        if databases.openCount >= limits.maxOpen {
+            closeIdleDatabases(unusedFor: limits.minimumIdleBeforeEviction)
+            guard databases.openCount < limits.maxOpen else {
+                logger.warning("refused to open a database: too many are open", metadata: [
+                    "database": "\(name)", "open": "\(databases.openCount)",
+                ])
+                throw HearthError(.unavailable, "Too many databases are open. Try again later.")
+            }
+        }
+    }
+
+    /// Firebase's answer for a database that does not exist (REST 404; the realtime protocol
+    /// shuts the connection down with it).
+    static let unknownDatabase = HearthError(
+        .notFound, "Firebase error. Please ensure that you spelled the name of your Firebase correctly")
+
+    /// Closes the open databases (the default one aside) nobody used for `unusedFor`
+    /// milliseconds and nothing holds: no stream or realtime listen, no realtime session.
+    /// Returns their names.
+    @discardableResult
+    func closeIdleDatabases(unusedFor: Int64) -> [String] {
+        let busy = hub.countsByDatabase()
+        let closed = databases.closeIdleDatabases(
+            unusedFor: unusedFor,
+            if: { database in
+                database.name != limits.defaultDatabase && busy[database.name] == nil && !holds.isHeld(database.name)
+            },
+            willClose: { database in
+                // The next instance of it gets its own rules watch and commit observer.
+                rules.forget(database.name)
+                hub.forget(database.name)
+            })
+        if !closed.isEmpty { logger.info("closed idle databases", metadata: ["databases": "\(closed.joined(separator: ", "))"]) }
+        return closed
     }
 
     // MARK: - Reading
@@ -67,23 +124,45 @@ struct DatabaseOperations: Sendable {
     }
 
     /// The version a read answers from, once the rules allowed it and the query's index is declared.
+    /// The rules answer first: whether an index is declared, and the work of building one, are
+    /// for readers only.
     private func readableState(_ database: Database, at path: Path, query: Query?, auth: RequestAuth) throws -> DatabaseState {
         let rules = try self.rules.rules(for: database)
-        if let query, query.usesIndex, database.current.state.index(at: path, order: query.order) == nil {
-            database.ensureIndex(at: path, order: query.order)
-        }
-        let state = database.current.state
-        if case .rules(let auth, _) = auth {
-            let requester = SecurityRules.Requester(auth: auth, now: clock())
-            guard rules.read(path, by: requester, root: state.root, query: RuleQuery(query)) != nil else {
-                metrics.denied(database: database.name, access: "read")
-                throw HearthError.permissionDeniedByRules
-            }
-        }
+        var state = database.current.state
+        try checkRead(at: path, query: query, auth: auth, rules: rules, state: state, database: database)
         if let query, !rules.document.declaresIndex(at: path, for: query.order) {
             throw Self.indexNotDefined(query.order, at: path)
         }
+        if let query, query.usesIndex, state.index(at: path, order: query.order) == nil {
+            database.ensureIndex(at: path, order: query.order)
+            // The answer comes from the version the index joined, and the rules judge that one.
+            state = database.current.state
+            try checkRead(at: path, query: query, auth: auth, rules: rules, state: state, database: database)
+        }
         return state
+    }
+
+    /// Throws `Permission denied` unless the rules let `auth` read `path` (with `query`) in
+    /// `state`; a refusal is counted under `access` (`read`, `listen`).
+    func checkRead(
+        at path: Path, query: Query?, auth: RequestAuth, rules: SecurityRules, state: DatabaseState, database: Database,
+        access: String = "read"
+    ) throws {
+        guard case .rules(let auth, _) = auth else { return }
+        let requester = SecurityRules.Requester(auth: auth, now: clock())
+        guard rules.read(path, by: requester, root: state.root, query: RuleQuery(query)) != nil else {
+            metrics.denied(database: database.name, access: access)
+            throw HearthError.permissionDeniedByRules
+        }
+    }
+
+    /// True when the rules let `auth` read every one of `paths` now.
+    func mayRead(_ paths: [Path], in database: Database, auth: RequestAuth) -> Bool {
+        guard case .rules(let authVariable, _) = auth else { return true }
+        guard let rules = try? self.rules.rules(for: database) else { return false }
+        let root = database.current.state.root
+        let requester = SecurityRules.Requester(auth: authVariable, now: clock())
+        return paths.allSatisfy { rules.read($0, by: requester, root: root) != nil }
     }
 
     /// `Index not defined, add ".indexOn": "<field>", for path "<path>", to the rules`

@@ -17,12 +17,18 @@ final class LongPollTransport: Sendable {
     let password: String
     let callback: String
     let session: RealtimeSession
+    /// The client's address, for the cap on sessions per address.
+    let address: String
+    /// Bytes of segments that may wait for an earlier one: a whole message's worth, in base64.
+    let maxHeldBytes: Int
 
     private struct State {
         /// The next packet number (0 is the connect answer's handshake).
         var nextPacket = 1
         var expectedSegment = 0
         var segments: [Int: (total: Int, data: Substring)] = [:]
+        /// The bytes of `segments`.
+        var heldBytes = 0
         /// The poll that may wait for messages; older ones are answered at once.
         var currentPoll = 0
         /// When the client last asked for anything (milliseconds), to notice it is gone.
@@ -36,11 +42,16 @@ final class LongPollTransport: Sendable {
 
     private let state: Mutex<State>
 
-    init(id: String, password: String, callback: String, session: RealtimeSession, now: Int64) {
+    init(
+        id: String, password: String, callback: String, session: RealtimeSession, now: Int64, address: String = "",
+        maxHeldBytes: Int = RealtimeLimits().maxMessageBytes * 4 / 3 + 4096
+    ) {
         self.id = id
         self.password = password
         self.callback = callback
         self.session = session
+        self.address = address
+        self.maxHeldBytes = maxHeldBytes
         self.state = Mutex(State(lastSeen: now))
         // The client's `n`: it sends over its WebSocket from now on. What is queued goes out
         // here, then `n` last; the socket takes the session's queue after that.
@@ -86,15 +97,24 @@ final class LongPollTransport: Sendable {
         try state.withLock { state throws(RealtimeProtocolError) in
             state.lastSeen = now
             for (segment, total, data) in incoming where segment >= state.expectedSegment {
-                guard total > 0, total <= 100_000, state.segments.count < 100_000 else { throw .malformed("Invalid segment.") }
+                guard total > 0, total <= 100_000, segment - state.expectedSegment < 100_000 else {
+                    throw .malformed("Invalid segment.")
+                }
+                // What waits for a missing earlier segment is bounded: a client that withholds
+                // one cannot make the server keep everything it sends after it.
+                state.heldBytes += data.utf8.count - (state.segments[segment]?.data.utf8.count ?? 0)
                 state.segments[segment] = (total, data)
+                guard state.heldBytes <= maxHeldBytes else { throw .malformed("Too much data waits for a missing segment.") }
             }
             // Whole messages, in segment order.
             while let first = state.segments[state.expectedSegment] {
                 let range = state.expectedSegment..<(state.expectedSegment + first.total)
                 guard range.allSatisfy({ state.segments[$0] != nil }) else { break }
                 let encoded = range.map { state.segments[$0]!.data }.joined()
-                for number in range { state.segments[number] = nil }
+                for number in range {
+                    state.heldBytes -= state.segments[number]?.data.utf8.count ?? 0
+                    state.segments[number] = nil
+                }
                 state.expectedSegment = range.upperBound
                 guard let message = Self.decode(encoded) else { throw .malformed("A segment is not web-safe base64 of UTF-8.") }
                 // Under the lock, so two polls carrying segments cannot swap messages. A poll's

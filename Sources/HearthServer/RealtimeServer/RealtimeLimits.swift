@@ -12,6 +12,9 @@ public struct RealtimeLimits: Sendable {
     public var maxQueuedBytes = 64 << 20
     /// The longest message: a 16 MB write and its envelope.
     public var maxMessageBytes = (16 << 20) + 4096
+    /// Long-polling sessions open at once from one client address (judged as ``ProxyTrust``
+    /// names the client); past it a new one is refused.
+    public var maxLongPollSessionsPerAddress = 64
 
     public init() {}
 }

@@ -1,6 +1,7 @@
 import HTTPTypes
 import HearthCore
 import Hummingbird
+import Logging
 import NIOCore
 import ServiceLifecycle
 import Synchronization
@@ -26,15 +27,19 @@ final class RealtimeLongPolling: Sendable {
     let abandonedAfter: Int64
     private let transports = Mutex<(byID: [String: LongPollTransport], bySession: [String: LongPollTransport])>(([:], [:]))
 
-    init(service: RealtimeService, defaultDatabase: String, abandonedAfter: Int64 = 45_000) {
+    /// Who the client is behind a trusted proxy (for the cap on sessions per address).
+    let proxies: ProxyTrust
+
+    init(service: RealtimeService, defaultDatabase: String, proxies: ProxyTrust = ProxyTrust(addresses: []), abandonedAfter: Int64 = 45_000) {
         self.service = service
         self.defaultDatabase = defaultDatabase
+        self.proxies = proxies
         self.abandonedAfter = abandonedAfter
     }
 
     func respond(to request: Request, connection: any Channel) async -> Response {
         let parameters = request.uri.firstQueryParameters
-        if parameters["start"] == "t" { return await connect(request, parameters: parameters) }
+        if parameters["start"] == "t" { return await connect(request, parameters: parameters, connection: connection) }
         if parameters["dframe"] == "t" { return disconnectFrame(parameters) }
         if parameters["dscript"] == "t" { return Self.script(Self.disconnectScript) }
         guard let id = parameters["id"], let transport = transports.withLock({ $0.byID[id] }),
@@ -103,15 +108,21 @@ final class RealtimeLongPolling: Sendable {
         })();
         """
 
-    private func connect(_ request: Request, parameters: [String: String]) async -> Response {
+    private func connect(_ request: Request, parameters: [String: String], connection: any Channel) async -> Response {
         // The callback number becomes part of a script: digits only.
         guard let callback = parameters["cb"], !callback.isEmpty, callback.count <= 10, callback.allSatisfy(\.isASCIIDigit) else {
+            return Self.script("")
+        }
+        let address = proxies.clientAddress(of: request, peer: connection.remoteAddress)
+        let limit = service.limits.maxLongPollSessionsPerAddress
+        guard transports.withLock({ $0.byID.values.lazy.filter { $0.address == address }.count < limit }) else {
+            service.logger.info("refused a long-polling session: too many from one address", metadata: ["address": "\(address)"])
             return Self.script("")
         }
         let name = parameters["ns"] ?? DatabaseResponder.databaseName(host: request.head.authority) ?? defaultDatabase
         let session: RealtimeSession
         do {
-            let database = try await service.operations.database(named: name)
+            let database = try await service.operations.database(named: name, creating: false)
             session = service.openSession(on: database, host: request.head.authority ?? "localhost")
         } catch {
             return Self.script("")
@@ -120,7 +131,8 @@ final class RealtimeLongPolling: Sendable {
         guard case .events(let queued) = session.outbound.takeNow(), let handshake = queued.first else { return Self.script("") }
         let transport = LongPollTransport(
             id: RealtimeService.randomID(), password: String(RealtimeService.randomID().prefix(10)), callback: callback,
-            session: session, now: service.operations.clock())
+            session: session, now: service.operations.clock(), address: address,
+            maxHeldBytes: service.limits.maxMessageBytes * 4 / 3 + 4096)
         transports.withLock { transports in
             transports.byID[transport.id] = transport
             transports.bySession[session.id] = transport

@@ -16,6 +16,8 @@ final class RealtimeService: Sendable {
     let issuer: TokenIssuer
     let limits: RealtimeLimits
     let disconnects: any DisconnectQueue
+    /// The accounts, to drop the onDisconnect operations of a user disabled or deleted since.
+    let accounts: any AccountStorage
     let logger: Logger
     /// Makes session IDs (random; injected for tests).
     private let makeID: @Sendable () -> String
@@ -23,13 +25,14 @@ final class RealtimeService: Sendable {
 
     init(
         operations: DatabaseOperations, admin: AdminCredential, issuer: TokenIssuer, disconnects: any DisconnectQueue,
-        limits: RealtimeLimits = .init(), logger: Logger,
+        accounts: any AccountStorage, limits: RealtimeLimits = .init(), logger: Logger,
         makeID: @escaping @Sendable () -> String = RealtimeService.randomID
     ) {
         self.operations = operations
         self.admin = admin
         self.issuer = issuer
         self.disconnects = disconnects
+        self.accounts = accounts
         self.limits = limits
         self.logger = logger
         self.makeID = makeID
@@ -47,7 +50,8 @@ final class RealtimeService: Sendable {
     /// - Parameter host: the host the client reached, which it should reconnect to.
     /// - Throws: when the database cannot be opened (a bad name, storage failing).
     func openSession(database name: String, host: String) throws -> RealtimeSession? {
-        try operations.databaseIfReady(named: name).map { openSession(on: $0, host: host) }
+        // The realtime protocol signs in after connecting: nobody creates a database through it.
+        try operations.databaseIfReady(named: name, creating: false).map { openSession(on: $0, host: host) }
     }
 
     /// Opens a session on `database`, its handshake already queued.
@@ -56,6 +60,7 @@ final class RealtimeService: Sendable {
         let session = RealtimeSession(id: makeID(), database: database, service: self)
         session.sendHandshake(host: host)
         sessions.withLock { $0[session.id] = session }
+        operations.holds.hold(name)
         operations.requestLog?.record(
             path: "/.ws?ns=\(name)", time: Date(), method: "connect", transport: "realtime", requestID: session.id)
         logger.debug("realtime session opened", metadata: ["session": "\(session.id)", "database": "\(name)"])
@@ -70,6 +75,7 @@ final class RealtimeService: Sendable {
     /// Ends a session: its listens stop and its onDisconnect operations run.
     func close(_ session: RealtimeSession) async {
         guard sessions.withLock({ $0.removeValue(forKey: session.id) }) != nil else { return }
+        defer { operations.holds.release(session.database.name) }
         logger.debug("realtime session closed", metadata: ["session": "\(session.id)"])
         await session.end()
     }
@@ -93,33 +99,5 @@ final class RealtimeService: Sendable {
     /// Ends every session (the server is stopping): their connections close.
     func shutDown() {
         for session in sessions.withLock({ Array($0.values) }) { session.outbound.close() }
-    }
-
-    // MARK: - onDisconnect after a crash
-
-    /// Applies the onDisconnect operations that sessions of an earlier run left (the server
-    /// stopped before they could run), in each session's order, then forgets them.
-    func applyLeftoverDisconnects() async {
-        let records: [DisconnectQueueStore.Record]
-        do {
-            records = try await disconnects.leftovers()
-        } catch {
-            logger.error("could not read the onDisconnect queue", metadata: ["error": "\(error)"])
-            return
-        }
-        await applyDisconnects(records, of: "the previous run")
-    }
-
-    /// Applies onDisconnect operations whose sessions are gone (left by an earlier run, or by
-    /// a cluster node that died), each session's in order, then forgets them.
-    func applyDisconnects(_ records: [DisconnectQueueStore.Record], of owner: String) async {
-        guard !records.isEmpty else { return }
-        var bySession: [String: [DisconnectQueueStore.Record]] = [:]
-        for record in records { bySession[record.session, default: []].append(record) }
-        for (session, queued) in bySession {
-            await RealtimeSession.apply(queued, operations: operations, logger: logger)
-            try? await disconnects.remove(session: session)
-        }
-        logger.info("applied onDisconnect operations left by \(owner)", metadata: ["operations": "\(records.count)"])
     }
 }

@@ -34,6 +34,8 @@ final class RealtimeSession: Sendable {
 
     private struct State {
         var auth = RequestAuth.anonymous
+        /// True when `auth` came from an emulator's unsigned test token (no account behind it).
+        var authIsUnsignedTestToken = false
         var listens: [ListenKey: Listener] = [:]
         var outstandingWrites = 0
         /// Write answers go out in the order of the writes, whatever order they finish in.
@@ -223,7 +225,7 @@ final class RealtimeSession: Sendable {
                 case .auth(let variable): auth = .rules(auth: variable, expires: nil)
                 }
             }
-            setAuth(auth)
+            setAuth(auth, unsignedTestToken: service.admin.emulator && RequestAuth.unsignedClaims(credential) != nil)
             let expires: Node = auth.expires.map { .int($0 / 1000) } ?? .null
             respond(id, data: .object([(ChildKey("auth"), auth.ruleAuth ?? .null), (ChildKey("expires"), expires)]))
         } catch {
@@ -232,9 +234,10 @@ final class RealtimeSession: Sendable {
         }
     }
 
-    private func setAuth(_ auth: RequestAuth) {
+    private func setAuth(_ auth: RequestAuth, unsignedTestToken: Bool = false) {
         let listeners = state.withLock { state -> [Listener] in
             state.auth = auth
+            state.authIsUnsignedTestToken = unsignedTestToken
             return Array(state.listens.values)
         }
         operations.hub.reauthorize(listeners, as: auth.ruleAuth, on: database)
@@ -372,6 +375,8 @@ final class RealtimeSession: Sendable {
 
     private func queueOnDisconnect(_ change: DatabaseOperations.Change, id: Int64) async {
         do {
+            // Judged now, and again as the same identity when it runs.
+            let (auth, unsigned) = state.withLock { ($0.auth, $0.authIsUnsignedTestToken) }
             try operations.check(change, on: database, auth: auth)
             let (path, kind, data): (Path, String, [UInt8])
             switch change {
@@ -389,7 +394,8 @@ final class RealtimeSession: Sendable {
                 state.nextPosition += 1
                 state.disconnectBytes += data.count
                 let record = DisconnectQueueStore.Record(
-                    session: self.id, position: position, database: database.name, kind: kind, path: path.description, data: data)
+                    session: self.id, position: position, database: database.name, kind: kind, path: path.description, data: data,
+                    auth: RealtimeService.storedIdentity(of: auth, unsignedTestToken: unsigned))
                 let queued = QueuedDisconnect(position: position, path: path, record: record)
                 state.disconnects.append(queued)
                 return queued
@@ -444,33 +450,11 @@ final class RealtimeSession: Sendable {
             service.logger.error("could not claim the onDisconnect operations of an ended session", metadata: ["error": "\(error)"])
             return
         }
-        await Self.apply(records, operations: operations, logger: service.logger)
+        await service.apply(records)
         do {
             try await service.disconnects.remove(session: id)
         } catch {
             service.logger.error("could not forget applied onDisconnect operations", metadata: ["error": "\(error)"])
-        }
-    }
-
-    /// Runs kept onDisconnect operations in order, each as one write (server values resolve now).
-    static func apply(_ records: [DisconnectQueueStore.Record], operations: DatabaseOperations, logger: Logger) async {
-        for record in records {
-            do {
-                let database = try await operations.database(named: record.database)
-                let path = try Path(parsing: record.path)
-                let change: DatabaseOperations.Change =
-                    record.kind == "update"
-                    ? .update(path, try JSONParser.parseUpdate(record.data)) : .set(path, try JSONParser.parse(record.data))
-                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                    operations.submit(change, to: database, auth: .admin) { result in
-                        continuation.resume(with: result.map { _ in () })
-                    }
-                }
-            } catch {
-                logger.warning("an onDisconnect operation failed", metadata: [
-                    "database": "\(record.database)", "path": "\(record.path)", "error": "\(error)",
-                ])
-            }
         }
     }
 }

@@ -77,7 +77,7 @@ final class RealtimeSocketHandler: ChannelInboundHandler, RemovableChannelHandle
                 Task {
                     let result: Result<Database, any Error>
                     do {
-                        result = .success(try await operations.database(named: database))
+                        result = .success(try await operations.database(named: database, creating: false))
                     } catch {
                         result = .failure(error)
                     }
@@ -108,7 +108,10 @@ final class RealtimeSocketHandler: ChannelInboundHandler, RemovableChannelHandle
     /// error, then close.
     private func refuse(_ error: any Error, context: ChannelHandlerContext) {
         let text = (error as? HearthError)?.message ?? "The database is unavailable."
-        write(ByteBuffer(bytes: RealtimeServerMessage.error(text)), context: context)
+        // A database that does not exist: a shutdown, after which the SDKs stop reconnecting
+        // (Firebase's answer for an unknown database); anything else may pass, so an error.
+        let unknown = (error as? HearthError)?.code == .notFound
+        write(ByteBuffer(bytes: unknown ? RealtimeServerMessage.shutdown(text) : RealtimeServerMessage.error(text)), context: context)
         close(context: context, code: .policyViolation)
     }
 

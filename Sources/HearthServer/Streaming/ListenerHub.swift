@@ -174,6 +174,16 @@ final class ListenerHub: Sendable {
         for listener in listeners { listener.buffer.close() }
     }
 
+    /// Forgets the database `name`, which was closed with no listener on it: its next
+    /// instance gets a commit observer of its own.
+    func forget(_ name: String) {
+        registry.withLock { registry in
+            registry.observed.remove(name)
+            if registry.groups[name]?.isEmpty ?? false { registry.groups[name] = nil }
+            registry.dataDependent[name] = nil
+        }
+    }
+
     /// Every listener (for keep-alives).
     func allListeners() -> [Listener] {
         registry.withLock { Self.listeners(in: $0) }
