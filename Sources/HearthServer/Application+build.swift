@@ -74,7 +74,16 @@ public func buildApplication(
         }
     }
     let filesOrigin = FilesOrigin(origin: configuration.filesOrigin)
-    let proxies = ProxyTrust(addresses: configuration.trustedProxies)
+    let proxies = ProxyTrust(addresses: configuration.trustedProxies, trustsLoopback: configuration.trustLoopbackProxies)
+    let limits = configuration.connectionLimits
+    let maxConnections = limits.resolvedMaxConnections()
+    let gate = ConnectionGate(limits: limits, maxConnections: maxConnections, proxies: proxies, metrics: metrics, logger: logger)
+    logger.info("connection limits", metadata: [
+        "max_connections": "\(maxConnections.map(String.init) ?? "none")",
+        "descriptor_limit": "\(ConnectionLimits.descriptorLimit().map(String.init) ?? "none")",
+        "per_address": "\(limits.maxConnectionsPerAddress.map(String.init) ?? "none")",
+        "header_timeout": "\(limits.headerTimeout)", "body_timeout": "\(limits.bodyTimeout)", "idle_timeout": "\(limits.idleTimeout)",
+    ])
     let databases: any DatabaseProvider = cluster?.databases ?? folder
     var operations = DatabaseOperations(databases: databases, rules: rules, hub: hub, clock: configuration.clock, logger: logger)
     operations.metrics = metrics
@@ -161,6 +170,7 @@ public func buildApplication(
         open.open = true
         services.append(Application(
             responder: MetricsPortResponder(metrics: open),
+            server: LimitedHTTP1Channel.builder(gate: gate),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.metricsHost, port: metricsPort), serverName: "Hearth"),
             onServerRunning: { channel in await onMetricsServerRunning(channel.localAddress?.port ?? metricsPort) },
@@ -170,7 +180,8 @@ public func buildApplication(
         var filesResponder = responder
         filesResponder.filesOnly = true
         services.append(Application(
-            responder: filesResponder,
+            responder: ForwardedClientLimit(responder: filesResponder, gate: gate),
+            server: LimitedHTTP1Channel.builder(gate: gate),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: filesPort), serverName: "Hearth"),
             onServerRunning: { channel in
@@ -181,8 +192,8 @@ public func buildApplication(
             logger: logger))
     }
     return Application(
-        responder: responder,
-        server: RealtimeHTTPChannel.builder(webSocket: webSocket),
+        responder: ForwardedClientLimit(responder: responder, gate: gate),
+        server: RealtimeHTTPChannel.builder(webSocket: webSocket, gate: gate),
         configuration: ApplicationConfiguration(
             address: .hostname(configuration.host, port: configuration.port),
             serverName: "Hearth"

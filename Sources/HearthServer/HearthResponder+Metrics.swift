@@ -32,11 +32,14 @@ extension HearthResponder {
 }
 
 extension HearthResponder {
-    /// Query parameters whose values are credentials or one-time codes: an access log shows
-    /// them as `***`.
+    /// Query parameters whose values are credentials, one-time codes or capabilities: an
+    /// access log and the request log show them as `***`. Compared without regard to case.
+    /// `key` (a Firebase API key, public by design) is kept; `upload_id` is a resumable upload's
+    /// capability (its URL is all a client needs to add to the upload); `ac` carries an App
+    /// Check token on realtime URLs.
     static let secretParameters: Set<String> = [
-        "auth", "access_token", "id_token", "idToken", "refresh_token", "token", "oobCode", "pw", "password", "code",
-        "state", "nonce", "session",
+        "auth", "access_token", "id_token", "idtoken", "refresh_token", "token", "oobcode", "pw", "password", "code",
+        "state", "nonce", "session", "ac", "upload_id", "client_secret",
     ]
 
     /// The monitoring reads that the console (every few seconds while a page shows them) and
@@ -45,14 +48,19 @@ extension HearthResponder {
         RequestLogResponder.path, RecentLogsResponder.path, StatsResponder.path, MetricsResponder.path,
     ]
 
-    /// The path and query of `uri` for a log line, with secret values hidden.
+    /// The path and query of `uri` for a log line, with secret values hidden: the
+    /// ``secretParameters`` anywhere, and on long-polling (`/.lp`) the client's messages
+    /// (``RealtimeLongPolling/isMessageParameter(_:)``), which carry its `auth` requests and
+    /// their ID tokens.
     static func loggablePath(_ uri: URI) -> String {
         guard let query = uri.query, !query.isEmpty else { return uri.path }
+        let longPolling = uri.path == RealtimeLongPolling.path
         let parts = query.split(separator: "&", omittingEmptySubsequences: false).map { part -> String in
             guard let equals = part.firstIndex(of: "=") else { return String(part) }
-            let name = String(part[..<equals])
-            let decoded = name.removingPercentEncoding ?? name
-            return secretParameters.contains(decoded) ? "\(name)=***" : String(part)
+            let name = part[..<equals]
+            let decoded = (name.removingPercentEncoding ?? String(name)).lowercased()
+            let secret = secretParameters.contains(decoded) || (longPolling && RealtimeLongPolling.isMessageParameter(decoded))
+            return secret ? "\(name)=***" : String(part)
         }
         return uri.path + "?" + parts.joined(separator: "&")
     }

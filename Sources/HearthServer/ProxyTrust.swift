@@ -13,9 +13,12 @@ import NIOCore
 struct ProxyTrust: Sendable {
     /// Addresses of proxies on other machines, as `SocketAddress.ipAddress` writes them.
     let addresses: Set<String>
+    /// Whether a peer on this machine counts as a proxy (``ServerConfiguration/trustLoopbackProxies``).
+    let trustsLoopback: Bool
 
-    init(addresses: some Sequence<String> = []) {
+    init(addresses: some Sequence<String> = [], trustsLoopback: Bool = true) {
         self.addresses = Set(addresses)
+        self.trustsLoopback = trustsLoopback
     }
 
     /// True when `peer` is a trusted proxy: a loopback address or a configured one.
@@ -24,20 +27,30 @@ struct ProxyTrust: Sendable {
     }
 
     private func isProxy(_ address: String) -> Bool {
-        addresses.contains(address) || Self.isLoopback(address)
+        addresses.contains(address) || (trustsLoopback && Self.isLoopback(address))
     }
 
     /// The browser's address: from a trusted proxy, the nearest address in `X-Forwarded-For`
     /// that is not itself a trusted proxy; otherwise the connection's peer.
     func clientAddress(of request: Request, peer: SocketAddress?) -> String {
-        let direct = peer?.ipAddress ?? "unknown"
-        guard trusts(peer) else { return direct }
-        let forwarded = request.headers[values: .xForwardedFor]
+        forwardedClient(of: request, peer: peer) ?? peer?.ipAddress ?? "unknown"
+    }
+
+    /// The address a trusted proxy forwarded this request for, or nil when the peer is not a
+    /// trusted proxy or names no one (then the request is the peer's own).
+    func forwardedClient(of request: Request, peer: SocketAddress?) -> String? {
+        forwardedClient(forwardedFor: request.headers[values: .xForwardedFor], peer: peer)
+    }
+
+    /// ``forwardedClient(of:peer:)`` from the values of the request's `X-Forwarded-For` fields.
+    func forwardedClient(forwardedFor values: [String], peer: SocketAddress?) -> String? {
+        guard trusts(peer) else { return nil }
+        let forwarded = values
             .flatMap { $0.split(separator: ",") }
             .map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty }
         // Proxies append: the rightmost entries are the nearest hops.
-        return forwarded.last { !isProxy($0) } ?? forwarded.first ?? direct
+        return forwarded.last { !isProxy($0) } ?? forwarded.first
     }
 
     /// `https` when the browser reached the server over TLS, as a trusted proxy says in

@@ -59,6 +59,13 @@ public struct ServerConfiguration: Sendable {
     /// Proxies on other machines whose `X-Forwarded-For` and `X-Forwarded-Proto` are believed
     /// (IP addresses); a proxy on this machine (a loopback peer) always is. See `ProxyTrust`.
     public var trustedProxies: [String] = []
+    /// Whether a peer on this machine (a loopback address) is a trusted proxy, as the usual
+    /// setup (nginx on the same host) needs. Turn it off where other local users could reach
+    /// the port and forge `X-Forwarded-For`; tests of per-address limits do, to count their
+    /// loopback connections as clients.
+    public var trustLoopbackProxies = true
+    /// Timeouts for slow clients and caps on connections (`hearth serve --header-timeout`, …).
+    public var connectionLimits = ConnectionLimits()
     /// What one realtime connection may hold at once (listens, writes in flight, onDisconnect
     /// operations, queued events for a slow reader, message and answer sizes).
     public var realtimeLimits = RealtimeLimits()

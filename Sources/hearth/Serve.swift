@@ -72,6 +72,41 @@ struct Serve: AsyncParsableCommand {
             """)
     var trustedProxy: [String] = []
 
+    @Option(
+        name: .long,
+        help: """
+            Seconds a client may take to send a request's complete head (request line and headers), from \
+            opening its connection; trickling header lines does not extend it.
+            """)
+    var headerTimeout: Double = 20
+
+    @Option(name: .long, help: "Seconds a request body may make no progress before its connection is closed.")
+    var bodyTimeout: Double = 60
+
+    @Option(
+        name: .long,
+        help: """
+            Seconds a kept-alive connection may wait for its next request. Event streams, long polls and \
+            WebSockets, which hold a response open on purpose, are not cut off.
+            """)
+    var idleTimeout: Double = 75
+
+    @Option(
+        name: .long,
+        help: """
+            Connections one client address may hold at once (0: no cap). Trusted proxies are exempt; the \
+            requests they forward count against the client named in X-Forwarded-For.
+            """)
+    var maxConnectionsPerAddress: Int = 256
+
+    @Option(
+        name: .long,
+        help: """
+            Connections the server holds at once; more are answered 503 and closed (default: the open-file \
+            limit, ulimit -n, less a tenth of it, at least 128, for databases and files).
+            """)
+    var maxConnections: Int?
+
     @Option(name: .long, help: "A storage.rules file for file storage (default: closed).")
     var storageRules: String?
 
@@ -169,6 +204,13 @@ struct Serve: AsyncParsableCommand {
         guard maxOpenDatabases >= 1 else { throw ValidationError("--max-open-databases must be at least 1.") }
         guard idleDatabaseSeconds >= 1 else { throw ValidationError("--idle-database-seconds must be at least 1.") }
         guard keepAliveSeconds > 0 else { throw ValidationError("--keep-alive-seconds must be positive.") }
+        for (name, seconds) in [("--header-timeout", headerTimeout), ("--body-timeout", bodyTimeout), ("--idle-timeout", idleTimeout)] {
+            guard seconds > 0, seconds <= 86_400 else { throw ValidationError("\(name) must be more than 0 and at most 86400 seconds.") }
+        }
+        guard maxConnectionsPerAddress >= 0 else { throw ValidationError("--max-connections-per-address must be 0 or more.") }
+        if let maxConnections {
+            guard maxConnections > 0 else { throw ValidationError("--max-connections must be positive.") }
+        }
         guard signInFailuresPerAddress > 0 else { throw ValidationError("--sign-in-failures-per-address must be positive.") }
         guard signUpsPerAddressPerHour > 0 else { throw ValidationError("--sign-ups-per-address-per-hour must be positive.") }
         guard !project.isEmpty, project.utf8.count <= 128 else { throw ValidationError("--project must be 1 to 128 characters.") }
@@ -243,6 +285,11 @@ struct Serve: AsyncParsableCommand {
         configuration.filesPort = filesPort
         configuration.filesOrigin = filesOrigin.flatMap(ServerConfiguration.normalizedOrigin)
         configuration.trustedProxies = trustedProxy.compactMap(ServerConfiguration.normalizedIPAddress)
+        configuration.connectionLimits.headerTimeout = .milliseconds(Int64(headerTimeout * 1000))
+        configuration.connectionLimits.bodyTimeout = .milliseconds(Int64(bodyTimeout * 1000))
+        configuration.connectionLimits.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
+        configuration.connectionLimits.maxConnectionsPerAddress = maxConnectionsPerAddress == 0 ? nil : maxConnectionsPerAddress
+        configuration.connectionLimits.maxConnections = maxConnections
         if let settings {
             do {
                 try SettingsFile.apply(URL(fileURLWithPath: settings), to: &configuration)

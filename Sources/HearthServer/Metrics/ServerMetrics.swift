@@ -17,6 +17,8 @@ import Synchronization
 ///   and their failures by status)
 /// - `hearth_file_bytes_total{direction}`
 /// - `hearth_stream_drops_total{transport}` (streams ended because their reader fell behind)
+/// - `hearth_connections_refused_total{reason}`, `hearth_connection_timeouts_total{phase}`
+///   (``ConnectionLimits`` at work)
 /// - `hearth_backups_total{result}`, `hearth_backup_last_success_timestamp_seconds`,
 ///   `hearth_backup_last_bytes` (scheduled backups)
 /// - gauges read at each scrape: `hearth_connections{kind}`, `hearth_database_sequence{database}`,
@@ -83,6 +85,19 @@ public final class ServerMetrics: Sendable {
     /// A stream ended because its reader fell too far behind.
     public func streamDropped(transport: String) {
         counter("hearth_stream_drops_total", ["transport": transport]).increment()
+    }
+
+    /// A connection, or a request a trusted proxy forwarded, turned away by ``ConnectionLimits``:
+    /// `server_full`, `address_full` (a peer's connections) or `forwarded_full` (a client's
+    /// requests through a proxy).
+    public func connectionRefused(reason: String) {
+        counter("hearth_connections_refused_total", ["reason": reason]).increment()
+    }
+
+    /// A connection closed because its client was too slow: `head`, `body` or `idle` (see
+    /// ``ConnectionLimits``).
+    public func connectionTimedOut(phase: String) {
+        counter("hearth_connection_timeouts_total", ["phase": phase]).increment()
     }
 
     /// A scheduled backup finished: its size, how long it took, and when (ms since the epoch).

@@ -74,6 +74,12 @@ final class RealtimeLongPolling: Sendable {
         return Self.script(answer)
     }
 
+    /// True for a query parameter that carries the client's messages (`d0`, `d1`, …: base64
+    /// segments of its frames, `auth` requests with ID tokens among them): logs hide its value.
+    static func isMessageParameter(_ name: String) -> Bool {
+        name.count > 1 && name.first == "d" && name.dropFirst().allSatisfy(\.isASCIIDigit)
+    }
+
     /// True for the SDK's disconnect frame, a document of its own (``SecurityHeaders/Kind/longPollFrame``).
     static func isDisconnectFrame(_ request: Request) -> Bool {
         request.uri.queryParameters["dframe"] == "t"

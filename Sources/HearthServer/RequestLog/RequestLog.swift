@@ -8,7 +8,9 @@ import Synchronization
 /// memory as a bounded ring for the console's request log and `GET /.hearth/requests`.
 ///
 /// Paths are recorded as an access log shows them: query values that are credentials or codes
-/// (`auth=`, `access_token=`, …) are dropped (see ``HearthResponder/loggablePath(_:)``).
+/// (`auth=`, `access_token=`, `token=`, …), and the client's messages in long-polling URLs
+/// (`d0=`, …), are written as `***` (see ``HearthResponder/loggablePath(_:)``). Headers and
+/// bodies are never recorded.
 /// A log of capacity 0 is off: it records nothing (`hearth serve --request-log-size 0`).
 ///
 /// Threading: a lock guards the ring, held only to store one entry (or to copy the ring out);
