@@ -41,6 +41,32 @@ public final class RawHTTPConnection: @unchecked Sendable {
 
     deinit { close(descriptor) }
 
+    /// A TCP socket connected to `127.0.0.1:port`; `prepare` sets its options before it
+    /// connects. The caller owns (and closes) the descriptor.
+    public static func connectedSocket(port: Int, prepare: (Int32) -> Void = { _ in }) throws -> Int32 {
+        #if canImport(Glibc)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { throw TestServerError("socket() failed") }
+        prepare(descriptor)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            close(descriptor)
+            throw TestServerError("connect() failed")
+        }
+        return descriptor
+    }
+
     /// Sends more bytes (a request body, in pieces).
     public func sendBody(_ data: some DataProtocol) throws {
         let bytes = Array(data)

@@ -333,20 +333,7 @@ enum RawWebSocketExchange {
     /// A socket connected to `/.ws?<query>` with the upgrade request sent; `prepare` sets its
     /// options before it connects.
     static func upgradedSocket(port: Int, query: String, prepare: (Int32) -> Void) throws -> Int32 {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw TestServerError("no socket") }
-        prepare(descriptor)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
-            Glibc.close(descriptor)
-            throw TestServerError("could not connect")
-        }
+        let descriptor = try RawHTTPConnection.connectedSocket(port: port, prepare: prepare)
         let request = "GET /.ws?\(query) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
         _ = request.withCString { send(descriptor, $0, strlen($0), 0) }

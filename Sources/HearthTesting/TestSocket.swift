@@ -1,19 +1,18 @@
 import Foundation
-import HearthTesting
 
 /// A plain TCP connection to a test server from a chosen loopback address, for tests of how
 /// the server treats connections: it sends bytes as told and waits for the server to answer or
 /// close. Waits block a thread of Dispatch's (not the cooperative pool the in-process server
 /// shares) in `recv` until bytes or the end arrive; a receive timeout bounds them.
-final class TestSocket: @unchecked Sendable {
+public final class TestSocket: @unchecked Sendable {
     /// The longest wait for the server: far past any timeout a test sets, and past the stalls
     /// of a whole suite running on two shared cores.
-    static let limit = Duration.seconds(30)
+    public static let limit = Duration.seconds(30)
 
     private let descriptor: Int32
 
     /// Connects to `127.0.0.1:port` from `source` (any port).
-    init(port: Int, from source: String = "127.0.0.1") throws {
+    public init(port: Int, from source: String = "127.0.0.1") throws {
         #if canImport(Glibc)
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -40,7 +39,7 @@ final class TestSocket: @unchecked Sendable {
 
     /// True when this machine lets a socket bind to `address` (Linux routes all of
     /// 127.0.0.0/8 to loopback; macOS has only 127.0.0.1 unless told otherwise).
-    static func canBind(_ address: String) -> Bool {
+    public static func canBind(_ address: String) -> Bool {
         #if canImport(Glibc)
         let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -51,7 +50,7 @@ final class TestSocket: @unchecked Sendable {
     }
 
     /// Sends `text` whole.
-    func write(_ text: String) throws {
+    public func write(_ text: String) throws {
         #if canImport(Glibc)
         let flags = Int32(MSG_NOSIGNAL)  // a closed connection is an error here, not a signal
         #else
@@ -69,7 +68,7 @@ final class TestSocket: @unchecked Sendable {
     /// Sends `pieces` one by one, `interval` apart, from a thread of its own: the pace stays
     /// even while the cooperative pool (shared with the in-process server) is busy. Ends at the
     /// first failed send, with its error.
-    func trickle(_ pieces: [String], every interval: Duration) async throws {
+    public func trickle(_ pieces: [String], every interval: Duration) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let thread = Thread { [self] in
                 do {
@@ -88,12 +87,12 @@ final class TestSocket: @unchecked Sendable {
 
     /// What the server sent until it closed the connection (an end or a reset), and whether it
     /// did within `limit`.
-    func readUntilClosed(limit: Duration = TestSocket.limit) async -> (text: String, closed: Bool) {
+    public func readUntilClosed(limit: Duration = TestSocket.limit) async -> (text: String, closed: Bool) {
         await read(limit: limit) { _ in false }
     }
 
     /// What the server sent until `text` arrived, it closed the connection, or `limit` passed.
-    func read(untilContaining text: String, limit: Duration = TestSocket.limit) async -> String {
+    public func read(untilContaining text: String, limit: Duration = TestSocket.limit) async -> String {
         await read(limit: limit) { $0.contains(text) }.text
     }
 
