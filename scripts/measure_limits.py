@@ -38,6 +38,7 @@ service firebase.storage { match /b/{bucket}/o { match /{owner}/{rest=**} {
 
 class Server:
     def __init__(self, binary: str, folder: Path, descriptors: int, extra: list[str]):
+        folder.mkdir(parents=True, exist_ok=True)
         (folder / "rules.json").write_text(json.dumps(RULES))
         (folder / "storage.rules").write_text(STORAGE_RULES)
 
@@ -137,27 +138,34 @@ def attack_databases(server: Server, count: int) -> dict:
 
 
 def send_body(server: Server, path: str, size: int) -> int:
-    """Sends a PUT of `size` bytes in 1 MiB pieces; the status, or 0 when the server stopped it early."""
-    chunk = b"x" * (1 << 20)
+    """Sends a PUT of a JSON object of about `size` bytes (1 MiB strings, Firebase allows 10 MB
+    a string) in 1 MiB pieces; the status, or 0 when the server stopped it early."""
+    pieces = max(1, size >> 20)
+    first = b"{"
+    pieces_bytes = [(b"," if index else b"") + f'"k{index:05d}":"'.encode() + b"x" * ((1 << 20) - 12) + b'"'
+                    for index in range(min(pieces, 1))]
+    piece_length = len(pieces_bytes[0]) + 1  # the comma of every piece after the first
+    length = len(first) + len(pieces_bytes[0]) + (pieces - 1) * piece_length + 1
     try:
         with socket.create_connection(("127.0.0.1", server.port), timeout=120) as connection:
-            connection.sendall(f"PUT {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {size + 2}\r\n\r\n\"".encode())
-            sent = 0
-            connection.settimeout(0.001)
-            while sent < size:
+            connection.sendall(f"PUT {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n\r\n".encode() + first)
+            for index in range(pieces):
+                connection.settimeout(0.001)
                 try:
-                    answer = connection.recv(64)
+                    answer = connection.recv(4096)
                     if answer:
                         return int(answer.split()[1])
                 except (socket.timeout, BlockingIOError):
                     pass
                 connection.settimeout(120)
-                connection.sendall(chunk[: min(len(chunk), size - sent)])
-                sent += min(len(chunk), size - sent)
-                connection.settimeout(0.001)
-            connection.settimeout(120)
-            connection.sendall(b"\"")
-            return int(connection.recv(64).split()[1])
+                piece = (b"," if index else b"") + f'"k{index:05d}":"'.encode() + b"x" * ((1 << 20) - 12) + b'"'
+                connection.sendall(piece)
+            connection.sendall(b"}")
+            answer = connection.recv(4096)
+            status = int(answer.split()[1])
+            if status not in (200, 401, 503):
+                print(f"  {path}: {answer[-200:]!r}")
+            return status
     except (OSError, ValueError, IndexError):
         return 0
 
@@ -235,18 +243,26 @@ def attack_long_poll(server: Server, polls: int) -> dict:
     chunk = "A" * 1800
     before = server.rss_mb()
     ended_at = None
+    held = None
     for index in range(1, polls + 1):
-        try:
-            text = urllib.request.urlopen(
-                f"http://127.0.0.1:{server.port}/.lp?id={session}&pw={password}&ser={index + 1}&seg0={index}&ts0=2&d0={chunk}",
-                timeout=0.5).read().decode()
-        except OSError:
-            continue
-        if "Too much data" in text or "close" in text:
-            ended_at = index
-            break
+        # Each poll stays open (a client that drops a poll is gone); the next releases it.
+        connection = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+        connection.sendall((f"GET /.lp?id={session}&pw={password}&ser={index + 1}&seg0={index}&ts0=2&d0={chunk} HTTP/1.1\r\n"
+                            "Host: x\r\n\r\n").encode())
+        if held is not None:
+            held.settimeout(30)
+            answer = held.recv(65536).decode(errors="replace")
+            held.close()
+            if "Too much data" in answer or "close" in answer:
+                ended_at = index - 1
+                connection.close()
+                break
+        held = connection
+    if held is not None:
+        held.close()
     return {"attack": f"a long-polling client withholding segment 0 and sending up to {polls} segments of 1.8 KB after it",
-            "answers": f"session ended after {ended_at} segments" if ended_at else "session still open",
+            "answers": f"session ended after {ended_at} segments ({ended_at * 1.8 / 1024:.1f} MB held)" if ended_at
+            else "session still open",
             "memory MB": f"{before:.0f} → {server.rss_mb():.0f}"}
 
 

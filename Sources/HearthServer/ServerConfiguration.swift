@@ -114,7 +114,7 @@ public struct ServerConfiguration: Sendable {
     /// Bytes the bodies of non-admin database writes may hold at once, as they are read and
     /// parsed (about twice their size); past it such a write is refused with 503.
     public var maxBufferedBodyBytes = ServerConfiguration.defaultMaxBufferedBodyBytes
-    public static let defaultMaxBufferedBodyBytes = 1 << 30
+    public static let defaultMaxBufferedBodyBytes = 512 << 20
     /// Databases open at once at most (`--max-open-databases`): past it idle ones close early,
     /// and with none idle a request for another is refused with 503.
     public var maxOpenDatabases = 256

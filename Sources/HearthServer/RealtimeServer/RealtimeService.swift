@@ -62,8 +62,8 @@ final class RealtimeService: Sendable {
         sessions.withLock { $0[session.id] = session }
         operations.holds.hold(name)
         operations.requestLog?.record(
-            path: "/.ws?ns=\(name)", time: Date(), method: "connect", transport: "realtime", requestID: session.id)
-        logger.debug("realtime session opened", metadata: ["session": "\(session.id)", "database": "\(name)"])
+            path: "/.ws?ns=\(name)", time: Date(), method: "connect", transport: "realtime", requestID: session.logID)
+        logger.debug("realtime session opened", metadata: ["session": "\(session.logID)", "database": "\(name)"])
         return session
     }
 
@@ -76,7 +76,7 @@ final class RealtimeService: Sendable {
     func close(_ session: RealtimeSession) async {
         guard sessions.withLock({ $0.removeValue(forKey: session.id) }) != nil else { return }
         defer { operations.holds.release(session.database.name) }
-        logger.debug("realtime session closed", metadata: ["session": "\(session.id)"])
+        logger.debug("realtime session closed", metadata: ["session": "\(session.logID)"])
         await session.end()
     }
 

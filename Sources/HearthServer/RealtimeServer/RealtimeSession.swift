@@ -5,6 +5,7 @@ import HearthStore
 import Logging
 import NIOCore
 import Synchronization
+import Crypto
 
 /// One client's realtime session (reference §7): who it is signed in as, its listens, its
 /// pipelined writes and its onDisconnect operations, on one database. Transports
@@ -59,6 +60,9 @@ final class RealtimeSession: Sendable {
     static let inboxLimit = 256
 
     let id: String
+    /// How logs name the session: a digest of ``id``, never the ID itself, which is what a
+    /// WebSocket presents to take over a long-polling session (`/.ws?s=<id>`).
+    let logID: String
     let database: Database
     let outbound: EventBuffer
     /// The transport's check that its client is still there (a socket's ping), run on each
@@ -93,6 +97,7 @@ final class RealtimeSession: Sendable {
 
     init(id: String, database: Database, service: RealtimeService) {
         self.id = id
+        self.logID = SHA256.hash(data: Data(id.utf8)).prefix(6).map { String(format: "%02x", $0) }.joined()
         self.database = database
         self.service = service
         let metrics = service.operations.metrics
@@ -176,7 +181,7 @@ final class RealtimeSession: Sendable {
             // A message is answered later on the socket: it is logged as received, without a status.
             log.record(
                 path: request.loggedPath.map { "\($0)" } ?? "/", time: Date(), method: request.metricName,
-                transport: "realtime", requestID: "\(self.id)#\(id)", uid: auth.logName)
+                transport: "realtime", requestID: "\(logID)#\(id)", uid: auth.logName)
         }
         switch request {
         case .stats, .appCheck:
