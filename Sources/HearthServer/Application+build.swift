@@ -90,8 +90,15 @@ public func buildApplication(
     operations.requestLog = requestLog
     operations.limits = DatabaseLimits(
         defaultDatabase: configuration.defaultDatabase, createOnUse: configuration.emulator,
-        maxOpen: configuration.maxOpenDatabases,
+        maxOpen: DatabaseLimits.maxOpen(
+            configured: configuration.maxOpenDatabases, descriptorLimit: ConnectionLimits.descriptorLimit(),
+            maxConnections: maxConnections),
         idleAfter: Int64(configuration.idleDatabaseTimeout / .milliseconds(1)))
+    if operations.limits.maxOpen < configuration.maxOpenDatabases {
+        logger.warning("fewer databases may be open than asked: the descriptors left after connections allow no more", metadata: [
+            "max_open_databases": "\(operations.limits.maxOpen)", "asked": "\(configuration.maxOpenDatabases)",
+        ])
+    }
     let disconnects: any DisconnectQueue
     if let cluster {
         disconnects = cluster.disconnects

@@ -248,6 +248,9 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // A server holds a descriptor per connection and several per database: use all the
+        // system allows (the soft limit is often 1,024 where the hard one is far higher).
+        Self.raiseDescriptorLimit()
         let recentLogs = RecentLogEntries()
         var logger = Logger(label: "hearth") { [logFormat] label in
             ConsoleLogHandler(label: label, format: logFormat == .json ? .json : .text, recent: recentLogs)

@@ -15,4 +15,20 @@ struct DatabaseLimits: Sendable {
     var idleAfter: Int64 = 10 * 60 * 1000
     /// At the bound, a database unused for this long (milliseconds) may close early.
     var minimumIdleBeforeEviction: Int64 = 60 * 1000
+
+    /// Descriptors an open database may use (its log, snapshot, write-ahead log and shared
+    /// memory files, and a margin).
+    static let descriptorsPerDatabase = 8
+    /// Descriptors kept for everything else (accounts, files, the disconnect queue, the runtime).
+    static let descriptorsForTheRest = 64
+
+    /// The open databases a server can afford: at most `configured`, and no more than the
+    /// descriptors connections leave (``ConnectionLimits/resolvedMaxConnections()``) can hold.
+    /// Running out of descriptors must never happen: the runtime's thread-pool monitor (libdispatch
+    /// on Linux) traps when it cannot open `/proc` files, which kills the process.
+    static func maxOpen(configured: Int, descriptorLimit: Int?, maxConnections: Int?) -> Int {
+        guard let descriptorLimit, let maxConnections else { return configured }
+        let left = descriptorLimit - maxConnections - descriptorsForTheRest
+        return max(1, min(configured, left / descriptorsPerDatabase))
+    }
 }
