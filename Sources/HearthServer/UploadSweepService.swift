@@ -21,16 +21,7 @@ struct UploadSweepService: Service {
     static let leftoverAge: Int64 = 24 * 3600 * 1000
 
     func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    try await Task.sleep(for: interval)
-                } catch {
-                    return
-                }
-                await sweep()
-            }
-        }
+        await repeatUntilShutdown(every: interval) { await sweep() }
     }
 
     /// Removes what has expired; a failure is logged and the next sweep tries again.

@@ -13,25 +13,11 @@ public final class TestSocket: @unchecked Sendable {
 
     /// Connects to `127.0.0.1:port` from `source` (any port).
     public init(port: Int, from source: String = "127.0.0.1") throws {
-        #if canImport(Glibc)
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard descriptor >= 0 else { throw TestServerError("socket() failed") }
-        guard Self.bindSource(descriptor, to: source) else {
+        var bound = true
+        descriptor = try RawHTTPConnection.connectedSocket(port: port) { bound = Self.bindSource($0, to: source) }
+        guard bound else {
             close(descriptor)
             throw TestServerError("cannot bind to \(source)")
-        }
-        var address = Self.address("127.0.0.1", port: port)
-        let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
-            close(descriptor)
-            throw TestServerError("connect() failed: \(errno)")
         }
     }
 

@@ -8,15 +8,8 @@ struct IdleDatabaseService: Service {
     let interval: Duration
 
     func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    try await Task.sleep(for: interval)
-                } catch {
-                    return
-                }
-                operations.closeIdleDatabases(unusedFor: operations.limits.idleAfter)
-            }
+        await repeatUntilShutdown(every: interval) { [operations] in
+            operations.closeIdleDatabases(unusedFor: operations.limits.idleAfter)
         }
     }
 }

@@ -12,23 +12,16 @@ struct StreamKeepAliveService: Service {
     let clock: @Sendable () -> Int64
 
     func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    try await Task.sleep(for: interval)
-                } catch {
-                    return
-                }
-                let now = clock()
-                // The realtime checks are spread over half the interval, not sent in one burst.
-                realtime.checkSessions(now: now, spread: interval / 2)
-                await longPolling.closeAbandoned(now: now)
-                for listener in hub.allListeners() where listener.format == .serverSentEvents {
-                    if let expires = listener.expires, expires <= now {
-                        listener.buffer.close(with: [SSEEncoding.authRevoked])
-                    } else {
-                        listener.buffer.pokeKeepAlive()
-                    }
+        await repeatUntilShutdown(every: interval) { [clock, realtime, longPolling, hub, interval] in
+            let now = clock()
+            // The realtime checks are spread over half the interval, not sent in one burst.
+            realtime.checkSessions(now: now, spread: interval / 2)
+            await longPolling.closeAbandoned(now: now)
+            for listener in hub.allListeners() where listener.format == .serverSentEvents {
+                if let expires = listener.expires, expires <= now {
+                    listener.buffer.close(with: [SSEEncoding.authRevoked])
+                } else {
+                    listener.buffer.pokeKeepAlive()
                 }
             }
         }
