@@ -130,6 +130,13 @@ struct ConditionRulesFirstTests {
             let query = try await server.request("GET", #"/private/alice/messages.json?orderBy="x"&limitToFirst=1"#)
             #expect(query.status == 401)
             #expect(query.errorText == Self.denied)
+            let stream = try RawHTTPConnection(
+                port: server.port,
+                request: "GET /private/alice/messages.json?orderBy=%22x%22&limitToFirst=1 HTTP/1.1\r\nHost: localhost\r\n"
+                    + "Accept: text/event-stream\r\nAuthorization: Bearer \(TestToken.unsigned(uid: "bob"))\r\n\r\n")
+            let streamAnswer = await stream.read { $0.contains("}") }
+            #expect(streamAnswer.hasPrefix("HTTP/1.1 401"), "\(streamAnswer)")
+            #expect(streamAnswer.contains(Self.denied) && !streamAnswer.contains("Index"))
             let anonymous = try await RealtimeTestClient.connect(server)
             let listen = try await anonymous.request("q", #"{"p":"/private/alice/messages","q":{"i":"x","l":1,"vf":"l"},"t":1,"h":""}"#)
             #expect(listen.status == "permission_denied")

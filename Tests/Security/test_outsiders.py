@@ -179,6 +179,10 @@ def test_naming_a_database_creates_nothing(demo):
     assert status == 404 and json.loads(text)["error"] == UNKNOWN_DATABASE
     status, _, text = call(demo, "PUT", "/x.json?ns=made-up-two", b"1")
     assert status == 404
+    # Signed in is not enough: only an admin creates one.
+    user = {"Authorization": f"Bearer {id_token(demo, demo.accounts[0])}"}
+    status, _, text = call(demo, "PUT", "/x.json?ns=made-up-six", b"1", user)
+    assert status == 404 and json.loads(text)["error"] == UNKNOWN_DATABASE
     status, _, _ = call(demo, "GET", "/.json", headers={"Host": f"made-up-three.localhost:{port}"})
     assert status == 404
     with ws_connect(f"ws://127.0.0.1:{port}/.ws?v=5&ns=made-up-four", max_size=None) as socket:
