@@ -49,6 +49,20 @@ import Testing
         }
     }
 
+    /// A database exists in a cluster once it has a log (what lets someone who is not an admin
+    /// open it); looking at its head creates nothing.
+    @Test func aDatabaseExistsOnceItHasALog() async throws {
+        try await Self.withLogs { (logs: [ClusterLog]) async throws in
+            let log = logs[0]
+            #expect(try await log.databaseExists(named: "a") == false)
+            #expect(try await log.latest(database: "a") == 0)
+            #expect(try await log.databaseExists(named: "a") == false)
+            #expect(try await log.append(database: "a", after: 0, records: [Self.record("x")], node: "n1") == .appended(last: 1))
+            #expect(try await log.databaseExists(named: "a"))
+            #expect(try await log.databaseExists(named: "b") == false)
+        }
+    }
+
     /// Three nodes append at once, each catching up and retrying when another got there first:
     /// every record lands once, in one gapless order that every node reads the same.
     @Test func concurrentNodesGetOneGaplessOrder() async throws {
