@@ -95,7 +95,8 @@ public func buildApplication(
             maxConnections: maxConnections),
         idleAfter: Int64(configuration.idleDatabaseTimeout / .milliseconds(1)))
     if operations.limits.maxOpen < configuration.maxOpenDatabases {
-        logger.warning("fewer databases may be open than asked: the descriptors left after connections allow no more", metadata: [
+        // Said, not warned: the default asks for more than a common descriptor limit leaves.
+        logger.info("fewer databases may be open than asked: the descriptors left after connections allow no more", metadata: [
             "max_open_databases": "\(operations.limits.maxOpen)", "asked": "\(configuration.maxOpenDatabases)",
         ])
     }
