@@ -51,8 +51,9 @@ struct RealtimeSessionFuzz {
         limits.maxMessageBytes = 1 << 16
         let service = RealtimeService(
             operations: operations, admin: AdminCredential(token: "admin-token", emulator: true), issuer: Self.issuer(folderURL),
-            disconnects: MemoryDisconnects(), limits: limits, logger: logger)
-        let database = try! operations.databaseIfReady(named: "fuzz")!
+            disconnects: MemoryDisconnects(), accounts: try! AccountStore(path: folderURL.appendingPathComponent("accounts.sqlite").path),
+            limits: limits, logger: logger)
+        let database = try! operations.databaseIfReady(named: "fuzz", creating: true)!
         nonisolated(unsafe) var inputs = 0
 
         Fuzzer.run { bytes in

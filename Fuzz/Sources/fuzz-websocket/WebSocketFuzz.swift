@@ -57,7 +57,17 @@ struct WebSocketFuzz {
         let issuer = Self.issuer()
         return RealtimeService(
             operations: operations, admin: AdminCredential(token: "admin", emulator: false), issuer: issuer,
-            disconnects: NoDisconnects(), logger: logger)
+            disconnects: NoDisconnects(), accounts: Self.accounts(), logger: logger)
+    }
+
+    /// An empty account store in a file of its own (the service looks accounts up only when
+    /// it runs onDisconnect operations).
+    static func accounts() -> AccountStore {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-fuzz-accounts-\(getpid())")
+        try! FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let store = try! AccountStore(path: folder.appendingPathComponent("accounts.sqlite").path)
+        try? FileManager.default.removeItem(at: folder)
+        return store
     }
 
     static func issuer() -> TokenIssuer {
@@ -77,6 +87,10 @@ struct NoDatabases: DatabaseProvider {
     func databaseIfReady(named name: String) throws -> Database? { throw Unavailable() }
     func databaseNames() async throws -> [String] { [] }
     func openDatabases() -> [String: Database] { [:] }
+    func isOpen(named name: String) -> Bool { false }
+    var openCount: Int { 0 }
+    func databaseExists(named name: String) async throws -> Bool { false }
+    func closeIdleDatabases(unusedFor idle: Int64, if canClose: (Database) -> Bool, willClose: (Database) -> Void) -> [String] { [] }
     func close() {}
 }
 
