@@ -38,6 +38,8 @@ struct UploadSweepService: Service {
             }
             metrics?.gauge("hearth_file_pending_upload_bytes", [:], Double(expired.pendingBytes))
             onSweep?(expired)
+        } catch is CancellationError {
+            // The server is stopping; the next start sweeps.
         } catch {
             logger.error("removing expired uploads failed", metadata: ["error": "\(error)"])
         }
