@@ -28,10 +28,12 @@ extension DatabaseOperations {
         delivery: ListenDelivery = ListenDelivery(), deliverInitial: (Node, _ unindexed: Bool) -> Void = { _, _ in }
     ) throws -> (Listener, Node) {
         let rules = try self.rules.rules(for: database)
-        // The rules answer before anything about indexes (the subscription judges again, on
-        // the version its initial value comes from).
-        try checkRead(
-            at: path, query: query, auth: auth, rules: rules, state: database.current.state, database: database, access: "listen")
+        // For a query, the rules answer before anything about indexes (the subscription judges
+        // again, on the version its initial value comes from); a plain listen is judged once.
+        if query != nil {
+            try checkRead(
+                at: path, query: query, auth: auth, rules: rules, state: database.current.state, database: database, access: "listen")
+        }
         var unindexed = false
         if let query, !rules.document.declaresIndex(at: path, for: query.order) {
             guard missingIndex == .warn else { throw Self.indexNotDefined(query.order, at: path) }
