@@ -71,19 +71,22 @@ public final class RawHTTPConnection: @unchecked Sendable {
     }
 
     /// Reads until `predicate` holds for everything read so far, the server closes the
-    /// connection, or 10 s pass without data; returns what was read.
+    /// connection, or 30 s pass without data; returns what was read.
     ///
     /// Reads never block a thread: an in-process server shares the cooperative pool with the
-    /// test, so the socket is polled and the task sleeps between polls.
+    /// test, so the socket is polled and the task sleeps between polls. The socket is always
+    /// polled once more after the limit: when the whole process stalled (a busy machine), the
+    /// answer may have arrived while this task was not running.
     public func read(until predicate: (String) -> Bool) async -> String {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var idleSince = ContinuousClock.now
-        while ContinuousClock.now - idleSince < .seconds(10) {
+        while true {
             let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             if count == 0 { break }
             if count < 0 {
                 guard errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { break }
+                if ContinuousClock.now - idleSince >= .seconds(30) { break }
                 try? await Task.sleep(for: .milliseconds(2))
                 continue
             }
