@@ -11,6 +11,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "HearthCore", targets: ["HearthCore"]),
+        .library(name: "HearthProtocol", targets: ["HearthProtocol"]),
         .library(name: "HearthRules", targets: ["HearthRules"]),
         .library(name: "HearthStore", targets: ["HearthStore"]),
         .library(name: "HearthAuth", targets: ["HearthAuth"]),
@@ -47,6 +48,11 @@ let package = Package(
         .target(
             name: "HearthCore",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "HearthProtocol",
+            dependencies: ["HearthCore"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -93,6 +99,7 @@ let package = Package(
             name: "HearthClient",
             dependencies: [
                 "HearthCore",
+                "HearthProtocol",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -114,6 +121,7 @@ let package = Package(
             name: "HearthServer",
             dependencies: [
                 "HearthCore",
+                "HearthProtocol",
                 "HearthRules",
                 "HearthStore",
                 "HearthAuth",
@@ -184,6 +192,7 @@ let package = Package(
             name: "hearth-bench",
             dependencies: [
                 "HearthCore",
+                "HearthProtocol",
                 "HearthStore",
                 "HearthClient",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -196,6 +205,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "HearthProtocolTests", dependencies: ["HearthProtocol", "HearthCore"], swiftSettings: swiftSettings),
         .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules", "HearthCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HearthAuthTests",
@@ -233,7 +243,7 @@ let package = Package(
         .testTarget(
             name: "HearthServerTests",
             dependencies: [
-                "HearthCore", "HearthStore", "HearthServer", "HearthTesting",
+                "HearthCore", "HearthProtocol", "HearthStore", "HearthServer", "HearthTesting",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),

@@ -16,6 +16,7 @@ let hearth = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComp
 
 let core: Target.Dependency = .product(name: "HearthCore", package: hearth)
 let rules: Target.Dependency = .product(name: "HearthRules", package: hearth)
+let realtimeProtocol: Target.Dependency = .product(name: "HearthProtocol", package: hearth)
 let files: Target.Dependency = .product(name: "HearthFiles", package: hearth)
 let server: Target.Dependency = .product(name: "HearthServer", package: hearth)
 let hummingbird: Target.Dependency = .product(name: "Hummingbird", package: "hummingbird")
@@ -30,9 +31,9 @@ let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
     ("query", [core, rules, server, hummingbird, httpTypes]),
     ("rules", [core, rules]),
     ("storage-rules", [core, files]),
-    ("realtime", [core, rules, server]),
+    ("realtime", [core, realtimeProtocol, rules, server]),
     ("websocket", [
-        core, rules, server, logging, nioCore,
+        core, realtimeProtocol, rules, server, logging, nioCore,
         .product(name: "HearthAuth", package: hearth),
         .product(name: "HearthStore", package: hearth),
         .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -40,7 +41,7 @@ let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
     ]),
     ("multipart", [files, server, hummingbird, nioCore]),
     ("realtime-session", [
-        core, rules, server, logging, nioCore,
+        core, realtimeProtocol, rules, server, logging, nioCore,
         .product(name: "HearthAuth", package: hearth),
         .product(name: "HearthStore", package: hearth),
     ]),

@@ -1,3 +1,4 @@
+import HearthProtocol
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -199,7 +200,7 @@ private final class RealtimeConnectionHandler: ChannelInboundHandler, @unchecked
     private let role: RealtimeLoadClient.Role
     private var greeted = false
     private var closing = false
-    private var assembler = RealtimeFrameAssembler()
+    private var assembler = RealtimeMessageReader()
     /// Writer state: the next request ID, and each unanswered request's send time.
     private var nextID: Int64 = 1
     private var sent: [Int64: UInt64] = [:]
@@ -223,7 +224,7 @@ private final class RealtimeConnectionHandler: ChannelInboundHandler, @unchecked
         let frame = unwrapInboundIn(data)
         switch frame.opcode {
         case .ping:
-            send(RealtimeFrameAssembler.pong(to: frame), context: context)
+            send(RealtimeMessageReader.pong(to: frame), context: context)
         case .connectionClose:
             context.close(promise: nil)
         case .text, .continuation:

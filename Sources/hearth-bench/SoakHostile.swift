@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthProtocol
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -252,7 +253,7 @@ final class SoakProbeHandler: ChannelInboundHandler, @unchecked Sendable {
     private let mode: Mode
     private let signal: ProbeSignal
     private var greeted = false
-    private var assembler = RealtimeFrameAssembler()
+    private var assembler = RealtimeMessageReader()
 
     init(soak: SoakContext, mode: Mode, signal: ProbeSignal) {
         self.soak = soak
@@ -264,7 +265,7 @@ final class SoakProbeHandler: ChannelInboundHandler, @unchecked Sendable {
         let frame = unwrapInboundIn(data)
         switch frame.opcode {
         case .ping:
-            send(RealtimeFrameAssembler.pong(to: frame), context: context)
+            send(RealtimeMessageReader.pong(to: frame), context: context)
             context.flush()
         case .text, .continuation:
             if let message = assembler.message(completedBy: frame) { handle(message, context: context) }

@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthProtocol
 import NIOCore
 import NIOWebSocket
 import Synchronization
@@ -56,7 +57,7 @@ final class SoakRealtimeHandler: ChannelInboundHandler, @unchecked Sendable {
     private var closing = false
     private var greeted = false
     private var listensAcknowledged = 0
-    private var assembler = RealtimeFrameAssembler()
+    private var assembler = RealtimeMessageReader()
     private var nextID: Int64 = 1
     private var pending: [Int64: Pending] = [:]
     private var writeInFlight = false
@@ -88,7 +89,7 @@ final class SoakRealtimeHandler: ChannelInboundHandler, @unchecked Sendable {
         let frame = unwrapInboundIn(data)
         switch frame.opcode {
         case .ping:
-            send(RealtimeFrameAssembler.pong(to: frame), context: context)
+            send(RealtimeMessageReader.pong(to: frame), context: context)
         case .connectionClose:
             if !closing {
                 soak.recorder.error("dropped-connection", "the server closed the realtime connection of \(ledger.name)")

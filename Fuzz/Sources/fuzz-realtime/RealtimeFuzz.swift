@@ -1,5 +1,6 @@
 import FuzzSupport
 import HearthCore
+import HearthProtocol
 import HearthRules
 
 @testable import HearthServer

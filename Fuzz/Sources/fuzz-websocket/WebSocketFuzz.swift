@@ -2,6 +2,7 @@ import Foundation
 import FuzzSupport
 import HearthAuth
 import HearthCore
+import HearthProtocol
 import HearthRules
 import HearthStore
 import Logging

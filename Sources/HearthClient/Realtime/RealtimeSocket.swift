@@ -1,4 +1,5 @@
 import HearthCore
+import HearthProtocol
 import Logging
 import NIOCore
 import NIOPosix

@@ -1,5 +1,6 @@
 import HTTPTypes
 import HearthCore
+import HearthProtocol
 import Hummingbird
 import Logging
 import NIOCore

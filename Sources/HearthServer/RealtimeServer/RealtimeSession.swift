@@ -1,6 +1,7 @@
 import DequeModule
 import Foundation
 import HearthCore
+import HearthProtocol
 import HearthStore
 import Logging
 import NIOCore

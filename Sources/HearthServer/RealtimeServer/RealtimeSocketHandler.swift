@@ -1,4 +1,5 @@
 import HearthCore
+import HearthProtocol
 import HearthStore
 import Logging
 import NIOCore

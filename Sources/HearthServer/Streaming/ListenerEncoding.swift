@@ -1,4 +1,5 @@
 import HearthCore
+import HearthProtocol
 import NIOCore
 
 /// One event of the listeners at one location, encoded at most once per format and shared by

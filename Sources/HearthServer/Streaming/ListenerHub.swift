@@ -1,5 +1,6 @@
 import Dispatch
 import HearthCore
+import HearthProtocol
 import HearthRules
 import HearthStore
 import NIOCore

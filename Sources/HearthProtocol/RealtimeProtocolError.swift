@@ -2,7 +2,7 @@ import HearthCore
 
 /// A client broke the realtime protocol: a frame or message the server cannot read. The
 /// connection answers with an `e` (error) control message and closes.
-enum RealtimeProtocolError: Error, Equatable, CustomStringConvertible {
+public enum RealtimeProtocolError: Error, Equatable, CustomStringConvertible {
     /// Not a message of the protocol (bad JSON, missing or mistyped fields).
     case malformed(String)
     /// A message past the size a connection accepts.
@@ -11,14 +11,14 @@ enum RealtimeProtocolError: Error, Equatable, CustomStringConvertible {
     /// request is answered with the error and the connection stays.
     case invalidData(HearthError)
 
-    init(_ error: RealtimeFrameError) {
+    public init(_ error: RealtimeFrameError) {
         switch error {
         case .malformed(let detail): self = .malformed(detail)
         case .messageTooLarge: self = .messageTooLarge
         }
     }
 
-    var description: String {
+    public var description: String {
         switch self {
         case .malformed(let detail): return "Invalid message: \(detail)"
         case .messageTooLarge: return "The message is too large."

@@ -4,10 +4,10 @@ import HearthCore
 /// (``RealtimeFrames`` splits it into frames). Data is written in export format (priorities
 /// kept), as the SDKs read it; a payload already encoded once can be wrapped for many
 /// connections without encoding it again.
-enum RealtimeServerMessage {
+public enum RealtimeServerMessage {
     /// The handshake, sent before anything else: the server's time in milliseconds, the host to
     /// reconnect to, and the session's ID.
-    static func handshake(timestamp: Int64, host: String, sessionID: String) -> [UInt8] {
+    public static func handshake(timestamp: Int64, host: String, sessionID: String) -> [UInt8] {
         let body = Node.object([
             (ChildKey("h"), .string(host)), (ChildKey("s"), .string(sessionID)), (ChildKey("ts"), .int(timestamp)),
             (ChildKey("v"), .string("5")),
@@ -16,28 +16,28 @@ enum RealtimeServerMessage {
     }
 
     /// The answer to a client's ping.
-    static let pong: [UInt8] = Array(#"{"t":"c","d":{"t":"o","d":{}}}"#.utf8)
+    public static let pong: [UInt8] = Array(#"{"t":"c","d":{"t":"o","d":{}}}"#.utf8)
 
     /// `a`: the server takes the session over on this socket (the upgrade from long-polling).
-    static let switchAcknowledged: [UInt8] = Array(#"{"t":"c","d":{"t":"a","d":{}}}"#.utf8)
+    public static let switchAcknowledged: [UInt8] = Array(#"{"t":"c","d":{"t":"a","d":{}}}"#.utf8)
 
     /// `r`: the client should reconnect to `host` (on an upgrade socket: give up the upgrade).
-    static func reset(host: String) -> [UInt8] { control("r", .string(host)) }
+    public static func reset(host: String) -> [UInt8] { control("r", .string(host)) }
 
     /// `s`: the server is going away and the client should not reconnect at once.
-    static func shutdown(_ reason: String) -> [UInt8] { control("s", .string(reason)) }
+    public static func shutdown(_ reason: String) -> [UInt8] { control("s", .string(reason)) }
 
     /// `e`: a fatal error the client logs before the connection closes.
-    static func error(_ text: String) -> [UInt8] { control("e", .string(text)) }
+    public static func error(_ text: String) -> [UInt8] { control("e", .string(text)) }
 
     /// The answer to request `id`: `ok` with optional data, or an error status (`permission_denied`,
     /// `datastale`, …) with its message.
-    static func response(id: Int64, status: String, data: Node = .null) -> [UInt8] {
+    public static func response(id: Int64, status: String, data: Node = .null) -> [UInt8] {
         response(id: id, status: status, encodedData: JSONWriter.bytes(data, format: .init(export: true)))
     }
 
     /// The same with data already encoded as JSON.
-    static func response(id: Int64, status: String, encodedData: [UInt8]) -> [UInt8] {
+    public static func response(id: Int64, status: String, encodedData: [UInt8]) -> [UInt8] {
         var bytes = Array(#"{"t":"d","d":{"r":"#.utf8)
         bytes += Array(String(id).utf8)
         bytes += Array(#","b":{"s":"#.utf8)
@@ -50,7 +50,7 @@ enum RealtimeServerMessage {
 
     /// `d` (an overwrite) or `m` (a merge of relative paths) at `path`, for the listen tagged
     /// `tag` when it is a query's; `data` is the JSON of the value (or of the merge object).
-    static func dataPush(path: Path, encodedData data: [UInt8], merge: Bool = false, tag: Int64? = nil) -> [UInt8] {
+    public static func dataPush(path: Path, encodedData data: [UInt8], merge: Bool = false, tag: Int64? = nil) -> [UInt8] {
         var bytes = Array(#"{"t":"d","d":{"a":"#.utf8)
         bytes += Array((merge ? #""m""# : #""d""#).utf8)
         bytes += Array(#","b":{"p":"#.utf8)
@@ -63,7 +63,7 @@ enum RealtimeServerMessage {
     }
 
     /// `c`: the client may no longer listen at `path` (to the query `queryObject`, as it sent it).
-    static func listenRevoked(path: Path, queryObject: [UInt8]?) -> [UInt8] {
+    public static func listenRevoked(path: Path, queryObject: [UInt8]?) -> [UInt8] {
         var bytes = Array(#"{"t":"d","d":{"a":"c","b":{"p":"#.utf8)
         bytes += JSONWriter.bytes(.string(wirePath(path)))
         if let queryObject { bytes += Array(#","q":["#.utf8) + queryObject + Array("]".utf8) }
@@ -72,7 +72,7 @@ enum RealtimeServerMessage {
     }
 
     /// `ac`: the connection's credential stopped being valid (`expired_token`, …).
-    static func authRevoked(status: String, reason: String) -> [UInt8] {
+    public static func authRevoked(status: String, reason: String) -> [UInt8] {
         let body = Node.object([(ChildKey("d"), .string(reason)), (ChildKey("s"), .string(status))])
         var bytes = Array(#"{"t":"d","d":{"a":"ac","b":"#.utf8)
         bytes += JSONWriter.bytes(body)
@@ -81,7 +81,7 @@ enum RealtimeServerMessage {
     }
 
     /// A path as the SDKs read it: keys joined by `/`, the root empty.
-    static func wirePath(_ path: Path) -> String {
+    public static func wirePath(_ path: Path) -> String {
         path.keys.map(\.string).joined(separator: "/")
     }
 

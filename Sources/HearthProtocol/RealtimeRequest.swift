@@ -1,7 +1,7 @@
 import HearthCore
 
 /// What a client asks of the server (reference §7.4).
-enum RealtimeRequest: Sendable {
+public enum RealtimeRequest: Sendable {
     /// `s`: the client's statistics, acknowledged and otherwise ignored.
     case stats
     /// `auth` (a JWT) or `gauth` (another credential, such as the emulator's `owner`), with an
@@ -31,7 +31,7 @@ enum RealtimeRequest: Sendable {
     case unknown(String)
 
     /// An admin's stand-in for the `auth` variable.
-    enum AuthOverride: Sendable, Equatable {
+    public enum AuthOverride: Sendable, Equatable {
         /// `authvar`: the rules see this object as `auth`.
         case auth(Node)
         /// `noauth`: the rules see a signed-out client.
@@ -40,16 +40,22 @@ enum RealtimeRequest: Sendable {
 
     /// A listen's view: the whole location, or a query under the client's tag, with the query
     /// object as sent (echoed back when the listen is revoked).
-    struct QueryView: Sendable {
-        var query: Query?
-        var tag: Int64?
+    public struct QueryView: Sendable {
+        public var query: Query?
+        public var tag: Int64?
         /// The query object's JSON as the client sent it; nil for a whole location.
-        var queryObject: [UInt8]?
+        public var queryObject: [UInt8]?
 
-        static let whole = QueryView(query: nil, tag: nil, queryObject: nil)
+        public init(query: Query?, tag: Int64?, queryObject: [UInt8]?) {
+            self.query = query
+            self.tag = tag
+            self.queryObject = queryObject
+        }
+
+        public static let whole = QueryView(query: nil, tag: nil, queryObject: nil)
     }
 
-    init(action: String, body: RealtimeFields) throws(RealtimeProtocolError) {
+    public init(action: String, body: RealtimeFields) throws(RealtimeProtocolError) {
         switch action {
         case "s": self = .stats
         case "auth", "gauth":

@@ -1,8 +1,7 @@
 import Foundation
 import HearthCore
+import HearthProtocol
 import Testing
-
-@testable import HearthServer
 
 /// The realtime protocol's codec, free of I/O: frames and chunks, the query object, client
 /// messages and server messages (reference §7).
@@ -296,23 +295,5 @@ struct RealtimeSDKFramesTests {
         #expect(Set(views.values.compactMap(\.tag)).count == views.values.filter { $0.query != nil }.count, "tags are distinct")
         #expect(gets["once"]?.query == Query(order: .child(try path("timestamp")), limit: .last(1)))
         #expect(gets["once2"].map { $0.query == nil } == true)
-    }
-}
-
-/// Every failure of an operation reads as a status the SDKs know.
-@Suite("Realtime statuses")
-struct RealtimeStatusTests {
-    @Test func failuresMapToTheSDKsStatuses() {
-        #expect(RealtimeStatus(HearthError.permissionDeniedByRules) == .init(status: "permission_denied", message: "Permission denied"))
-        #expect(RealtimeStatus(DatabaseOperations.ConditionFailed(current: .int(1))).status == "datastale")
-        #expect(RealtimeStatus(RequestAuth.expired).status == "expired_token")
-        #expect(RealtimeStatus(RequestAuth.unparseable).status == "invalid_token")
-        #expect(RealtimeStatus(HearthError.writeTooBig).status == "write_too_big")
-        #expect(RealtimeStatus(HearthError(.unavailable, "The database is unavailable.")).status == "unavailable")
-        let index = DatabaseOperations.indexNotDefined(.child(try! Path(parsing: "n")), at: try! Path(parsing: "scores"))
-        #expect(RealtimeStatus(index) == .init(status: "failed", message: index.message))
-        let badKey = RealtimeStatus(RealtimeProtocolError.invalidData(HearthError.invalidKey(line: 1, column: 2)))
-        #expect(badKey.status == "failed" && badKey.message.hasPrefix("Invalid data; couldn't parse key"))
-        #expect(RealtimeStatus(CancellationError()).status == "failed")
     }
 }

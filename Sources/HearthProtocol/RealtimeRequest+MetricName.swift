@@ -2,7 +2,7 @@ import HearthCore
 
 extension RealtimeRequest {
     /// The request's kind as the server's metrics name it (a fixed set).
-    var metricName: String {
+    public var metricName: String {
         switch self {
         case .stats: "stats"
         case .auth: "auth"
@@ -23,7 +23,7 @@ extension RealtimeRequest {
 
 extension RealtimeRequest {
     /// The path the request is about, for the request log (nil for those about none).
-    var loggedPath: Path? {
+    public var loggedPath: Path? {
         switch self {
         case .stats, .auth, .unauth, .appCheck, .unknown: nil
         case .listen(let path, _, _), .unlisten(let path, _), .get(let path, _), .put(let path, _, _), .merge(let path, _),

@@ -5,7 +5,7 @@ import HearthCore
 ///
 /// Data messages are `{"t":"d","d":{"r":<id>,"a":<action>,"b":<body>}}`; control messages
 /// are `{"t":"c","d":{"t":<type>,"d":<payload>}}`.
-enum RealtimeClientMessage: Sendable {
+public enum RealtimeClientMessage: Sendable {
     /// A request the server answers under its id (`r`), in order.
     case request(id: Int64, RealtimeRequest)
     /// A request whose body the server cannot read: answered under its id with the error; the
@@ -18,7 +18,7 @@ enum RealtimeClientMessage: Sendable {
 
     /// Reads one message.
     /// - Throws: ``RealtimeProtocolError/malformed(_:)`` when it is not a message of the protocol.
-    static func parse(_ text: String) throws(RealtimeProtocolError) -> RealtimeClientMessage {
+    public static func parse(_ text: String) throws(RealtimeProtocolError) -> RealtimeClientMessage {
         let bytes = Array(text.utf8)
         let envelope = try RealtimeFields(bytes, in: 0..<bytes.count, what: "message")
         switch try envelope.string("t") {

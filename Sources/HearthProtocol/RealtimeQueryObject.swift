@@ -8,12 +8,12 @@ import HearthCore
 /// Older SDKs write `startAfter(v)` as a start at `v` with the key `[MAX_NAME]`, and
 /// `endBefore(v)` as an end at `v` with the key `[MIN_NAME]`: the names that sort after and
 /// before every key.
-enum RealtimeQueryObject {
-    static let minName = "[MIN_NAME]"
-    static let maxName = "[MAX_NAME]"
+public enum RealtimeQueryObject {
+    public static let minName = "[MIN_NAME]"
+    public static let maxName = "[MAX_NAME]"
 
     /// The query the JSON object in `bytes` describes; nil for an empty object (a plain listen).
-    static func query(from bytes: some Collection<UInt8>) throws(RealtimeProtocolError) -> Query? {
+    public static func query(from bytes: some Collection<UInt8>) throws(RealtimeProtocolError) -> Query? {
         let members: [(key: String, value: Range<Int>)]
         do {
             members = try JSONParser.members(ofObject: bytes)
