@@ -1,6 +1,8 @@
 import Foundation
 import HearthAuth
+import HearthBackup
 import HearthCluster
+import HearthEngine
 import HearthFiles
 import HearthRules
 import HearthStore
@@ -131,7 +133,9 @@ public func buildApplication(
         return BackupSchedule(
             backup: DataFolderBackup(source: folder.url, filesDirectory: configuration.filesDirectory, clock: configuration.clock),
             folder: backupFolder, interval: configuration.backupInterval ?? .seconds(86_400), keep: configuration.backupKeep,
-            metrics: metrics, logger: logger, gate: backupGate)
+            report: BackupReport(
+                finished: { metrics.backupFinished(bytes: $0, duration: $1, at: $2) }, failed: { metrics.backupFailed() }),
+            logger: logger, gate: backupGate)
     }
     var database = DatabaseResponder(operations: operations, configuration: configuration, admin: admin, issuer: accounts.issuer)
     database.bodyBudget = bodyBudget

@@ -1,6 +1,7 @@
 import Foundation
 import HearthAuth
 import HearthCore
+import HearthEngine
 import Hummingbird
 
 /// Emailed codes: `accounts:sendOobCode`, `accounts:resetPassword`, `accounts:update` with an

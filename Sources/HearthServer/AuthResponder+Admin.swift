@@ -1,6 +1,7 @@
 import Foundation
 import HearthAuth
 import HearthCore
+import HearthEngine
 import Hummingbird
 
 /// The admin endpoints of Firebase Auth's API (`projects/<project>/accounts…`).

@@ -1,3 +1,4 @@
+import HearthEngine
 import Synchronization
 
 /// Bytes the server lets requests hold at once (the bodies of non-admin writes, as they are

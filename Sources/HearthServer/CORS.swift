@@ -1,4 +1,5 @@
 import HTTPTypes
+import HearthEngine
 import Hummingbird
 
 /// Cross-origin access, so a web page on any origin can use the API as it can Firebase's:

@@ -1,4 +1,5 @@
 import Foundation
+import HearthEngine
 import Logging
 
 /// Writes log lines to standard error, as readable text or as one JSON object per line

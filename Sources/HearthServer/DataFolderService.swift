@@ -1,3 +1,4 @@
+import HearthEngine
 import HearthStore
 import ServiceLifecycle
 

@@ -2,6 +2,7 @@ import HearthCore
 import HearthRules
 import HearthStore
 import HTTPTypes
+import HearthEngine
 import Hummingbird
 import NIOCore
 import ServiceLifecycle

@@ -1,6 +1,7 @@
 import HearthCore
 import HearthStore
 import HTTPTypes
+import HearthEngine
 import Hummingbird
 
 /// The ETag headers of a REST request (`X-Firebase-ETag`, `if-match`, `if-none-match`).

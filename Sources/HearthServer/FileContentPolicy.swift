@@ -1,4 +1,5 @@
 import Foundation
+import HearthEngine
 
 /// How a stored file's content is presented to a browser, decided from its stored content
 /// type and disposition alone (pure; no I/O).

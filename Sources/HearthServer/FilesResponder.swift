@@ -3,6 +3,7 @@ import HearthAuth
 import HearthCore
 import HearthFiles
 import HTTPTypes
+import HearthEngine
 import Hummingbird
 import Logging
 import NIOCore

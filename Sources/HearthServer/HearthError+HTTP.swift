@@ -1,4 +1,5 @@
 import HearthCore
+import HearthEngine
 import Hummingbird
 
 extension HearthError.Code {
@@ -23,9 +24,4 @@ extension HearthError {
         bytes.append(0x0A)
         return JSONResponse.make(status: code.httpStatus, bytes: bytes)
     }
-}
-
-extension HearthError {
-    /// 401 `Permission denied`: the security rules refused the operation.
-    static let permissionDeniedByRules = HearthError(.permissionDenied, "Permission denied")
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HearthEngine
 import HearthFiles
 import Hummingbird
 import Logging

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import HearthAuth
+import HearthEngine
 import NIOCore
 import NIOHTTP1
 import ServiceLifecycle

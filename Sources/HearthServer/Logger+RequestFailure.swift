@@ -1,4 +1,5 @@
 import Foundation
+import HearthEngine
 import Logging
 import NIOCore
 import NIOHTTP1

@@ -1,3 +1,4 @@
+import HearthEngine
 import NIOCore
 
 /// Reads a `multipart/…` body (RFC 2046 §5.1) as it arrives, in pieces of any size: the parts

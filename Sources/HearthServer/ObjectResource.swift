@@ -1,4 +1,5 @@
 import Foundation
+import HearthEngine
 import HearthFiles
 
 /// An object's metadata as Firebase Storage's REST API writes it: numbers as strings, times

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import HearthEngine
 import Hummingbird
 import NIOCore
 

@@ -1,4 +1,5 @@
 import HearthCore
+import HearthEngine
 
 /// Reads a REST query (`orderBy`, `startAt`, `endAt`, `equalTo`, `startAfter`, `endBefore`,
 /// `limitToFirst`, `limitToLast`) from URL parameters, with Firebase's 400 texts.

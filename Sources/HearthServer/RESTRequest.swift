@@ -1,6 +1,7 @@
 import Foundation
 import HearthCore
 import HTTPTypes
+import HearthEngine
 import Hummingbird
 
 /// What a REST request asks for, read from its URL and headers: the method (after any

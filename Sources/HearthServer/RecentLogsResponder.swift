@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthEngine
 import Hummingbird
 
 /// `GET /.hearth/logs`, for admins: the latest warnings and errors the server logged, newest

@@ -1,4 +1,5 @@
 import HTTPTypes
+import HearthEngine
 
 /// The security headers of every response, by kind. Every response carries
 /// `X-Content-Type-Options: nosniff`, so no browser guesses a type the server did not send.

@@ -1,5 +1,6 @@
 import Foundation
 import HearthAuth
+import HearthEngine
 import HearthFiles
 import NIOCore
 

@@ -1,6 +1,7 @@
 import Foundation
 import HearthAuth
 import HearthCore
+import HearthEngine
 
 /// `hearth serve --settings <file>`: what is too much for flags, as JSON.
 ///

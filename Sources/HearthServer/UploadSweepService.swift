@@ -1,3 +1,4 @@
+import HearthEngine
 import HearthFiles
 import Logging
 import ServiceLifecycle

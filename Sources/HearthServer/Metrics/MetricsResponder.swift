@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthEngine
 import Hummingbird
 
 /// `GET /metrics`: the server's figures in Prometheus's text format, for admins (the admin

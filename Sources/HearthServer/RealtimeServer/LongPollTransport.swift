@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthEngine
 import HearthProtocol
 import NIOCore
 import Synchronization

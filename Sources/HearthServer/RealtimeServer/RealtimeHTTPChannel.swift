@@ -1,4 +1,5 @@
 import HTTPTypes
+import HearthEngine
 import Hummingbird
 import HummingbirdCore
 import Logging

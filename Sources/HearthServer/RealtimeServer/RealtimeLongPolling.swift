@@ -1,5 +1,6 @@
 import HTTPTypes
 import HearthCore
+import HearthEngine
 import HearthProtocol
 import Hummingbird
 import Logging

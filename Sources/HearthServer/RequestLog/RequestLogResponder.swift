@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthEngine
 import Hummingbird
 
 /// `GET /.hearth/requests?limit=&status=&path=`, for admins: the latest requests the server

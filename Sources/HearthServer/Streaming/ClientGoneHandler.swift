@@ -1,3 +1,4 @@
+import HearthEngine
 import NIOCore
 
 /// Tells a stream that its client has gone.

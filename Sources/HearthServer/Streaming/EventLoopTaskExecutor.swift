@@ -1,3 +1,4 @@
+import HearthEngine
 import NIOCore
 
 /// Runs a task's jobs on one NIO event loop.

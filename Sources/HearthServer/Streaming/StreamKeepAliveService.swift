@@ -1,3 +1,4 @@
+import HearthEngine
 import ServiceLifecycle
 
 /// Sends every open Server-Sent Events stream a `keep-alive` event on a fixed interval
