@@ -2,7 +2,7 @@ import Foundation
 import HearthCore
 import Synchronization
 
-/// Keeps one database in sync over one realtime connection (reference §7): every listener's
+/// Keeps one database in sync over one realtime connection (docs/protocol.md): every listener's
 /// view, every write (shown at once, saved, sent in order and again after reconnecting until
 /// answered), transactions, onDisconnect operations and `.info`.
 ///

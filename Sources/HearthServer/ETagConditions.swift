@@ -6,7 +6,7 @@ import Hummingbird
 
 /// The ETag headers of a REST request (`X-Firebase-ETag`, `if-match`, `if-none-match`).
 ///
-/// The ETag is the node hash of the value (§3.6), or `null_etag` for an empty location.
+/// The ETag is the node hash of the value (docs/protocol.md §11), or `null_etag` for an empty location.
 /// `if-match` makes a PUT or DELETE conditional: it is checked in write order against the
 /// newest version, after the rules (which also require that the writer may read the
 /// location), and a mismatch answers 412 with the current value and its ETag.

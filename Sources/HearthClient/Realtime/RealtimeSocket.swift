@@ -6,7 +6,7 @@ import NIOPosix
 import NIOWebSocket
 import WSClient
 
-/// One WebSocket to a server's `/.ws` (reference §7.1): frames out of messages and messages
+/// One WebSocket to a server's `/.ws` (docs/protocol.md §2.2, §3): frames out of messages and messages
 /// out of frames, a keep-alive while idle, nothing else. The engine above it decides what to
 /// say and when to reconnect.
 enum RealtimeSocket {

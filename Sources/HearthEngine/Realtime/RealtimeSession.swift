@@ -8,7 +8,7 @@ import NIOCore
 import Synchronization
 import Crypto
 
-/// One client's realtime session (reference §7): who it is signed in as, its listens, its
+/// One client's realtime session (docs/protocol.md §6–§9): who it is signed in as, its listens, its
 /// pipelined writes and its onDisconnect operations, on one database. Transports
 /// (``RealtimeWebSocket``, long-polling) feed it whole messages and write out what it queues on
 /// ``outbound``; it calls ``DatabaseOperations`` for every request and answers through

@@ -5,7 +5,7 @@ import HearthProtocol
 import NIOCore
 import Synchronization
 
-/// One long-polling connection of a browser SDK (the JSONP fallback of reference §7.1): the
+/// One long-polling connection of a browser SDK (the JSONP fallback, docs/protocol.md §2.3): the
 /// client's data arrives as base64 segments in the URLs of script requests, and the server's
 /// messages leave as numbered packets in the answers to its polls, until the client upgrades
 /// to a WebSocket or stops polling.

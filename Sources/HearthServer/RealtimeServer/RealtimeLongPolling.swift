@@ -8,8 +8,8 @@ import NIOCore
 import ServiceLifecycle
 import Synchronization
 
-/// The realtime protocol over long-polling at `/.lp`, the browser SDK's fallback (reference
-/// §7.1): `start=t` opens a session and answers with its handshake; polls (`id`, `pw`) carry
+/// The realtime protocol over long-polling at `/.lp`, the browser SDK's fallback (docs/protocol.md
+/// §2.3): `start=t` opens a session and answers with its handshake; polls (`id`, `pw`) carry
 /// the client's messages in base64 segments and get the server's as numbered packets
 /// (``LongPollTransport``); `dframe=t` is the page the SDK frames (blank here). Every answer is
 /// JavaScript with status 200: a script that fails to load ends the SDK's transport.

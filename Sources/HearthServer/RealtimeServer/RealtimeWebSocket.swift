@@ -3,7 +3,7 @@ import HearthEngine
 import HummingbirdCore
 import Logging
 
-/// The realtime protocol over WebSocket at `/.ws` (reference §7.1–7.2): which requests upgrade
+/// The realtime protocol over WebSocket at `/.ws` (docs/protocol.md §2.2, §3): which requests upgrade
 /// (``RealtimeHTTPChannel`` does the upgrade), and the handler each socket gets: a new session
 /// on the database its URL names, or, with `s=`, the takeover of a long-polling session.
 struct RealtimeWebSocket: Sendable {
