@@ -244,6 +244,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HearthEngineTests",
+            dependencies: [
+                "HearthEngine", "HearthCore", "HearthRules", "HearthStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "HearthProtocolTests", dependencies: ["HearthProtocol", "HearthCore"], swiftSettings: swiftSettings),
         .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules", "HearthCore"], swiftSettings: swiftSettings),
         .testTarget(
