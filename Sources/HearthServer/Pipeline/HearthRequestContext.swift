@@ -9,6 +9,8 @@ struct HearthRequestContext: RequestContext, RemoteAddressRequestContext {
     let remoteAddress: SocketAddress?
     /// The connection, whose event loop runs its stream and whose closing ends it.
     let channel: any Channel
+    /// What the request's handling records for the middleware around it.
+    let note = RequestNote()
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
