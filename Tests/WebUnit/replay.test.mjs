@@ -4,15 +4,27 @@
 // step (compared as Tests/Events compares runs).
 
 import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
 import { test } from 'node:test';
-import { compareSteps } from './compare.mjs';
+import { canonicalJSON, compareSteps } from './compare.mjs';
 import { Replay, loadTranscripts } from './scripted-server.mjs';
 
 const transcripts = loadTranscripts();
+const SCENARIOS = new URL('../Events/scenarios/', import.meta.url);
 
-test('there are recorded transcripts to replay', () => {
-  assert.ok(transcripts.length >= 50, `only ${transcripts.length} transcripts in Tests/Events/recorded`);
-  for (const transcript of transcripts) assert.equal(transcript.format, 1, `${transcript.scenario}: format ${transcript.format}`);
+test('every scenario has a transcript recorded from it as it is now', () => {
+  const scenarios = readdirSync(SCENARIOS).filter((name) => name.endsWith('.json'));
+  assert.ok(scenarios.length >= 50, `only ${scenarios.length} scenarios`);
+  const byName = new Map(transcripts.map((transcript) => [transcript.scenario, transcript]));
+  for (const name of scenarios) {
+    const scenario = JSON.parse(readFileSync(new URL(name, SCENARIOS), 'utf8'));
+    const transcript = byName.get(scenario.name);
+    assert.ok(transcript, `${scenario.name} has no transcript: run Tests/Events/record.py ${scenario.name}`);
+    assert.equal(transcript.format, 1, `${scenario.name}: format ${transcript.format}`);
+    assert.equal(canonicalJSON(transcript.steps.map((step) => step.step)), canonicalJSON(scenario.steps),
+      `${scenario.name} changed since it was recorded: run Tests/Events/record.py ${scenario.name}`);
+    assert.equal(canonicalJSON(transcript.initial ?? null), canonicalJSON(scenario.initial ?? null), `${scenario.name}: initial value`);
+  }
 });
 
 for (const transcript of transcripts) {
