@@ -116,7 +116,7 @@ export class CoreDriver {
   answer(request, status = 'ok', data = null) { this.run(() => this.core.answer(request, { status, data })); }
   push(action, body) { this.run(() => this.core.receive(action, body)); }
 
-  /// The last request sent with `action` (and answers still wanted, unless `any`).
+  /// The last request the core sent with `action`, or null.
   lastSent(action) {
     for (let index = this.sent.length - 1; index >= 0; index -= 1) if (this.sent[index].action === action) return this.sent[index];
     return null;
