@@ -3,6 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { CacheRecords } from '../../Sources/HearthServer/Web/lib/database/cache-records.js';
 import { FrameReader, encodeFrames } from '../../Sources/HearthServer/Web/lib/database/frames.js';
 import { Node } from '../../Sources/HearthServer/Web/lib/database/node.js';
 import { PathTree } from '../../Sources/HearthServer/Web/lib/database/path-tree.js';
@@ -51,6 +52,37 @@ test('filtered windows: set, merged, completed and forgotten', () => {
   cache.markComplete(['a']);
   cache.forget(['a']);
   assert.ok(!cache.isComplete(['a']) && cache.nodeAt(['a']).isEmpty);
+});
+
+test('cache records: a save stores the topmost complete locations and complete windows, then deletes what stopped being one', () => {
+  const cache = new ServerCache();
+  const records = new CacheRecords();
+  cache.overwrite(['a', 'b'], Node.fromJSON(1));
+  cache.markComplete(['a', 'b']);
+  cache.setQuery('/q|x', ['q'], Node.fromJSON({ k: 1 }));
+  assert.deepEqual(records.save(cache, 5).map((change) => [change.op, change.record?.key ?? change.key]),
+    [['putNode', '/a/b'], ['putQuery', '/q|x']]);
+  cache.overwrite(['a'], Node.fromJSON({ b: 1, c: 2 }));
+  cache.markComplete(['a']);
+  cache.forgetQuery('/q|x');
+  assert.deepEqual(records.save(cache, 6).map((change) => [change.op, change.record?.key ?? change.key]).sort(),
+    [['deleteNode', '/a/b'], ['deleteQuery', '/q|x'], ['putNode', '/a']]);
+  assert.deepEqual([...records.nodes.keys()], ['/a']);
+});
+
+test('cache records: eviction drops the least recently used records no view uses, down to the bound', () => {
+  const cache = new ServerCache();
+  const records = new CacheRecords();
+  for (const [key, used] of [['old', 1], ['mid', 2], ['new', 3]]) {
+    cache.overwrite([key], Node.fromJSON('x'.repeat(10)));
+    cache.markComplete([key]);
+    records.save(cache, used);
+  }
+  records.touch(['old'], 10);
+  const inUse = (path) => path[0] === 'new';
+  assert.deepEqual(records.evict(cache, 30, inUse), [{ op: 'deleteNode', key: '/mid' }]);
+  assert.ok(!cache.isComplete(['mid']) && cache.isComplete(['old']));
+  assert.deepEqual(records.evict(cache, 100, inUse), []);
 });
 
 test('PathTree: values by path, found from above, pruned when emptied', () => {

@@ -44,6 +44,7 @@ const SHELL = [
   '/app/views/tag.js',
   '/lib/hearth-error.js',
   '/lib/hearth.js',
+  '/lib/database/cache-records.js',
   '/lib/database/connection-auth.js',
   '/lib/database/connection.js',
   '/lib/database/data-snapshot.js',

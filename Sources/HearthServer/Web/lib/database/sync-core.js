@@ -13,6 +13,7 @@
 // views at, above and below where it happened, deepest first, and answers their events with it.
 
 import { HearthError } from '../hearth-error.js';
+import { CacheRecords } from './cache-records.js';
 import { DataSnapshot } from './data-snapshot.js';
 import { Node } from './node.js';
 import { comparePostOrder, contains, pathString, related, splitPath } from './path.js';
@@ -86,8 +87,7 @@ export class SyncCore {
     /// The stored cache in use (its ID), or null.
     this.store = null;
     this._saveScheduled = false;
-    this._records = new Map();
-    this._queryRecords = new Map();
+    this._records = new CacheRecords();
     // Taking over another tab's writes reads the store; writes acknowledged while such a read
     // is under way are remembered until it ends, so they are not restored and sent twice.
     this._adoptionReads = 0;
@@ -488,7 +488,6 @@ export class SyncCore {
     }
     this.cache.clear();
     this._records.clear();
-    this._queryRecords.clear();
     this._raise(this._recompute(null));
     if (this.isConnected) for (const listen of this.listens.values()) this._sendListen(listen);
   }
@@ -686,12 +685,12 @@ export class SyncCore {
       if (this.cache.isComplete(path)) continue;
       this.cache.overwrite(path, Node.fromJSON(record.json));
       this.cache.markComplete(path);
-      this._records.set(record.key, { size: record.size ?? 0, lastUsed: record.lastUsed ?? 0 });
+      this._records.loadedNode(record);
     }
     for (const record of queries) {
       if (this.cache.query(record.key)?.complete) continue;
       this.cache.setQuery(record.key, splitPath(record.path), Node.fromJSON(record.json));
-      this._queryRecords.set(record.key, { path: splitPath(record.path), size: record.size ?? 0, lastUsed: record.lastUsed ?? 0 });
+      this._records.loadedQuery(record);
     }
     this.cache.dirty.clear();
     this.cache.dirtyQueries.clear();
@@ -752,71 +751,14 @@ export class SyncCore {
     this._saveScheduled = false;
     const store = this.store;
     if (store === null) return;
-    const now = this._clock();
-    const put = (op, record) => this._emit({ type: 'store', store, op, record });
-    const remove = (op, key) => this._emit({ type: 'store', store, op, key });
-    for (const key of this.cache.dirty) {
-      const path = splitPath(key);
-      const root = this.cache.completeRoot(path);
-      if (root && pathString(root) === key) {
-        const json = this.cache.nodeAt(path).val(true);
-        const size = JSON.stringify(json)?.length ?? 4;
-        put('putNode', { key, json, size, lastUsed: now });
-        this._records.set(key, { size, lastUsed: now });
-      } else if (this._records.has(key) || !root) {
-        remove('deleteNode', key);
-        this._records.delete(key);
-      }
-    }
-    this.cache.dirty.clear();
-    for (const key of this.cache.dirtyQueries) {
-      const entry = this.cache.query(key);
-      if (entry?.complete) {
-        const json = entry.node.val(true);
-        const size = JSON.stringify(json)?.length ?? 4;
-        put('putQuery', { key, path: pathString(entry.path), json, size, lastUsed: now });
-        this._queryRecords.set(key, { path: entry.path, size, lastUsed: now });
-      } else {
-        remove('deleteQuery', key);
-        this._queryRecords.delete(key);
-      }
-    }
-    this.cache.dirtyQueries.clear();
-    this._evict(store);
+    const inUse = (path) => [...this.views.values()].some((view) => related(view.path, path));
+    const changes = [
+      ...this._records.save(this.cache, this._clock()),
+      ...this._records.evict(this.cache, this._cacheBytes, inUse),
+    ];
+    for (const change of changes) this._emit({ type: 'store', store, ...change });
   }
 
   /// Marks the saved locations a view at `path` uses as recently used.
-  _touch(path) {
-    const now = this._clock();
-    for (const [key, record] of this._records) if (related(splitPath(key), path)) record.lastUsed = now;
-    for (const record of this._queryRecords.values()) if (related(record.path, path)) record.lastUsed = now;
-  }
-
-  _evict(store) {
-    let total = 0;
-    for (const record of this._records.values()) total += record.size;
-    for (const record of this._queryRecords.values()) total += record.size;
-    if (total <= this._cacheBytes) return;
-    const inUse = (path) => [...this.views.values()].some((view) => related(view.path, path));
-    const candidates = [
-      ...[...this._records].map(([key, record]) => ({ key, path: splitPath(key), record, query: false })),
-      ...[...this._queryRecords].map(([key, record]) => ({ key, path: record.path, record, query: true })),
-    ].sort((a, b) => a.record.lastUsed - b.record.lastUsed);
-    for (const candidate of candidates) {
-      if (total <= this._cacheBytes) break;
-      if (inUse(candidate.path)) continue;
-      total -= candidate.record.size;
-      if (candidate.query) {
-        this.cache.forgetQuery(candidate.key);
-        this._queryRecords.delete(candidate.key);
-        this._emit({ type: 'store', store, op: 'deleteQuery', key: candidate.key });
-      } else {
-        this.cache.forget(candidate.path);
-        this._records.delete(candidate.key);
-        this._emit({ type: 'store', store, op: 'deleteNode', key: candidate.key });
-      }
-    }
-    this.cache.dirty.clear();
-    this.cache.dirtyQueries.clear();
-  }
+  _touch(path) { this._records.touch(path, this._clock()); }
 }
