@@ -35,6 +35,9 @@ struct RecordedTranscript: Decodable, Sendable {
         let call: JSONValue?
         let message: JSONValue?
         let event: JSONValue?
+        /// For a `result`: the `seq` of the call it answers, and its error (nil: accepted).
+        let of: Int?
+        let error: String?
 
         enum Kind: String, Decodable, Sendable {
             case call, result, open, send, receive, close, event

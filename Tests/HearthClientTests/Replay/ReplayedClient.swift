@@ -21,6 +21,12 @@ struct ReplayedClient {
     private var registrations: [String: [Int]] = [:]
     /// Each transaction's increment.
     private var increments: [Int: Double] = [:]
+    /// The `seq` of the call each write and transaction came from, and how they ended
+    /// (true: accepted), by that `seq`.
+    private var writeCalls: [Int64: Int] = [:]
+    private var transactionCalls: [Int: Int] = [:]
+    private(set) var outcomes: [Int: Bool] = [:]
+    private var callSeq = 0
     /// The events of the step running, in the suite's shape.
     private(set) var events: [JSONValue] = []
     private(set) var problems: [String] = []
@@ -37,6 +43,7 @@ struct ReplayedClient {
             let connection = entry.conn ?? ""
             switch entry.kind {
             case .call where entry.isLocal:
+                callSeq = entry.seq
                 if let call = entry.call { make(call) }
             case .open where entry.isLocal:
                 socketOpen = true
@@ -96,6 +103,7 @@ struct ReplayedClient {
             case "transaction":
                 let (id, actions) = core.startTransaction(at: path, applyLocally: true, cached: nil)
                 increments[id] = call["increment"]?.number ?? 1
+                transactionCalls[id] = callSeq
                 perform(actions)
             case "offline":
                 perform(core.setOnline(false))
@@ -111,7 +119,10 @@ struct ReplayedClient {
 
     private mutating func write(_ path: Path, _ change: PendingWrite.Change) {
         let (result, actions) = core.write(path, change, now: now)
-        if case .failure(let error) = result { problems.append("a write at \(path) was refused: \(error)") }
+        switch result {
+        case .success(let id): writeCalls[id] = callSeq
+        case .failure(let error): problems.append("a write at \(path) was refused: \(error)")
+        }
         perform(actions)
     }
 
@@ -144,8 +155,11 @@ struct ReplayedClient {
                 perform(core.transactionRan(id, input: input, output: output, now: now))
             case .authenticate(_, let restoring):
                 perform(core.authenticate(credential: nil, restoring: restoring))
-            case .completeWrite, .completeRequest, .completeGet, .answerGetFromCache, .completeTransaction, .status, .saveWrite,
-                .removeSavedWrite, .saveCache, .arm:
+            case .completeWrite(let id, let result):
+                if let seq = writeCalls.removeValue(forKey: id) { outcomes[seq] = (try? result.get()) != nil }
+            case .completeTransaction(let id, let result):
+                if let seq = transactionCalls.removeValue(forKey: id) { outcomes[seq] = (try? result.get())?.committed == true }
+            case .completeRequest, .completeGet, .answerGetFromCache, .status, .saveWrite, .removeSavedWrite, .saveCache, .arm:
                 break
             }
         }
