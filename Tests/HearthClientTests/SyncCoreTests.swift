@@ -288,6 +288,111 @@ struct SyncCoreTests {
         #expect(openedOnline)
     }
 
+    @Test func theServerEndingAListenOrTheCredentialIsHandled() throws {
+        var core = SyncCore()
+        Self.connect(&core)
+        let (id, _) = core.addListener(path: Self.path("secret"), query: nil, types: [.value], cached: nil)
+        // `c`: the rules no longer allow the listen.
+        let revoked = core.receive(try Self.message(#"{"t":"d","d":{"a":"c","b":{"p":"/secret"}}}"#), now: 0)
+        guard case .cancel([id], _)? = revoked.last else { Issue.record("\(revoked)"); return }
+        // `ac`: the credential expired: a fresh one is asked for.
+        let expired = core.receive(try Self.message(#"{"t":"d","d":{"a":"ac","b":{"s":"expired_token","d":"expired"}}}"#), now: 0)
+        guard case .authenticate(true, false)? = expired.first else { Issue.record("\(expired)"); return }
+        // `r`: the server asks the client to reconnect.
+        let reset = core.receive(try Self.message(#"{"t":"c","d":{"t":"r","d":"elsewhere"}}"#), now: 0)
+        guard case .closeConnection? = reset.first else { Issue.record("\(reset)"); return }
+    }
+
+    // MARK: - Kept synced, onDisconnect, status
+
+    @Test func aKeptSyncedLocationIsListenedWithoutEvents() throws {
+        var core = SyncCore()
+        Self.connect(&core)
+        let kept = core.keepSynced(path: Self.path("feed"), query: nil, true, cached: nil)
+        #expect(kept.sent.map(\.action) == ["q"])
+        let again = core.keepSynced(path: Self.path("feed"), query: nil, true, cached: nil)
+        #expect(again.isEmpty)
+        let data = core.receive(try Self.message(#"{"t":"d","d":{"a":"d","b":{"p":"/feed","d":{"a":1}}}}"#), now: 0)
+        #expect(data.events.isEmpty)
+        let stopped = core.keepSynced(path: Self.path("feed"), query: nil, false, cached: nil)
+        #expect(stopped.sent.map(\.action) == ["n"])
+    }
+
+    @Test func onDisconnectRequestsWaitForTheConnection() throws {
+        var core = SyncCore()
+        let (callback, queued) = core.request("o", body: #"{"p":"/status/ann","d":"offline"}"#)
+        #expect(queued.isEmpty)
+        let restored = Self.connect(&core)
+        let sent = try #require(restored.sent.first)
+        #expect(sent.action == "o")
+        let answer = core.receive(try Self.message(#"{"t":"d","d":{"r":\#(sent.id),"b":{"s":"ok","d":""}}}"#), now: 0)
+        guard case .completeRequest(callback, .success)? = answer.last else { Issue.record("\(answer)"); return }
+    }
+
+    @Test func theStatusIsPublishedOnlyWhileObservedAndWhenItChanges() throws {
+        var core = SyncCore()
+        Self.connect(&core)
+        let unobserved = core.write(Self.path("a"), .set(.int(1)), now: 0).1
+        #expect(!unobserved.contains { if case .status = $0 { true } else { false } })
+        let now = core.observeStatus()
+        #expect(now == SyncStatus(isConnected: true, pendingWriteCount: 1, pendingWritePaths: ["/a"]))
+        let (_, second) = core.write(Self.path("b"), .set(.int(2)), now: 0)
+        guard case .status(let status)? = second.last else { Issue.record("\(second)"); return }
+        #expect(status.pendingWritePaths == ["/a", "/b"])
+        let (_, closed) = core.disconnected()
+        #expect(closed.contains { if case .status(let status) = $0 { !status.isConnected } else { false } })
+    }
+
+    // MARK: - The device's cache
+
+    @Test func cachedDataShowsAtOnceAndItsHashGoesWithTheListen() throws {
+        var core = SyncCore(hasCache: true)
+        let key = try #require(core.cacheKeyToLoad(path: Self.path("items"), query: nil))
+        #expect(key.isDefault)
+        let cached = Node.object([(ChildKey("a"), .int(1))])
+        let (listener, shown) = core.addListener(path: Self.path("items"), query: nil, types: [.value], cached: cached)
+        #expect(shown.events.map(\.summary) == ["\(listener) value items"])
+        // The view exists now: the cache is not asked again.
+        #expect(core.cacheKeyToLoad(path: Self.path("items"), query: nil) == nil)
+        let restored = Self.connect(&core)
+        #expect(restored.sent.first?.body["h"] as? String == cached.hash)
+    }
+
+    @Test func serverDataIsQueuedForTheCacheInBatches() throws {
+        var core = SyncCore(hasCache: true)
+        Self.connect(&core)
+        _ = core.addListener(path: Self.path("items"), query: nil, types: [.value], cached: nil)
+        let first = core.receive(try Self.message(#"{"t":"d","d":{"a":"d","b":{"p":"/items/a","d":1}}}"#), now: 0)
+        let second = core.receive(try Self.message(#"{"t":"d","d":{"a":"d","b":{"p":"/items/b","d":2}}}"#), now: 0)
+        // One timer for the batch, however many updates it holds.
+        #expect(first.contains { if case .arm(.cacheFlush, _) = $0 { true } else { false } })
+        #expect(!second.contains { if case .arm = $0 { true } else { false } })
+        guard case .saveCache(let batch)? = core.timerFired(.cacheFlush).first else { Issue.record("no batch"); return }
+        #expect(batch.count == 2)
+        // What stopping leaves is saved too.
+        _ = core.receive(try Self.message(#"{"t":"d","d":{"a":"d","b":{"p":"/items/c","d":3}}}"#), now: 0)
+        let stopped = core.stop()
+        #expect(stopped.contains { if case .saveCache(let batch) = $0 { batch.count == 1 } else { false } })
+    }
+
+    // MARK: - Purity
+
+    @Test func theSameInputsGiveTheSameActions() throws {
+        func run() throws -> [String] {
+            var core = SyncCore()
+            var log: [String] = []
+            _ = core.addListener(path: Self.path("b"), query: nil, types: [.value], cached: nil)
+            _ = core.addListener(path: Self.path("a"), query: Query(order: .key, limit: .first(1)), types: [.value], cached: nil)
+            _ = core.addListener(path: Self.path("a"), query: Query(order: .value, limit: .first(1)), types: [.value], cached: nil)
+            _ = core.write(Self.path("c"), .set(.object([(ChildKey(".sv"), .string("timestamp"))])), now: 5)
+            log += Self.connect(&core).texts
+            log += core.disconnected().actions.map { "\($0)" }
+            log += Self.connect(&core).texts
+            return log
+        }
+        #expect(try run() == run())
+    }
+
     // MARK: - Helpers
 
     static func path(_ text: String) -> Path { Path(keys: Path.keys(splitting: text)) }
@@ -327,6 +432,14 @@ extension [SyncAction] {
         compactMap { action -> SentRequest? in
             guard case .send(let text) = action else { return nil }
             return SentRequest(text)
+        }
+    }
+
+    /// The messages sent, as text.
+    var texts: [String] {
+        compactMap { action -> String? in
+            guard case .send(let text) = action else { return nil }
+            return text
         }
     }
 
