@@ -2,9 +2,9 @@ import Foundation
 import HearthCore
 import Synchronization
 
-/// Keeps one database in sync over one realtime connection: every listener's view, every
-/// write (shown at once, saved, sent in order and again after reconnecting until answered),
-/// transactions, onDisconnect operations and `.info`.
+/// Keeps one database in sync over one realtime connection (docs/protocol.md §13): every
+/// listener's view, every write (shown at once, saved, sent in order and again after
+/// reconnecting until answered), transactions, onDisconnect operations and `.info`.
 ///
 /// The decisions are the ``SyncCore``'s, which does no I/O; this class is the glue around it
 /// (as Firebase's `Repo`): it runs the ``RealtimeConnection``, keeps the listeners' and
