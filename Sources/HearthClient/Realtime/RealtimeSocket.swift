@@ -10,7 +10,7 @@ import WSClient
 /// messages out of frames, a keep-alive while idle, nothing else. ``RealtimeConnection`` decides
 /// when to reconnect, the ``SyncCore`` what to say.
 enum RealtimeSocket {
-    /// What the engine hears from a socket.
+    /// What the connection hears from a socket.
     enum Event: Sendable {
         /// One whole message (chunks already joined).
         case message(String)

@@ -9,7 +9,8 @@ import HearthCore
 ///
 /// Server data is kept as rows of (path, value): a value written at a path replaces every row
 /// below it; reading a location composes the rows above it and below it, deeper rows last.
-/// Not thread-safe by itself: the engine calls it under its lock (GRDB serializes the file).
+/// Not thread-safe by itself: ``SyncEngine`` calls it under its lock (GRDB serializes the file);
+/// the ``SyncCore`` never calls it: it returns what to read and save.
 final class LocalCache: Sendable {
     /// One saved write, as it was made.
     struct SavedWrite: Sendable {
