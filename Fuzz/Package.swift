@@ -28,11 +28,11 @@ let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
 /// The targets, each `fuzz-<name>` (`scripts/fuzz <name>`), with what they use.
 let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
     ("json", [core]),
-    ("path", [core, server, hummingbird, httpTypes]),
-    ("query", [core, rules, server, hummingbird, httpTypes]),
+    ("path", [core, engine, server, hummingbird, httpTypes]),
+    ("query", [core, engine, rules, server, hummingbird, httpTypes]),
     ("rules", [core, rules]),
     ("storage-rules", [core, files]),
-    ("realtime", [core, realtimeProtocol, rules, server]),
+    ("realtime", [core, realtimeProtocol, engine, rules, server]),
     ("websocket", [
         core, realtimeProtocol, engine, rules, server, logging, nioCore,
         .product(name: "HearthAuth", package: hearth),
@@ -40,7 +40,7 @@ let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
         .product(name: "NIOEmbedded", package: "swift-nio"),
         .product(name: "NIOWebSocket", package: "swift-nio"),
     ]),
-    ("multipart", [files, server, hummingbird, nioCore]),
+    ("multipart", [files, engine, server, hummingbird, nioCore]),
     ("realtime-session", [
         core, realtimeProtocol, engine, rules, server, logging, nioCore,
         .product(name: "HearthAuth", package: hearth),
