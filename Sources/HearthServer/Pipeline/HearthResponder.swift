@@ -15,8 +15,6 @@ import Logging
 struct HearthResponder: HTTPResponder {
     typealias Context = HearthRequestContext
 
-    let filesOrigin: FilesOrigin
-    let proxies: ProxyTrust
     /// True for the listener on the files port.
     var filesOnly = false
     private let appPipeline: any HTTPResponder<Context>
@@ -40,8 +38,6 @@ struct HearthResponder: HTTPResponder {
         dataBrowse: DataBrowseResponder,
         accessLog: Bool = false
     ) {
-        self.filesOrigin = filesOrigin
-        self.proxies = proxies
         let filesOnlyTable = NamespaceTable(
             namespaces: [
                 Namespace(transport: .files, matches: { request, _ in request.method == .options }) { request, _ in
