@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "HearthStore", targets: ["HearthStore"]),
         .library(name: "HearthAuth", targets: ["HearthAuth"]),
         .library(name: "HearthFiles", targets: ["HearthFiles"]),
+        .library(name: "HearthEngine", targets: ["HearthEngine"]),
+        .library(name: "HearthBackup", targets: ["HearthBackup"]),
         .library(name: "HearthServer", targets: ["HearthServer"]),
         .library(name: "HearthWeb", targets: ["HearthWeb"]),
         .library(name: "HearthClient", targets: ["HearthClient"]),
@@ -81,6 +83,9 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -120,10 +125,42 @@ let package = Package(
             plugins: ["EmbedResources"]
         ),
         .target(
+            name: "HearthEngine",
+            dependencies: [
+                "HearthCore",
+                "HearthProtocol",
+                "HearthRules",
+                "HearthStore",
+                "HearthAuth",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "HearthBackup",
+            dependencies: [
+                "HearthCore",
+                "HearthStore",
+                "HearthFiles",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "HearthServer",
             dependencies: [
                 "HearthCore",
                 "HearthProtocol",
+                "HearthEngine",
+                "HearthBackup",
                 "HearthRules",
                 "HearthStore",
                 "HearthAuth",
@@ -176,7 +213,7 @@ let package = Package(
         .target(
             name: "HearthTesting",
             dependencies: [
-                "HearthCore", "HearthStore", "HearthServer", "HearthAuth",
+                "HearthCore", "HearthStore", "HearthEngine", "HearthServer", "HearthAuth",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -186,6 +223,8 @@ let package = Package(
             name: "hearth",
             dependencies: [
                 "HearthCore",
+                "HearthEngine",
+                "HearthBackup",
                 "HearthRules",
                 "HearthStore",
                 "HearthAuth",
@@ -217,6 +256,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HearthEngineTests",
+            dependencies: [
+                "HearthEngine", "HearthCore", "HearthRules", "HearthStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "HearthProtocolTests", dependencies: ["HearthProtocol", "HearthCore"], swiftSettings: swiftSettings),
         .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules", "HearthCore"], swiftSettings: swiftSettings),
         .testTarget(
@@ -255,11 +303,13 @@ let package = Package(
         .testTarget(
             name: "HearthServerTests",
             dependencies: [
-                "HearthCore", "HearthProtocol", "HearthStore", "HearthServer", "HearthTesting",
+                "HearthCore", "HearthProtocol", "HearthStore", "HearthEngine", "HearthBackup", "HearthServer", "HearthTesting",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),

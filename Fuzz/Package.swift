@@ -16,6 +16,7 @@ let hearth = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComp
 
 let core: Target.Dependency = .product(name: "HearthCore", package: hearth)
 let rules: Target.Dependency = .product(name: "HearthRules", package: hearth)
+let engine: Target.Dependency = .product(name: "HearthEngine", package: hearth)
 let realtimeProtocol: Target.Dependency = .product(name: "HearthProtocol", package: hearth)
 let files: Target.Dependency = .product(name: "HearthFiles", package: hearth)
 let server: Target.Dependency = .product(name: "HearthServer", package: hearth)
@@ -33,7 +34,7 @@ let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
     ("storage-rules", [core, files]),
     ("realtime", [core, realtimeProtocol, rules, server]),
     ("websocket", [
-        core, realtimeProtocol, rules, server, logging, nioCore,
+        core, realtimeProtocol, engine, rules, server, logging, nioCore,
         .product(name: "HearthAuth", package: hearth),
         .product(name: "HearthStore", package: hearth),
         .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -41,7 +42,7 @@ let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
     ]),
     ("multipart", [files, server, hummingbird, nioCore]),
     ("realtime-session", [
-        core, realtimeProtocol, rules, server, logging, nioCore,
+        core, realtimeProtocol, engine, rules, server, logging, nioCore,
         .product(name: "HearthAuth", package: hearth),
         .product(name: "HearthStore", package: hearth),
     ]),

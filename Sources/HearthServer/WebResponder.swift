@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthEngine
 import Hummingbird
 import Logging
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HearthCluster
+import HearthEngine
 import PostgresNIO
 import HearthFiles
 import HearthRules

@@ -1,4 +1,4 @@
-// One realtime connection to the server (reference §7): which transport carries it, the
+// One realtime connection to the server (docs/protocol.md): which transport carries it, the
 // handshake, numbered requests and their answers, the server's pushes, and reconnecting with
 // backoff. What is listened to and written is the sync engine's business: after each handshake
 // it restores its state on the new connection.

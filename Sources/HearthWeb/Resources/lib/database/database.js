@@ -44,6 +44,12 @@ export class Database {
   /// their cached events then).
   ready() { return this._engine.start(); }
 
+  /// Resolves once the offline cache has saved everything changed so far: the server's data
+  /// this client holds and its pending writes are in IndexedDB (the save that waits, at most
+  /// half a second after a change, is done and committed). Resolves at once without an offline
+  /// cache. Tests wait on it instead of sleeping; an app can say "saved on this device".
+  whenSaved() { return this._engine.whenSaved(); }
+
   /// How many writes made by this client (this page's, or an earlier page's restored from the
   /// offline cache) the server has not acknowledged yet at, above or below `path`: while it is
   /// above 0, what is shown there is waiting to be sent.

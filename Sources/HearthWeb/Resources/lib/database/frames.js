@@ -1,4 +1,4 @@
-// The realtime protocol's framing over WebSocket (reference §7.2): one JSON message per text
+// The realtime protocol's framing over WebSocket (docs/protocol.md §3): one JSON message per text
 // frame; a message longer than 16,384 characters goes as a frame holding the number of chunks,
 // then the chunks.
 

@@ -210,7 +210,7 @@ export class Node {
     return out;
   }
 
-  /// Firebase's node hash (reference §3.6): the transaction and listen hash, and the REST ETag.
+  /// Firebase's node hash (docs/protocol.md §11): the transaction and listen hash, and the REST ETag.
   hash() {
     if (this._hash !== undefined) return this._hash;
     let text = '';

@@ -53,6 +53,8 @@ export class Persistence {
     this._db = db;
     this._closed = false;
     this._warned = false;
+    /// Changes handed to IndexedDB and not yet committed (or failed).
+    this._unsettled = new Set();
     // Another version of the page wants to change the database: let it.
     db.onversionchange = () => this.close();
   }
@@ -126,6 +128,11 @@ export class Persistence {
   putQuery(record) { this._put(QUERIES, record); }
   deleteQuery(key) { this._delete(QUERIES, key); }
 
+  /// Resolves once every change made so far is committed (or has failed).
+  async whenIdle() {
+    while (this._unsettled.size > 0) await Promise.all([...this._unsettled]);
+  }
+
   close() {
     if (this._closed) return;
     this._closed = true;
@@ -147,6 +154,12 @@ export class Persistence {
     try {
       const transaction = this._db.transaction(store, 'readwrite');
       operation(transaction.objectStore(store));
+      const settled = new Promise((resolve) => {
+        transaction.oncomplete = resolve;
+        transaction.onabort = resolve;
+      });
+      this._unsettled.add(settled);
+      settled.then(() => this._unsettled.delete(settled));
       transaction.onerror = (event) => {
         event.preventDefault();
         this._warn(transaction.error);
