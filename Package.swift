@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "HearthEngine", targets: ["HearthEngine"]),
         .library(name: "HearthBackup", targets: ["HearthBackup"]),
         .library(name: "HearthServer", targets: ["HearthServer"]),
+        .library(name: "HearthWeb", targets: ["HearthWeb"]),
         .library(name: "HearthClient", targets: ["HearthClient"]),
         .library(name: "HearthSocial", targets: ["HearthSocial"]),
         .library(name: "HearthTesting", targets: ["HearthTesting"]),
@@ -119,8 +120,9 @@ let package = Package(
         .target(
             name: "HearthSocial",
             dependencies: ["HearthClient"],
-            resources: [.copy("Resources")],
-            swiftSettings: swiftSettings
+            exclude: ["Resources"],
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedResources"]
         ),
         .target(
             name: "HearthEngine",
@@ -183,9 +185,18 @@ let package = Package(
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
-            resources: [.copy("Web")],
             swiftSettings: swiftSettings
         ),
+        // The web app and console (`Resources/`, `Web/` at the top), compiled in by EmbedResources.
+        .target(
+            name: "HearthWeb",
+            exclude: ["Resources"],
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedResources"]
+        ),
+        // Compiles a target's `Resources` folder into the target, so the program carries it.
+        .plugin(name: "EmbedResources", capability: .buildTool(), dependencies: ["hearth-embed"]),
+        .executableTarget(name: "hearth-embed", swiftSettings: swiftSettings),
         .target(
             name: "HearthCluster",
             dependencies: [
@@ -221,6 +232,7 @@ let package = Package(
                 "HearthServer",
                 "HearthSocial",
                 "HearthCluster",
+                "HearthWeb",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "_NIOFileSystem", package: "swift-nio"),

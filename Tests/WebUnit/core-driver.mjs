@@ -4,10 +4,10 @@
 // effects are collected (`stored`); listener callbacks are called as the browser's engine calls
 // them. The clock and the write IDs are fixed, so a run is the same every time.
 
-import { Database } from '../../Sources/HearthServer/Web/lib/database/database.js';
-import { SyncCore } from '../../Sources/HearthServer/Web/lib/database/sync-core.js';
+import { Database } from '../../Sources/HearthWeb/Resources/lib/database/database.js';
+import { SyncCore } from '../../Sources/HearthWeb/Resources/lib/database/sync-core.js';
 
-export const LIB = new URL('../../Sources/HearthServer/Web/lib/', import.meta.url);
+export const LIB = new URL('../../Sources/HearthWeb/Resources/lib/', import.meta.url);
 
 /// Owns one SyncCore. `db` is a real Database whose engine is this driver.
 export class CoreDriver {

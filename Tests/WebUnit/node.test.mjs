@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
-import { Node, compareKeys, compareNodes, withPriority } from '../../Sources/HearthServer/Web/lib/database/node.js';
-import { sha1Base64 } from '../../Sources/HearthServer/Web/lib/database/sha1.js';
+import { Node, compareKeys, compareNodes, withPriority } from '../../Sources/HearthWeb/Resources/lib/database/node.js';
+import { sha1Base64 } from '../../Sources/HearthWeb/Resources/lib/database/sha1.js';
 
 const sha1 = (text) => createHash('sha1').update(text, 'utf8').digest('base64');
 

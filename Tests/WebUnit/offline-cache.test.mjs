@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { mock, test } from 'node:test';
-import { OfflineCache } from '../../Sources/HearthServer/Web/lib/database/offline-cache.js';
+import { OfflineCache } from '../../Sources/HearthWeb/Resources/lib/database/offline-cache.js';
 
 function fakeStore() {
   const store = { done: [], idle: Promise.resolve(), closed: false };

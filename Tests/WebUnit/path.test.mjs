@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
   comparePostOrder, contains, keyProblem, pathString, related, splitPath, valueProblem, writePathProblem,
-} from '../../Sources/HearthServer/Web/lib/database/path.js';
+} from '../../Sources/HearthWeb/Resources/lib/database/path.js';
 
 test('splitPath ignores empty segments; pathString puts them back with a leading slash', () => {
   assert.deepEqual(splitPath('a//b/'), ['a', 'b']);

@@ -2,8 +2,8 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Node } from '../../Sources/HearthServer/Web/lib/database/node.js';
-import { PendingWrites } from '../../Sources/HearthServer/Web/lib/database/pending-writes.js';
+import { Node } from '../../Sources/HearthWeb/Resources/lib/database/node.js';
+import { PendingWrites } from '../../Sources/HearthWeb/Resources/lib/database/pending-writes.js';
 
 let nextId = 1;
 function write(entries, { visible = true } = {}) {

@@ -3,8 +3,8 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Node } from '../../Sources/HearthServer/Web/lib/database/node.js';
-import { QueryParams } from '../../Sources/HearthServer/Web/lib/database/query-params.js';
+import { Node } from '../../Sources/HearthWeb/Resources/lib/database/node.js';
+import { QueryParams } from '../../Sources/HearthWeb/Resources/lib/database/query-params.js';
 import { CoreDriver } from './core-driver.mjs';
 
 const db = new CoreDriver().db;

@@ -3,11 +3,11 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CacheRecords } from '../../Sources/HearthServer/Web/lib/database/cache-records.js';
-import { FrameReader, encodeFrames } from '../../Sources/HearthServer/Web/lib/database/frames.js';
-import { Node } from '../../Sources/HearthServer/Web/lib/database/node.js';
-import { PathTree } from '../../Sources/HearthServer/Web/lib/database/path-tree.js';
-import { ServerCache } from '../../Sources/HearthServer/Web/lib/database/server-cache.js';
+import { CacheRecords } from '../../Sources/HearthWeb/Resources/lib/database/cache-records.js';
+import { FrameReader, encodeFrames } from '../../Sources/HearthWeb/Resources/lib/database/frames.js';
+import { Node } from '../../Sources/HearthWeb/Resources/lib/database/node.js';
+import { PathTree } from '../../Sources/HearthWeb/Resources/lib/database/path-tree.js';
+import { ServerCache } from '../../Sources/HearthWeb/Resources/lib/database/server-cache.js';
 
 test('complete locations: a location is complete at or under a complete one', () => {
   const cache = new ServerCache();

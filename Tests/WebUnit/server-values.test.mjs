@@ -2,9 +2,9 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Node } from '../../Sources/HearthServer/Web/lib/database/node.js';
-import { pushId } from '../../Sources/HearthServer/Web/lib/database/push-id.js';
-import { ServerValue, resolveServerValues } from '../../Sources/HearthServer/Web/lib/database/server-values.js';
+import { Node } from '../../Sources/HearthWeb/Resources/lib/database/node.js';
+import { pushId } from '../../Sources/HearthWeb/Resources/lib/database/push-id.js';
+import { ServerValue, resolveServerValues } from '../../Sources/HearthWeb/Resources/lib/database/server-values.js';
 
 const existing = (json) => (relative) => Node.fromJSON(json).at(relative);
 

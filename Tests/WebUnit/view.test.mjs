@@ -3,8 +3,8 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Node } from '../../Sources/HearthServer/Web/lib/database/node.js';
-import { View } from '../../Sources/HearthServer/Web/lib/database/view.js';
+import { Node } from '../../Sources/HearthWeb/Resources/lib/database/node.js';
+import { View } from '../../Sources/HearthWeb/Resources/lib/database/view.js';
 import { CoreDriver } from './core-driver.mjs';
 
 const db = new CoreDriver().db;

@@ -148,8 +148,7 @@ public func buildApplication(
             store: files, rules: storageRules ?? .closed, admin: admin, issuer: accounts.issuer, clock: configuration.clock,
             proxies: proxies),
         stats: stats,
-        web: WebResponder(
-            root: configuration.webRoot, projectID: configuration.projectID, bucket: configuration.storageBucket, logger: logger),
+        web: WebResponder(files: configuration.webFiles, projectID: configuration.projectID, bucket: configuration.storageBucket),
         filesOrigin: filesOrigin,
         proxies: proxies,
         metrics: metrics,

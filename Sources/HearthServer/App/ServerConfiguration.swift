@@ -48,9 +48,10 @@ public struct ServerConfiguration: Sendable {
     public var onUploadSweep: (@Sendable (FileStore.ExpiredUploads) -> Void)?
     /// The password hashing cost (scrypt N); Firebase's own is 2^14.
     public var passwordHashRounds = 1 << 14
-    /// The folder of the web front end (the social app at `/`, the console at `/console`); the
-    /// copy bundled with the server unless set, nil for none.
-    public var webRoot: URL? = Bundle.module.resourceURL?.appendingPathComponent("Web")
+    /// The web front end's files (the social app at `/`, the console at `/console`): those
+    /// compiled into the program (`WebFiles(files: HearthWeb.files())`) or a folder
+    /// (`WebFiles(folder:)`); nil serves none.
+    public var webFiles: WebFiles?
     /// A second port on `host` that answers only file storage, so browsers open user files on
     /// another origin than the app's; 0 picks a free one, nil means none.
     public var filesPort: Int?
