@@ -6,7 +6,7 @@ extension AccountStore {
     public func putProviderConfig(_ config: ProviderConfig, create: Bool, now: Int64) async throws {
         try await pool.write { db in
             let exists = try Row.fetchOne(db, sql: "SELECT 1 FROM provider_config WHERE id = ?", arguments: [config.id]) != nil
-            if create, exists { throw AuthError("CONFIGURATION_EXISTS", status: 409) }
+            if create, exists { throw AuthError("CONFIGURATION_EXISTS") }
             if !create, !exists { throw AuthError.configurationNotFound }
             try db.execute(
                 sql: """

@@ -5,13 +5,12 @@ public struct AuthError: Error, Sendable, Equatable, CustomStringConvertible {
     public let code: String
     /// Extra text Firebase puts after the code (`WEAK_PASSWORD : Password should be at least 6 characters`).
     public let detail: String?
-    /// The HTTP status Firebase answers with.
-    public let status: Int
 
-    public init(_ code: String, detail: String? = nil, status: Int = 400) {
+    /// A refusal named `code`. What it means on the wire (Identity Toolkit's HTTP status for
+    /// the code) is the transport's business.
+    public init(_ code: String, detail: String? = nil) {
         self.code = code
         self.detail = detail
-        self.status = status
     }
 
     /// The `message` of Firebase's error body: the code, then ` : detail` if any.
@@ -42,7 +41,7 @@ public struct AuthError: Error, Sendable, Equatable, CustomStringConvertible {
     public static let tooManyRequests = AuthError(
         "TOO_MANY_ATTEMPTS_TRY_LATER",
         detail: "We have blocked all requests from this device due to unusual activity. Try again later.")
-    public static let insufficientPermission = AuthError("INSUFFICIENT_PERMISSION", status: 403)
+    public static let insufficientPermission = AuthError("INSUFFICIENT_PERMISSION")
     public static let credentialTooOld = AuthError("CREDENTIAL_TOO_OLD_LOGIN_AGAIN")
     public static let phoneNumberExists = AuthError("PHONE_NUMBER_EXISTS")
     public static let invalidPhoneNumber = AuthError("INVALID_PHONE_NUMBER")
@@ -50,7 +49,7 @@ public struct AuthError: Error, Sendable, Equatable, CustomStringConvertible {
     public static let invalidOOBCode = AuthError("INVALID_OOB_CODE")
     public static let expiredOOBCode = AuthError("EXPIRED_OOB_CODE")
     public static let emailNotFound = AuthError("EMAIL_NOT_FOUND")
-    public static let configurationNotFound = AuthError("CONFIGURATION_NOT_FOUND", status: 404)
+    public static let configurationNotFound = AuthError("CONFIGURATION_NOT_FOUND")
 
     /// A request that is malformed in some other way.
     public static func invalidArgument(_ detail: String) -> AuthError {

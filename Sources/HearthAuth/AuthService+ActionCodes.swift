@@ -112,7 +112,7 @@ extension AuthService {
         // A new address gets the link: following it proves the user holds it.
         let recipient = newEmail ?? email
         if !request.returnLink, email.isEmpty == false, self.email.mailer == nil, !policy.emulator {
-            throw AuthError("EMAIL_NOT_CONFIGURED", detail: "this server has no mail server to send email with", status: 503)
+            throw AuthError("EMAIL_NOT_CONFIGURED", detail: "this server has no mail server to send email with")
         }
         if !request.returnLink {
             let key = "email:" + recipient
@@ -204,7 +204,7 @@ extension AuthService {
                 logger.info("an email would be sent", metadata: ["to": "\(address)", "kind": "\(kind.rawValue)", "link": "\(link)"])
                 return
             }
-            throw AuthError("EMAIL_NOT_CONFIGURED", detail: "this server has no mail server to send email with", status: 503)
+            throw AuthError("EMAIL_NOT_CONFIGURED", detail: "this server has no mail server to send email with")
         }
         var all = values
         all["appName"] = email.appName
@@ -215,7 +215,7 @@ extension AuthService {
             try await mailer.send(message)
         } catch {
             logger.error("an email could not be sent", metadata: ["kind": "\(kind.rawValue)", "error": "\(error)"])
-            throw AuthError("EMAIL_SEND_FAILED", detail: "the mail server did not take the message", status: 503)
+            throw AuthError("EMAIL_SEND_FAILED", detail: "the mail server did not take the message")
         }
         logger.info("email sent", metadata: ["kind": "\(kind.rawValue)"])
     }

@@ -171,7 +171,7 @@ extension AuthService {
             return try await issuer.sessionCookie(fromIDTokenClaims: claims, user: user, validSeconds: validSeconds, now: nowSeconds)
         } catch {
             logger.error("cannot sign a session cookie", metadata: ["error": "\(error)"])
-            throw AuthError("INTERNAL_ERROR", status: 500)
+            throw AuthError("INTERNAL_ERROR")
         }
     }
 

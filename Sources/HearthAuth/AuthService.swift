@@ -548,7 +548,7 @@ public final class AuthService: Sendable {
                 for: user, signInProvider: provider, authTime: authTime, now: nowSeconds, sessionClaims: sessionClaims)
         } catch {
             logger.error("cannot sign an ID token", metadata: ["error": "\(error)"])
-            throw AuthError("INTERNAL_ERROR", status: 500)
+            throw AuthError("INTERNAL_ERROR")
         }
     }
 
@@ -621,7 +621,7 @@ public final class AuthService: Sendable {
             throw error
         } catch {
             logger.error("account storage failed", metadata: ["error": "\(type(of: error))"])
-            throw AuthError("INTERNAL_ERROR", status: 500)
+            throw AuthError("INTERNAL_ERROR")
         }
     }
 
@@ -647,7 +647,7 @@ public final class AuthService: Sendable {
             return try await Self.hashingPool.runIfActive(work)
         } catch {
             logger.error("password hashing failed", metadata: ["error": "\(type(of: error))"])
-            throw AuthError("INTERNAL_ERROR", status: 500)
+            throw AuthError("INTERNAL_ERROR")
         }
     }
 

@@ -47,7 +47,7 @@ public final class TokenIssuer: Sendable {
         let temporary = url.appendingPathExtension("tmp")
         guard FileManager.default.createFile(
             atPath: temporary.path, contents: Data(pem.utf8), attributes: [.posixPermissions: 0o600])
-        else { throw AuthError("INTERNAL_ERROR", detail: "cannot write the signing key", status: 500) }
+        else { throw AuthError("INTERNAL_ERROR", detail: "cannot write the signing key") }
         try FileManager.default.moveItem(at: temporary, to: url)
         return try key(pem: pem)
     }

@@ -52,7 +52,7 @@ extension PostgresAccountStore {
                     INSERT INTO hearth_auth_provider_config (id, resource, created_at) VALUES (\(config.id), \(resource), \(now))
                     ON CONFLICT (id) DO NOTHING RETURNING 1
                     """, logger)
-                guard added else { throw AuthError("CONFIGURATION_EXISTS", status: 409) }
+                guard added else { throw AuthError("CONFIGURATION_EXISTS") }
             } else {
                 let updated = try await Self.exists(
                     on: connection,

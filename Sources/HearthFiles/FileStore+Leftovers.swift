@@ -21,7 +21,7 @@ extension FileStore {
     @discardableResult
     public func removeLeftovers() throws -> Leftovers {
         guard let local else {
-            throw FilesError(status: 500, "A store shared by other nodes removes leftovers with removeLeftovers(keepingNewerThan:).")
+            throw FilesError(.internalError, "A store shared by other nodes removes leftovers with removeLeftovers(keepingNewerThan:).")
         }
         var removed = Leftovers()
         let files = FileManager.default

@@ -185,7 +185,7 @@ extension FileStore {
 
     private func claim(_ id: String) throws {
         let claimed = busyUploads.withLock { $0.insert(id).inserted }
-        guard claimed else { throw FilesError(status: 409, "Another request is writing to this upload.") }
+        guard claimed else { throw FilesError(.conflict, "Another request is writing to this upload.") }
     }
 
     private func release(_ id: String) {

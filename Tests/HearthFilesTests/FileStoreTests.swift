@@ -103,7 +103,7 @@ import Testing
             let error = await #expect(throws: FilesError.self) {
                 try await store.upload(bucket: Self.bucket, name: "big.bin", fields: ObjectFields(), body: Self.body(Self.bytes(5000)))
             }
-            #expect(error?.status == 413)
+            #expect(error?.kind == .tooLarge)
             #expect(try await store.object(bucket: Self.bucket, name: "big.bin") == nil)
             #expect(Self.files(in: directory.url.appendingPathComponent("tmp")).isEmpty)
             // Exactly at the limit is fine.
@@ -145,7 +145,7 @@ import Testing
             let error = await #expect(throws: FilesError.self) {
                 try await store.upload(bucket: Self.bucket, name: name, fields: ObjectFields(), body: Self.body([1]))
             }
-            #expect(error?.status == 400)
+            #expect(error?.kind == .invalid)
             #expect(error?.message.hasPrefix("Invalid object name") == true)
             #expect(Self.files(in: directory.url.appendingPathComponent("blobs")).isEmpty)
         }
@@ -275,7 +275,7 @@ import Testing
             let wrong = await #expect(throws: FilesError.self) {
                 try await store.appendChunk(id: started.id, offset: 4000, body: Self.body(Array(data[4000..<6000])))
             }
-            #expect(wrong?.status == 400)
+            #expect(wrong?.kind == .invalid)
             #expect(try await store.upload(id: started.id)?.received == 5000)
             // Nothing is visible until the upload is finished.
             #expect(try await store.object(bucket: Self.bucket, name: "alice/full/p1/big.jpg") == nil)

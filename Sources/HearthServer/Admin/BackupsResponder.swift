@@ -40,13 +40,9 @@ struct BackupsResponder: Sendable {
     static let notConfigured = "No backup folder is configured. Start the server with --backup-dir <folder> "
         + "(and --backup-every 1d for scheduled backups) to list, make and restore backups here."
 
-    func respond(to request: Request) async -> Response {
-        let parameters: [String: String]
-        do {
-            parameters = try admin.admit(request, methods: [.get, .post])
-        } catch {
-            return error.response()
-        }
+    /// Failures are thrown, and written by the namespace's ``RealtimeDatabaseErrors``.
+    func respond(to request: Request) async throws -> Response {
+        let parameters = try admin.admit(request, methods: [.get, .post])
         let path = request.uri.path
         switch (path, request.method) {
         case (Self.path, .get):
@@ -54,15 +50,10 @@ struct BackupsResponder: Sendable {
             return parameters["progress"] != nil ? progress() : await list()
         case (Self.path, .post): return await backUpNow()
         case (Self.previewPath, .post), (Self.restorePath, .post):
-            let target: Target
-            do {
-                target = try await Self.target(of: request)
-            } catch {
-                return error.response()
-            }
-            return path == Self.previewPath ? await preview(target) : await restore(target)
+            let target = try await Self.target(of: request)
+            return path == Self.previewPath ? try await preview(target) : try await restore(target)
         default:
-            return HearthError(.invalidData, "Invalid method for \(path): \(request.method.rawValue).").response()
+            throw HearthError(.invalidData, "Invalid method for \(path): \(request.method.rawValue).")
         }
     }
 
@@ -146,37 +137,29 @@ struct BackupsResponder: Sendable {
         var backed: Figures
     }
 
-    private func preview(_ target: Target) async -> Response {
-        do {
-            let (database, old) = try await read(target)
-            let current = database.current.state.value(at: target.path)
-            return JSONResponse.encoding(PreviewBody(
-                backup: target.backup, database: target.database, path: target.path.description,
-                current: Self.figures(current), backed: Self.figures(old)))
-        } catch {
-            return Self.failure(error)
-        }
+    private func preview(_ target: Target) async throws -> Response {
+        let (database, old) = try await read(target)
+        let current = database.current.state.value(at: target.path)
+        return JSONResponse.encoding(PreviewBody(
+            backup: target.backup, database: target.database, path: target.path.description,
+            current: Self.figures(current), backed: Self.figures(old)))
     }
 
-    private func restore(_ target: Target) async -> Response {
-        do {
-            let (database, old) = try await read(target)
-            let restored = Self.figures(old)
-            guard restored.bytes <= maxWriteBytes else {
-                return Self.error(.contentTooLarge, "The backup's value there is \(restored.bytes) bytes, more than one write "
-                    + "may hold (\(maxWriteBytes)): restore a deeper path, or the whole server offline with hearth restore.")
-            }
-            let committed = try await operations.set(database, at: target.path, to: JSONParser.Parsed(node: old), auth: .admin)
-            operations.logger.notice("path restored from a backup", metadata: [
-                "backup": "\(target.backup)", "database": "\(target.database)", "path": "\(target.path)",
-                "sequence": "\(committed.sequence)",
-            ])
-            return JSONResponse.encoding(RestoreBody(
-                backup: target.backup, database: target.database, path: target.path.description, sequence: committed.sequence,
-                restored: restored))
-        } catch {
-            return Self.failure(error)
+    private func restore(_ target: Target) async throws -> Response {
+        let (database, old) = try await read(target)
+        let restored = Self.figures(old)
+        guard restored.bytes <= maxWriteBytes else {
+            return Self.error(.contentTooLarge, "The backup's value there is \(restored.bytes) bytes, more than one write "
+                + "may hold (\(maxWriteBytes)): restore a deeper path, or the whole server offline with hearth restore.")
         }
+        let committed = try await operations.set(database, at: target.path, to: JSONParser.Parsed(node: old), auth: .admin)
+        operations.logger.notice("path restored from a backup", metadata: [
+            "backup": "\(target.backup)", "database": "\(target.database)", "path": "\(target.path)",
+            "sequence": "\(committed.sequence)",
+        ])
+        return JSONResponse.encoding(RestoreBody(
+            backup: target.backup, database: target.database, path: target.path.description, sequence: committed.sequence,
+            restored: restored))
     }
 
     struct RestoreBody: Encodable {
@@ -225,16 +208,10 @@ struct BackupsResponder: Sendable {
         Figures(exists: !node.isNull, bytes: node.isNull ? 0 : JSONWriter.bytes(node).count, children: node.childCount)
     }
 
-    static func failure(_ error: any Error) -> Response {
-        if let error = error as? HearthError { return error.response() }
-        if let error = error as? BackupError { return Self.error(.unprocessableContent, "\(error)") }
-        return Self.error(.internalServerError, "\(error)")
-    }
-
-    /// `{"error": "<message>"}` with `status`, as ``HearthCore/HearthError`` responses are shaped.
+    /// `{"error": "<message>"}` with `status`: an answer that is not a success (a backup
+    /// already running, one that failed, a value too big to restore in one write).
     static func error(_ status: HTTPResponse.Status, _ message: String) -> Response {
-        let body = Node.object([(ChildKey("error"), .string(message))])
-        return JSONResponse.make(status: status, bytes: JSONWriter.bytes(body, format: .init(pretty: true)) + [0x0A])
+        HearthError.response(status: status, message: message)
     }
 
     /// Runs blocking file work on a thread of its own.

@@ -11,12 +11,8 @@ struct RecentLogsResponder: Sendable {
     let recent: RecentLogEntries
     let admin: AdminCredential
 
-    func respond(to request: Request) -> Response {
-        do {
-            _ = try admin.admit(request)
-        } catch {
-            return error.response()
-        }
+    func respond(to request: Request) throws -> Response {
+        _ = try admin.admit(request)
         return JSONResponse.encoding(["entries": recent.newestFirst()])
     }
 }

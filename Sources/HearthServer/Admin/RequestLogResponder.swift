@@ -12,13 +12,8 @@ struct RequestLogResponder: Sendable {
     let log: RequestLog
     let admin: AdminCredential
 
-    func respond(to request: Request) -> Response {
-        let filter: RequestLog.Filter
-        do {
-            filter = try Self.filter(try admin.admit(request), capacity: log.capacity)
-        } catch {
-            return error.response()
-        }
+    func respond(to request: Request) throws -> Response {
+        let filter = try Self.filter(try admin.admit(request), capacity: log.capacity)
         let body = RequestLogBody(entries: log.newestFirst(filter), capacity: log.capacity)
         // Milliseconds: requests come many to a second.
         return JSONResponse.encoding(body, dates: .custom { date, encoder in

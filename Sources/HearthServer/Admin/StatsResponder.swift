@@ -49,12 +49,8 @@ struct StatsResponder: Sendable {
         var bufferedBodyLimit: Int
     }
 
-    func respond(to request: Request) async -> Response {
-        do {
-            _ = try admin.admit(request)
-        } catch {
-            return error.response()
-        }
+    func respond(to request: Request) async throws -> Response {
+        _ = try admin.admit(request)
         let figures = await self.figures()
         return JSONResponse.encoding(figures)
     }

@@ -73,33 +73,26 @@ extension AuthResponder {
             session, kind: "identitytoolkit#EmailLinkSigninResponse", extra: [(ChildKey("isNewUser"), .bool(session.isNewUser))]))
     }
 
-    /// `/emulator/v1/projects/<project>/accounts` (DELETE) and `…/oobCodes` (GET, DELETE).
-    func emulatorEndpoint(_ path: String, request: Request) async throws -> Response {
-        if path.hasSuffix("/accounts"), request.method == .delete {
-            try requireAdmin(request)
-            return try await clearAccounts()
-        }
-        guard path.hasSuffix("/oobCodes") else { throw AuthError("NOT_FOUND", status: 404) }
-        switch request.method {
-        case .get:
-            let codes = try await service.listedActionCodes()
-            // An empty list is still written (a Node cannot hold one).
-            if codes.isEmpty { return JSONResponse.make(status: .ok, bytes: Array(#"{"oobCodes":[]}"#.utf8)) }
-            return Self.json(.object([(ChildKey("oobCodes"), Self.list(codes.map { listed in
-                var entry: [(ChildKey, Node)] = [
-                    (ChildKey("email"), .string(listed.code.email)),
-                    (ChildKey("oobCode"), .string(listed.oobCode)),
-                    (ChildKey("oobLink"), .string(listed.link)),
-                    (ChildKey("requestType"), .string(listed.code.kind.rawValue)),
-                ]
-                if let newEmail = listed.code.newEmail { entry.append((ChildKey("newEmail"), .string(newEmail))) }
-                return .object(entry)
-            }))]))
-        case .delete:
-            try await service.clearListedActionCodes()
-            return Self.json(.object([]))
-        default:
-            throw AuthError("METHOD_NOT_ALLOWED", status: 405)
-        }
+    /// The emulator's `GET …/oobCodes`: the codes sent, as its tests read them.
+    func listedActionCodes() async throws -> Response {
+        let codes = try await service.listedActionCodes()
+        // An empty list is still written (a Node cannot hold one).
+        if codes.isEmpty { return JSONResponse.make(status: .ok, bytes: Array(#"{"oobCodes":[]}"#.utf8)) }
+        return Self.json(.object([(ChildKey("oobCodes"), Self.list(codes.map { listed in
+            var entry: [(ChildKey, Node)] = [
+                (ChildKey("email"), .string(listed.code.email)),
+                (ChildKey("oobCode"), .string(listed.oobCode)),
+                (ChildKey("oobLink"), .string(listed.link)),
+                (ChildKey("requestType"), .string(listed.code.kind.rawValue)),
+            ]
+            if let newEmail = listed.code.newEmail { entry.append((ChildKey("newEmail"), .string(newEmail))) }
+            return .object(entry)
+        }))]))
+    }
+
+    /// The emulator's `DELETE …/oobCodes`.
+    func clearListedActionCodes() async throws -> Response {
+        try await service.clearListedActionCodes()
+        return Self.json(.object([]))
     }
 }

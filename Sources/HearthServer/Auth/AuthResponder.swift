@@ -17,7 +17,8 @@ import Logging
 ///   `accounts:batchDelete`, and the emulator's `DELETE /emulator/v1/projects/<project>/accounts`;
 /// - keys: the ID-token signing keys as a JWKS at `/.well-known/jwks.json`.
 ///
-/// Errors have Firebase's shape: `{"error": {"code": 400, "message": "EMAIL_EXISTS", ...}}`.
+/// Its routes are in `AuthResponder+Routes.swift`; errors are thrown and written by
+/// ``IdentityToolkitErrors`` in Firebase's shape: `{"error": {"code": 400, "message": "EMAIL_EXISTS", ...}}`.
 /// Request bodies are never logged.
 struct AuthResponder: Sendable {
     let service: AuthService
@@ -41,129 +42,93 @@ struct AuthResponder: Sendable {
         path.hasPrefix(identityToolkit) || path.hasPrefix(identityToolkitV2) || path == secureToken || path == providersPath || path.hasPrefix(emulatorAccounts) || jwksPaths.contains(path)
     }
 
-    func respond(to request: Request, context: HearthRequestContext) async -> Response {
-        do {
-            return try await route(request, context: context)
-        } catch let error as AuthError {
-            return Self.errorResponse(error)
-        } catch {
-            context.logger.requestFailed("account request failed", error: error, shownAs: "\(type(of: error))")
-            return Self.errorResponse(AuthError("INTERNAL_ERROR", status: 500))
-        }
+    // MARK: - Users' endpoints
+
+    func providers() async throws -> Response {
+        let providers = try await service.signInProviders()
+        if providers.isEmpty { return JSONResponse.make(status: .ok, bytes: Array(#"{"providers":[]}"#.utf8)) }
+        return Self.json(.object([(ChildKey("providers"), Self.list(providers.map { config in
+            .object([
+                (ChildKey("providerId"), .string(config.id)),
+                (ChildKey("displayName"), .string(config.displayName ?? Self.providerName(config.id))),
+            ])
+        }))]))
     }
 
-    private func route(_ request: Request, context: HearthRequestContext) async throws -> Response {
-        let path = request.uri.path
-        if Self.jwksPaths.contains(path) {
-            guard request.method == .get else { throw AuthError("METHOD_NOT_ALLOWED", status: 405) }
-            return Self.json(try service.issuer.jwks())
-        }
-        if path == Self.providersPath {
-            guard request.method == .get else { throw AuthError("METHOD_NOT_ALLOWED", status: 405) }
-            let providers = try await service.signInProviders()
-            if providers.isEmpty { return JSONResponse.make(status: .ok, bytes: Array(#"{"providers":[]}"#.utf8)) }
-            return Self.json(.object([(ChildKey("providers"), Self.list(providers.map { config in
-                .object([
-                    (ChildKey("providerId"), .string(config.id)),
-                    (ChildKey("displayName"), .string(config.displayName ?? Self.providerName(config.id))),
-                ])
-            }))]))
-        }
-        if path == Self.secureToken {
-            guard request.method == .post else { throw AuthError("METHOD_NOT_ALLOWED", status: 405) }
-            return try await refresh(try await body(of: request, allowForm: true))
-        }
-        if path.hasPrefix(Self.emulatorAccounts) {
-            guard service.policy.emulator else { throw AuthError("NOT_FOUND", status: 404) }
-            return try await emulatorEndpoint(path, request: request)
-        }
-        if path.hasPrefix(Self.identityToolkitV2) {
-            try requireAdmin(request)
-            return try await providerConfigEndpoint(String(path.dropFirst(Self.identityToolkitV2.count)), request: request)
-        }
-        let endpoint = String(path.dropFirst(Self.identityToolkit.count))
-        // Admin endpoints name the project: projects/<project>/accounts…, projects/<project>:createSessionCookie
-        if endpoint.hasPrefix("projects/") {
-            try requireAdmin(request)
-            let parts = endpoint.split(separator: "/", maxSplits: 2)
-            if parts.count == 2, parts[1].hasSuffix(":createSessionCookie") {
-                guard request.method == .post else { throw AuthError("METHOD_NOT_ALLOWED", status: 405) }
-                return try await createSessionCookie(try await body(of: request, allowForm: false))
-            }
-            guard parts.count == 3 else { throw AuthError("NOT_FOUND", status: 404) }
-            return try await adminEndpoint(String(parts[2]), request: request)
-        }
-        guard request.method == .post else { throw AuthError("METHOD_NOT_ALLOWED", status: 405) }
+    func signUp(_ request: Request, context: HearthRequestContext) async throws -> Response {
         let body = try await body(of: request, allowForm: false)
-        switch endpoint {
-        case "accounts:signUp":
-            // With an admin credential this is Firebase's admin create; otherwise a sign-up,
-            // counted against the client's address unless an admin makes it.
-            let admin = isAdmin(request)
-            if admin && body.string("localId") != nil { return try await adminCreate(body) }
-            let session = try await service.signUp(
-                email: body.string("email"), password: body.string("password"), displayName: body.string("displayName"),
-                client: admin ? nil : proxies.clientAddress(of: request, peer: context.remoteAddress))
-            return Self.json(Self.sessionBody(session, kind: "identitytoolkit#SignupNewUserResponse"))
-        case "accounts:signInWithPassword":
-            let session = try await service.signIn(
-                email: body.string("email"), password: body.string("password"), client: proxies.clientAddress(of: request, peer: context.remoteAddress))
-            var extra: [(ChildKey, Node)] = [(ChildKey("registered"), .bool(true))]
-            if let name = session.user.displayName { extra.append((ChildKey("displayName"), .string(name))) }
-            return Self.json(Self.sessionBody(session, kind: "identitytoolkit#VerifyPasswordResponse", extra: extra))
-        case "accounts:signInWithCustomToken":
-            guard let token = body.string("token") else { throw AuthError.invalidCustomToken }
-            let session = try await service.signIn(customToken: token)
-            return Self.json(Self.sessionBody(
-                session, kind: "identitytoolkit#VerifyCustomTokenResponse",
-                extra: [(ChildKey("isNewUser"), .bool(session.isNewUser))], withEmail: false))
-        case "accounts:lookup":
-            if body.string("idToken") == nil, isAdmin(request) { return try await adminLookup(body) }
-            let user = try await service.user(idToken: body.string("idToken"))
-            RequestLog.current?.uid = user.uid
-            return Self.json(.object([
-                (ChildKey("kind"), .string("identitytoolkit#GetAccountInfoResponse")),
-                (ChildKey("users"), Self.list([Self.userInfo(user)])),
-            ]))
-        case "accounts:update":
-            if body.string("oobCode") != nil { return try await applyActionCode(body) }
-            if body.string("idToken") == nil, isAdmin(request) { return try await adminUpdate(body) }
-            let change = AuthService.ProfileChange(
-                displayName: body.string("displayName"), photoURL: body.string("photoUrl"), email: body.string("email"),
-                password: body.string("password"), deleteAttributes: body.strings("deleteAttribute"),
-                deleteProviders: body.strings("deleteProvider"))
-            let (user, session) = try await service.update(idToken: body.string("idToken"), change)
-            RequestLog.current?.uid = user.uid
-            var entries = Self.userInfo(user).children.map { Array($0) } ?? []
-            entries.append((ChildKey("kind"), .string("identitytoolkit#SetAccountInfoResponse")))
-            if let session {
-                entries += [
-                    (ChildKey("idToken"), .string(session.idToken)),
-                    (ChildKey("refreshToken"), .string(session.refreshToken)),
-                    (ChildKey("expiresIn"), .string(String(session.expiresIn))),
-                ]
-            }
-            return Self.json(.object(entries))
-        case "accounts:delete":
-            if body.string("idToken") == nil, isAdmin(request) { return try await adminDelete(body) }
-            try await service.delete(idToken: body.string("idToken"))
-            return Self.json(.object([(ChildKey("kind"), .string("identitytoolkit#DeleteAccountResponse"))]))
-        case "accounts:createAuthUri":
-            return try await createAuthUri(body, client: proxies.clientAddress(of: request, peer: context.remoteAddress))
-        case "accounts:signInWithIdp":
-            return try await signInWithIdp(body)
-        case "accounts:sendOobCode":
-            return try await sendOobCode(body, request: request, client: proxies.clientAddress(of: request, peer: context.remoteAddress))
-        case "accounts:resetPassword":
-            return try await resetPassword(body)
-        case "accounts:signInWithEmailLink":
-            return try await signInWithEmailLink(body)
-        case "accounts:signOut":
-            try await service.signOut(idToken: body.string("idToken"), refreshToken: body.string("refreshToken"))
-            return Self.json(.object([(ChildKey("kind"), .string("hearth#SignOutResponse"))]))
-        default:
-            throw AuthError("NOT_FOUND", status: 404)
+        // With an admin credential this is Firebase's admin create; otherwise a sign-up,
+        // counted against the client's address unless an admin makes it.
+        let admin = isAdmin(request)
+        if admin && body.string("localId") != nil { return try await adminCreate(body) }
+        let session = try await service.signUp(
+            email: body.string("email"), password: body.string("password"), displayName: body.string("displayName"),
+            client: admin ? nil : proxies.clientAddress(of: request, peer: context.remoteAddress))
+        return Self.json(Self.sessionBody(session, kind: "identitytoolkit#SignupNewUserResponse"))
+    }
+
+    func signInWithPassword(_ request: Request, context: HearthRequestContext) async throws -> Response {
+        let body = try await body(of: request, allowForm: false)
+        let session = try await service.signIn(
+            email: body.string("email"), password: body.string("password"), client: proxies.clientAddress(of: request, peer: context.remoteAddress))
+        var extra: [(ChildKey, Node)] = [(ChildKey("registered"), .bool(true))]
+        if let name = session.user.displayName { extra.append((ChildKey("displayName"), .string(name))) }
+        return Self.json(Self.sessionBody(session, kind: "identitytoolkit#VerifyPasswordResponse", extra: extra))
+    }
+
+    func signInWithCustomToken(_ request: Request) async throws -> Response {
+        let body = try await body(of: request, allowForm: false)
+        guard let token = body.string("token") else { throw AuthError.invalidCustomToken }
+        let session = try await service.signIn(customToken: token)
+        return Self.json(Self.sessionBody(
+            session, kind: "identitytoolkit#VerifyCustomTokenResponse",
+            extra: [(ChildKey("isNewUser"), .bool(session.isNewUser))], withEmail: false))
+    }
+
+    func lookup(_ request: Request) async throws -> Response {
+        let body = try await body(of: request, allowForm: false)
+        if body.string("idToken") == nil, isAdmin(request) { return try await adminLookup(body) }
+        let user = try await service.user(idToken: body.string("idToken"))
+        RequestLog.current?.uid = user.uid
+        return Self.json(.object([
+            (ChildKey("kind"), .string("identitytoolkit#GetAccountInfoResponse")),
+            (ChildKey("users"), Self.list([Self.userInfo(user)])),
+        ]))
+    }
+
+    func update(_ request: Request) async throws -> Response {
+        let body = try await body(of: request, allowForm: false)
+        if body.string("oobCode") != nil { return try await applyActionCode(body) }
+        if body.string("idToken") == nil, isAdmin(request) { return try await adminUpdate(body) }
+        let change = AuthService.ProfileChange(
+            displayName: body.string("displayName"), photoURL: body.string("photoUrl"), email: body.string("email"),
+            password: body.string("password"), deleteAttributes: body.strings("deleteAttribute"),
+            deleteProviders: body.strings("deleteProvider"))
+        let (user, session) = try await service.update(idToken: body.string("idToken"), change)
+        RequestLog.current?.uid = user.uid
+        var entries = Self.userInfo(user).children.map { Array($0) } ?? []
+        entries.append((ChildKey("kind"), .string("identitytoolkit#SetAccountInfoResponse")))
+        if let session {
+            entries += [
+                (ChildKey("idToken"), .string(session.idToken)),
+                (ChildKey("refreshToken"), .string(session.refreshToken)),
+                (ChildKey("expiresIn"), .string(String(session.expiresIn))),
+            ]
         }
+        return Self.json(.object(entries))
+    }
+
+    func delete(_ request: Request) async throws -> Response {
+        let body = try await body(of: request, allowForm: false)
+        if body.string("idToken") == nil, isAdmin(request) { return try await adminDelete(body) }
+        try await service.delete(idToken: body.string("idToken"))
+        return Self.json(.object([(ChildKey("kind"), .string("identitytoolkit#DeleteAccountResponse"))]))
+    }
+
+    func signOut(_ request: Request) async throws -> Response {
+        let body = try await body(of: request, allowForm: false)
+        try await service.signOut(idToken: body.string("idToken"), refreshToken: body.string("refreshToken"))
+        return Self.json(.object([(ChildKey("kind"), .string("hearth#SignOutResponse"))]))
     }
 
     /// A provider's name for people when its configuration gives none.
@@ -180,7 +145,7 @@ struct AuthResponder: Sendable {
 
     // MARK: - Tokens
 
-    private func refresh(_ body: RequestFields) async throws -> Response {
+    func refresh(_ body: RequestFields) async throws -> Response {
         guard let grant = body.string("grant_type") ?? body.string("grantType"), grant == "refresh_token" else {
             throw AuthError.invalidGrantType
         }
@@ -199,50 +164,36 @@ struct AuthResponder: Sendable {
 
     // MARK: - Admin
 
-    private func adminEndpoint(_ endpoint: String, request: Request) async throws -> Response {
-        if endpoint == "accounts:batchGet" {
-            guard request.method == .get else { throw AuthError("METHOD_NOT_ALLOWED", status: 405) }
-            let parameters = request.uri.queryParameters
-            let maxResults = parameters["maxResults"].flatMap { Int(String($0)) } ?? 1000
-            let (users, next) = try await service.listUsers(
-                pageToken: parameters["nextPageToken"].map(String.init), maxResults: maxResults)
-            var entries: [(ChildKey, Node)] = [
-                (ChildKey("kind"), .string("identitytoolkit#DownloadAccountResponse")),
-                (ChildKey("users"), Self.list(users.map(Self.userInfo))),
-            ]
-            if let next { entries.append((ChildKey("nextPageToken"), .string(next))) }
-            return Self.json(.object(entries))
-        }
-        guard request.method == .post else { throw AuthError("METHOD_NOT_ALLOWED", status: 405) }
-        let body = try await body(of: request, allowForm: false)
-        switch endpoint {
-        case "accounts": return try await adminCreate(body)
-        case "accounts:batchCreate": return try await importUsers(body)
-        case "accounts:sendOobCode": return try await sendOobCode(body, request: request, client: nil)
-        case "accounts:query": return try await queryUsers(body)
-        case "accounts:lookup": return try await adminLookup(body)
-        case "accounts:update": return try await adminUpdate(body)
-        case "accounts:delete": return try await adminDelete(body)
-        case "accounts:batchDelete":
-            var errors: [Node] = []
-            for (index, uid) in body.strings("localIds").enumerated() {
-                do {
-                    try await service.deleteUser(uid: uid)
-                } catch let error where error == .userNotFound {
-                    // Firebase treats deleting a missing user as success.
-                } catch {
-                    errors.append(.object([
-                        (ChildKey("index"), .int(Int64(index))), (ChildKey("localId"), .string(uid)),
-                        (ChildKey("message"), .string(error.message)),
-                    ]))
-                }
+    func batchGet(_ request: Request) async throws -> Response {
+        let parameters = request.uri.queryParameters
+        let maxResults = parameters["maxResults"].flatMap { Int(String($0)) } ?? 1000
+        let (users, next) = try await service.listUsers(
+            pageToken: parameters["nextPageToken"].map(String.init), maxResults: maxResults)
+        var entries: [(ChildKey, Node)] = [
+            (ChildKey("kind"), .string("identitytoolkit#DownloadAccountResponse")),
+            (ChildKey("users"), Self.list(users.map(Self.userInfo))),
+        ]
+        if let next { entries.append((ChildKey("nextPageToken"), .string(next))) }
+        return Self.json(.object(entries))
+    }
+
+    func batchDelete(_ body: RequestFields) async throws -> Response {
+        var errors: [Node] = []
+        for (index, uid) in body.strings("localIds").enumerated() {
+            do {
+                try await service.deleteUser(uid: uid)
+            } catch let error where error == .userNotFound {
+                // Firebase treats deleting a missing user as success.
+            } catch {
+                errors.append(.object([
+                    (ChildKey("index"), .int(Int64(index))), (ChildKey("localId"), .string(uid)),
+                    (ChildKey("message"), .string(error.message)),
+                ]))
             }
-            var entries: [(ChildKey, Node)] = [(ChildKey("kind"), .string("identitytoolkit#BatchDeleteAccountsResponse"))]
-            if !errors.isEmpty { entries.append((ChildKey("errors"), Self.list(errors))) }
-            return Self.json(.object(entries))
-        default:
-            throw AuthError("NOT_FOUND", status: 404)
         }
+        var entries: [(ChildKey, Node)] = [(ChildKey("kind"), .string("identitytoolkit#BatchDeleteAccountsResponse"))]
+        if !errors.isEmpty { entries.append((ChildKey("errors"), Self.list(errors))) }
+        return Self.json(.object(entries))
     }
 
     func adminCreate(_ body: RequestFields) async throws -> Response {
@@ -342,21 +293,6 @@ struct AuthResponder: Sendable {
         // An empty object is written as {} (a Node cannot hold one).
         let bytes = node.isNull ? Array("{}".utf8) : JSONWriter.bytes(node)
         return JSONResponse.make(status: status, bytes: bytes)
-    }
-
-    static func errorResponse(_ error: AuthError) -> Response {
-        let reason: Node = .object([
-            (ChildKey("domain"), .string("global")), (ChildKey("message"), .string(error.message)),
-            (ChildKey("reason"), .string("invalid")),
-        ])
-        let body: Node = .object([
-            (ChildKey("error"), .object([
-                (ChildKey("code"), .int(Int64(error.status))),
-                (ChildKey("errors"), list([reason])),
-                (ChildKey("message"), .string(error.message)),
-            ]))
-        ])
-        return json(body, status: HTTPResponse.Status(code: error.status))
     }
 
     /// A JSON array of `items` (as an object keyed 0, 1, …, which is how arrays are written).

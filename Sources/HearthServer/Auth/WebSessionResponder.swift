@@ -33,54 +33,55 @@ struct WebSessionResponder: Sendable {
 
     static func handles(_ path: String) -> Bool { path == Self.path || path == tokenPath }
 
-    func respond(to request: Request, context: HearthRequestContext) async -> Response {
-        let secure = proxies.scheme(of: request, peer: context.remoteAddress) == "https"
-        do {
-            return try await route(request, secure: secure)
-        } catch let error as AuthError {
-            var response = AuthResponder.errorResponse(error)
-            // A session the server no longer knows, or that was ended (revoked, the account gone
-            // or disabled), is over: forget it in the browser too.
-            if [.invalidRefreshToken, .tokenExpired, .userNotFound, .userDisabled].contains(error) {
-                response.setCookie(Self.expiredCookie(for: request, secure: secure))
-            }
-            return response
-        } catch {
-            context.logger.requestFailed("web session request failed", error: error, shownAs: "\(type(of: error))")
-            return AuthResponder.errorResponse(AuthError("INTERNAL_ERROR", status: 500))
+    /// The session's routes; refusals are written by ``WebSessionErrors``.
+    func responder() -> any HTTPResponder<HearthRequestContext> {
+        let router = Router(context: HearthRequestContext.self)
+        router.add(middleware: APIErrorMiddleware(WebSessionErrors(proxies: proxies)))
+        router.endpoint(RouterPath(Self.path), [
+            .post: sameOrigin { request, context in
+                let body: ByteBuffer
+                do {
+                    body = try await request.body.collect(upTo: Self.maxBodyBytes)
+                } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
+                    throw AuthError.invalidArgument("The body is too large.")
+                }
+                guard let fields = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any] else {
+                    throw AuthError.invalidArgument("The body must be a JSON object with a refreshToken.")
+                }
+                guard let refreshToken = fields["refreshToken"] as? String, !refreshToken.isEmpty else {
+                    throw AuthError.missingRefreshToken
+                }
+                return try await answer(refreshToken: refreshToken, request: request, secure: isSecure(request, context))
+            },
+            .delete: sameOrigin { request, context in
+                let refreshToken = try Self.cookieToken(of: request)
+                do {
+                    try await service.endSession(refreshToken: refreshToken)
+                } catch let error as AuthError where error == .invalidRefreshToken {
+                    // Already over: signing out still succeeds.
+                }
+                return Self.signedOut(request, secure: isSecure(request, context))
+            },
+        ])
+        router.endpoint(RouterPath(Self.tokenPath), .post, sameOrigin { request, context in
+            try await answer(refreshToken: try Self.cookieToken(of: request), request: request, secure: isSecure(request, context))
+        })
+        return router.buildResponder()
+    }
+
+    /// `handler` for requests from this server's own pages; `CROSS_ORIGIN_REQUEST` for others.
+    private func sameOrigin(
+        _ handler: @escaping @Sendable (Request, HearthRequestContext) async throws -> Response
+    ) -> @Sendable (Request, HearthRequestContext) async throws -> Response {
+        { request, context in
+            guard Self.isSameOrigin(request) else { throw AuthError("CROSS_ORIGIN_REQUEST") }
+            return try await handler(request, context)
         }
     }
 
-    private func route(_ request: Request, secure: Bool) async throws -> Response {
-        guard Self.isSameOrigin(request) else { throw AuthError("CROSS_ORIGIN_REQUEST", status: 403) }
-        switch (request.uri.path, request.method) {
-        case (Self.path, .post):
-            let body: ByteBuffer
-            do {
-                body = try await request.body.collect(upTo: Self.maxBodyBytes)
-            } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
-                throw AuthError.invalidArgument("The body is too large.")
-            }
-            guard let fields = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any] else {
-                throw AuthError.invalidArgument("The body must be a JSON object with a refreshToken.")
-            }
-            guard let refreshToken = fields["refreshToken"] as? String, !refreshToken.isEmpty else {
-                throw AuthError.missingRefreshToken
-            }
-            return try await answer(refreshToken: refreshToken, request: request, secure: secure)
-        case (Self.tokenPath, .post):
-            return try await answer(refreshToken: try Self.cookieToken(of: request), request: request, secure: secure)
-        case (Self.path, .delete):
-            let refreshToken = try Self.cookieToken(of: request)
-            do {
-                try await service.endSession(refreshToken: refreshToken)
-            } catch let error where error == .invalidRefreshToken {
-                // Already over: signing out still succeeds.
-            }
-            return Self.signedOut(request, secure: secure)
-        default:
-            throw AuthError("METHOD_NOT_ALLOWED", status: 405)
-        }
+    /// True when the browser used TLS (the cookie is then `Secure`).
+    func isSecure(_ request: Request, _ context: HearthRequestContext) -> Bool {
+        proxies.scheme(of: request, peer: context.remoteAddress) == "https"
     }
 
     /// A fresh ID token for `refreshToken`, with the cookie (re)set to hold it.
@@ -110,7 +111,7 @@ struct WebSessionResponder: Sendable {
         return value
     }
 
-    private static func expiredCookie(for request: Request, secure: Bool) -> Cookie {
+    static func expiredCookie(for request: Request, secure: Bool) -> Cookie {
         Cookie(name: cookieName(for: request), value: "", maxAge: 0, path: path, secure: secure, httpOnly: true, sameSite: .strict)
     }
 

@@ -28,7 +28,7 @@ struct DataBrowseResponder: Sendable {
     let admin: AdminCredential
     let defaultDatabase: String
 
-    func respond(to request: Request) async -> Response {
+    func respond(to request: Request) async throws -> Response {
         do {
             let parameters = try admin.admit(request)
             let path = try Path(parsing: parameters["path"] ?? "/")
@@ -43,10 +43,6 @@ struct DataBrowseResponder: Sendable {
                 endAt: try Self.key(parameters["endAt"]),
                 limit: try Self.number(parameters["limit"], name: "limit", default: Self.defaultLimit))
             return Self.encode(page)
-        } catch let error as HearthError {
-            return error.response()
-        } catch {
-            return HearthError(.internalError, "Internal server error.").response()
         }
     }
 

@@ -9,7 +9,7 @@ import Logging
 /// Answers the Firebase Realtime Database REST API: `GET`, `PUT`, `POST`, `PATCH` and `DELETE`
 /// on `/<path>.json`, with Firebase's bodies, status codes and error texts. A thin encoder over
 /// ``DatabaseOperations``: it reads the request, calls the operation, and writes the answer;
-/// errors reach the wire through ``HearthCore/HearthError/response()``.
+/// errors are thrown, and reach the wire through ``RealtimeDatabaseErrors``.
 struct DatabaseResponder: Sendable {
     typealias Context = HearthRequestContext
 
@@ -23,34 +23,27 @@ struct DatabaseResponder: Sendable {
     var hub: ListenerHub { operations.hub }
     var rules: RulesRegistry { operations.rules }
 
-    func respond(to request: Request, context: Context) async -> Response {
-        do {
-            if request.uri.path == "/.settings/rules.json" {
-                return try await handleRulesSettings(request)
-            }
-            if request.uri.path == Self.simulatePath {
-                return try await handleSimulation(request)
-            }
-            guard let rest = try RESTRequest(request) else {
-                return HearthError(.notFound, "Not found.").response()
-            }
-            let auth = try await RequestAuth.resolve(
-                request, parameters: rest.parameters, admin: admin, issuer: issuer, now: configuration.clock())
-            // Only an admin makes a new database by naming it.
-            let database = try await operations.database(
-                named: databaseName(for: request, parameters: rest.parameters), creating: auth.isAdmin)
-            if Self.wantsStream(request) {
-                return try stream(rest, database: database, auth: auth, connection: context.channel)
-            }
-            return try await handle(rest, request: request, database: database, auth: auth)
-        } catch let failed as DatabaseOperations.ConditionFailed {
-            return ETagConditions.mismatch(current: failed.current)
-        } catch let error as HearthError {
-            return error.response()
-        } catch {
-            context.logger.requestFailed("request failed", error: error)
-            return HearthError(.internalError, "Internal server error.").response()
+    /// The answer to a REST request; failures are thrown, and written by the namespace's
+    /// ``RealtimeDatabaseErrors``.
+    func respond(to request: Request, context: Context) async throws -> Response {
+        if request.uri.path == "/.settings/rules.json" {
+            return try await handleRulesSettings(request)
         }
+        if request.uri.path == Self.simulatePath {
+            return try await handleSimulation(request)
+        }
+        guard let rest = try RESTRequest(request) else {
+            throw HearthError(.notFound, "Not found.")
+        }
+        let auth = try await RequestAuth.resolve(
+            request, parameters: rest.parameters, admin: admin, issuer: issuer, now: configuration.clock())
+        // Only an admin makes a new database by naming it.
+        let database = try await operations.database(
+            named: databaseName(for: request, parameters: rest.parameters), creating: auth.isAdmin)
+        if Self.wantsStream(request) {
+            return try stream(rest, database: database, auth: auth, connection: context.channel)
+        }
+        return try await handle(rest, request: request, database: database, auth: auth)
     }
 
     private func handle(_ rest: RESTRequest, request: Request, database: Database, auth: RequestAuth) async throws -> Response {

@@ -44,17 +44,9 @@ struct FilesResponder: Sendable {
 
     /// The answer to a storage request; `onAppOrigin` when it came to the app's own origin
     /// rather than a files origin (see ``FileContentPolicy``).
-    func respond(to request: Request, context: HearthRequestContext, onAppOrigin: Bool) async -> Response {
-        do {
-            return try await route(request, context: context, onAppOrigin: onAppOrigin)
-        } catch let error as FilesError {
-            return Self.errorResponse(error)
-        } catch let error as HearthError {
-            return Self.errorResponse(FilesError(status: 401, error.message))
-        } catch {
-            context.logger.requestFailed("file request failed", error: error)
-            return Self.errorResponse(FilesError(status: 500, "Internal error."))
-        }
+    /// Refusals are thrown, and written by the namespace's ``StorageErrors``.
+    func respond(to request: Request, context: HearthRequestContext, onAppOrigin: Bool) async throws -> Response {
+        try await route(request, context: context, onAppOrigin: onAppOrigin)
     }
 
     // MARK: - Routing
@@ -103,7 +95,7 @@ struct FilesResponder: Sendable {
         case (.patch, let name?):
             return try await updateMetadata(request, bucket: target.bucket, name: name, requester: requester)
         case (.delete, let name?): return try await delete(bucket: target.bucket, name: name, requester: requester)
-        default: throw FilesError(status: 405, "Method not allowed.")
+        default: throw FilesError(.methodNotAllowed, "Method not allowed.")
         }
     }
 
@@ -158,12 +150,22 @@ struct FilesResponder: Sendable {
         let delimiter = parameters["delimiter"].flatMap { $0.isEmpty ? nil : $0 }
         let listing = try await store.list(
             bucket: bucket, prefix: prefix, delimiter: delimiter, pageToken: parameters["pageToken"], maxResults: maxResults)
-        var body: [String: Any] = [
-            "prefixes": listing.prefixes,
-            "items": listing.items.map { ["name": $0.name, "bucket": $0.bucket] },
-        ]
-        if let next = listing.nextPageToken { body["nextPageToken"] = next }
-        return Self.json(body)
+        let answer = ListAnswer(
+            prefixes: listing.prefixes, items: listing.items.map { .init(name: $0.name, bucket: $0.bucket) },
+            nextPageToken: listing.nextPageToken)
+        return JSONResponse.encoding(answer, contentType: Self.contentType, pretty: true)
+    }
+
+    /// A listing, as Cloud Storage's `objects.list` writes it.
+    struct ListAnswer: Encodable {
+        struct Item: Encodable {
+            var name: String
+            var bucket: String
+        }
+
+        var prefixes: [String]
+        var items: [Item]
+        var nextPageToken: String?
     }
 
     // MARK: - Reading
@@ -212,7 +214,7 @@ struct FilesResponder: Sendable {
                 headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(object.size)"
             case .unsatisfiable:
                 headers[.contentRange] = "bytes */\(object.size)"
-                return Self.errorResponse(FilesError(status: 416, "Requested range not satisfiable."), headers: headers)
+                return StorageErrors.response(for: FilesError(.rangeNotSatisfiable, "Requested range not satisfiable."), headers: headers)
             }
         }
         let bytes = range
@@ -469,7 +471,7 @@ struct FilesResponder: Sendable {
     /// `POST …/o/<name>?create_token=true` adds a download token; `?delete_token=<token>`
     /// removes one. Admins only, as in Firebase.
     private func tokens(bucket: String, name: String, parameters: [String: String], requester: Requester) async throws -> Response {
-        guard case .admin = requester else { throw FilesError(status: 403, "Missing admin credentials.") }
+        guard case .admin = requester else { throw FilesError(.forbidden, "Missing admin credentials.") }
         guard let object = try await store.object(bucket: bucket, name: name) else { throw FilesError.notFound }
         var tokens = object.downloadTokens
         if let create = parameters["create_token"] {
@@ -545,20 +547,8 @@ struct FilesResponder: Sendable {
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: ObjectResource.json(object))))
     }
 
-    static func json(_ value: [String: Any]) -> Response {
-        let data = (try? JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json; charset=UTF-8"
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
-    }
-
-    static func errorResponse(_ error: FilesError, headers: HTTPFields = [:]) -> Response {
-        let body: [String: Any] = ["error": ["code": error.status, "message": error.message]]
-        var response = json(body)
-        response.status = HTTPResponse.Status(code: error.status)
-        for field in headers { response.headers[field.name] = field.value }
-        return response
-    }
+    /// Cloud Storage's JSON content type.
+    static let contentType = "application/json; charset=UTF-8"
 
     // MARK: - HTTP details
 

@@ -21,7 +21,7 @@ struct HearthResponder: HTTPResponder {
     private let filesPipeline: any HTTPResponder<Context>
 
     init(
-        database: DatabaseResponder,
+        database databaseResponder: DatabaseResponder,
         longPolling: RealtimeLongPolling,
         auth: AuthResponder,
         session: WebSessionResponder,
@@ -38,6 +38,10 @@ struct HearthResponder: HTTPResponder {
         dataBrowse: DataBrowseResponder,
         accessLog: Bool = false
     ) {
+        // Each API writes its errors in its own format (``APIErrorFormat``): the routers carry
+        // theirs; the other namespaces' responders are guarded here.
+        let storage = StorageErrors()
+        let database = RealtimeDatabaseErrors()
         let filesOnlyTable = NamespaceTable(
             namespaces: [
                 Namespace(transport: .files, matches: { request, _ in request.method == .options }) { request, _ in
@@ -45,10 +49,10 @@ struct HearthResponder: HTTPResponder {
                 },
                 Namespace(transport: .files, headers: .file, matches: { request, _ in FilesResponder.handles(request.uri.path) }) {
                     request, context in
-                    await files.respond(to: request, context: context, onAppOrigin: false)
-                },
+                    try await files.respond(to: request, context: context, onAppOrigin: false)
+                }.guarded(by: storage),
             ],
-            fallback: Namespace(transport: .files, matches: { _, _ in true }) { _, _ in FilesResponder.errorResponse(.notFound) })
+            fallback: Namespace(transport: .files, matches: { _, _ in true }) { _, _ in StorageErrors.response(for: .notFound) })
         let redirect = FilesRedirect(filesOrigin: filesOrigin, proxies: proxies)
         let appTable = NamespaceTable(
             namespaces: [
@@ -56,57 +60,54 @@ struct HearthResponder: HTTPResponder {
                     transport: .files, matches: { request, _ in filesOrigin.isFilesHost(request.head.authority) },
                     responder: filesOnlyTable),
                 // Same-origin only: no CORS headers.
-                Namespace(transport: .session, crossOrigin: false, matches: { request, _ in WebSessionResponder.handles(request.uri.path) }) {
-                    request, context in
-                    await session.respond(to: request, context: context)
-                },
+                Namespace(
+                    transport: .session, crossOrigin: false, matches: { request, _ in WebSessionResponder.handles(request.uri.path) },
+                    responder: session.responder()),
                 Namespace(transport: .preflight, matches: { request, _ in request.method == .options }) { request, _ in
                     CORS.preflight(request)
                 },
                 Namespace(transport: .admin, matches: { request, _ in request.uri.path == MetricsResponder.path }) { request, context in
                     await metricsResponder.respond(to: request, context: context)
-                },
-                Namespace(transport: .auth, matches: { request, _ in AuthResponder.handles(request.uri.path) }) { request, context in
-                    await auth.respond(to: request, context: context)
-                },
+                }.guarded(by: database),
+                Namespace(transport: .auth, matches: { request, _ in AuthResponder.handles(request.uri.path) }, responder: auth.responder()),
                 Namespace(transport: .files, headers: .file, matches: { request, _ in FilesResponder.handles(request.uri.path) }) {
                     request, context in
                     if let response = redirect.response(to: request, context: context) {
                         context.note.update { $0.headers = .api }
                         return response
                     }
-                    return await files.respond(to: request, context: context, onAppOrigin: true)
-                },
+                    return try await files.respond(to: request, context: context, onAppOrigin: true)
+                }.guarded(by: storage),
                 Namespace(transport: .longPolling, matches: { request, _ in request.uri.path == RealtimeLongPolling.path }) {
                     request, context in
                     if RealtimeLongPolling.isDisconnectFrame(request) { context.note.update { $0.headers = .longPollFrame } }
                     return await longPolling.respond(to: request, connection: context.channel)
-                },
+                }.guarded(by: database),
                 Namespace(transport: .admin, matches: { request, _ in request.uri.path == StatsResponder.path }) { request, _ in
-                    await stats.respond(to: request)
-                },
+                    try await stats.respond(to: request)
+                }.guarded(by: database),
                 Namespace(transport: .admin, matches: { request, _ in request.uri.path == RecentLogsResponder.path }) { request, _ in
-                    logs.respond(to: request)
-                },
+                    try logs.respond(to: request)
+                }.guarded(by: database),
                 Namespace(transport: .admin, matches: { request, _ in request.uri.path == RequestLogResponder.path }) { request, _ in
-                    requests.respond(to: request)
-                },
+                    try requests.respond(to: request)
+                }.guarded(by: database),
                 Namespace(transport: .admin, matches: { request, _ in BackupsResponder.handles(request.uri.path) }) { request, _ in
-                    await backups.respond(to: request)
-                },
+                    try await backups.respond(to: request)
+                }.guarded(by: database),
                 Namespace(transport: .admin, matches: { request, _ in DataBrowseResponder.handles(request.uri.path) }) { request, _ in
-                    await dataBrowse.respond(to: request)
-                },
+                    try await dataBrowse.respond(to: request)
+                }.guarded(by: database),
                 Namespace(transport: .web, matches: { request, _ in WebResponder.handles(request) }) { request, context in
                     let origin = redirect.filesOrigin(for: request, context: context)
                     context.note.update { $0.headers = .page(filesOrigin: origin) }
                     return await web.respond(to: request, context: context, filesOrigin: origin)
-                },
+                }.guarded(by: database),
             ],
             fallback: Namespace(transport: .rest, matches: { _, _ in true }) { request, context in
                 if request.headers[.accept]?.contains("text/event-stream") == true { context.note.update { $0.transport = .sse } }
-                return await database.respond(to: request, context: context)
-            })
+                return try await databaseResponder.respond(to: request, context: context)
+            }.guarded(by: database))
         let requestLog = requests.log
         func pipeline(_ table: NamespaceTable) -> any HTTPResponder<Context> {
             // Hummingbird's middleware chain, around the table rather than a trie router.

@@ -18,17 +18,20 @@ enum JSONResponse {
     }
 
     /// `value` as JSON (keys sorted, slashes as they are), or a Firebase-shaped 500 should it
-    /// not encode; for the admin endpoints' answers.
+    /// not encode: the answers of the account, storage and admin endpoints.
     static func encoding(
-        _ value: some Encodable, dates: JSONEncoder.DateEncodingStrategy = .iso8601
+        _ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:],
+        contentType: String = contentType, pretty: Bool = false, dates: JSONEncoder.DateEncodingStrategy = .iso8601
     ) -> Response {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.outputFormatting = pretty ? [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted] : [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = dates
         guard let body = try? encoder.encode(value) else {
             return HearthError(.internalError, "Internal server error.").response()
         }
-        return make(bytes: Array(body))
+        var fields = headers
+        fields[.contentType] = contentType
+        return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
     }
 
     /// `204 No Content`, for `print=silent`.

@@ -45,6 +45,15 @@ struct Namespace: Sendable {
     }
 }
 
+extension Namespace {
+    /// This namespace, with what its responder throws written in `format`.
+    func guarded(by format: some APIErrorFormat) -> Namespace {
+        var namespace = self
+        namespace.responder = format.guarding(responder)
+        return namespace
+    }
+}
+
 /// The first-match table of ``Namespace``s, with the responder that takes what none matched.
 struct NamespaceTable: HTTPResponder {
     typealias Context = HearthRequestContext

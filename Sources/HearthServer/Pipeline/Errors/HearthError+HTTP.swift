@@ -19,9 +19,14 @@ extension HearthError.Code {
 extension HearthError {
     /// `{"error": "<message>"}` with the matching status, pretty-printed as Firebase does.
     func response() -> Response {
+        Self.response(status: code.httpStatus, message: message)
+    }
+
+    /// `{"error": "<message>"}` with `status`: the Realtime Database's error body.
+    static func response(status: HTTPResponse.Status, message: String) -> Response {
         let body = Node.object([(ChildKey("error"), .string(message))])
         var bytes = JSONWriter.bytes(body, format: .init(pretty: true))
         bytes.append(0x0A)
-        return JSONResponse.make(status: code.httpStatus, bytes: bytes)
+        return JSONResponse.make(status: status, bytes: bytes)
     }
 }
