@@ -107,4 +107,78 @@ struct RouteTests {
             #expect((error["error"] as? [String: Any])?["code"] as? Int == 404, "\(Self.text(missing))")
         }
     }
+
+    static func object(_ response: TestResponse) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(text(response).utf8)) as? [String: Any], "\(text(response))")
+    }
+
+    /// Identity Toolkit's `error.code` and `error.message`.
+    static func authError(_ response: TestResponse) throws -> (code: Int?, message: String?) {
+        let error = try object(response)["error"] as? [String: Any]
+        let reasons = error?["errors"] as? [[String: Any]]
+        #expect(reasons?.first?["reason"] as? String == "invalid")
+        return (error?["code"] as? Int, error?["message"] as? String)
+    }
+
+    @Test func eachAPIWritesItsErrorsInItsOwnShape() async throws {
+        try await Self.withApplication { client in
+            let accounts = "/identitytoolkit.googleapis.com/v1/"
+            // Identity Toolkit: an unknown endpoint, a method the endpoint does not take, an
+            // admin endpoint without the admin's credential.
+            let unknown = try await client.execute(uri: accounts + "accounts:fly", method: .post, body: ByteBuffer(string: "{}"))
+            #expect(unknown.status == .notFound)
+            #expect(try Self.authError(unknown) == (404, "NOT_FOUND"))
+            let wrongMethod = try await client.execute(uri: accounts + "accounts:signUp", method: .get)
+            #expect(wrongMethod.status == .methodNotAllowed)
+            #expect(try Self.authError(wrongMethod) == (405, "METHOD_NOT_ALLOWED"))
+            let notAdmin = try await client.execute(
+                uri: accounts + "projects/demo/accounts:query", method: .post, body: ByteBuffer(string: "{}"))
+            #expect(notAdmin.status == .forbidden)
+            #expect(try Self.authError(notAdmin) == (403, "INSUFFICIENT_PERMISSION"))
+            let cookie = try await client.execute(
+                uri: accounts + "projects/demo:createSessionCookie", method: .post,
+                headers: [.authorization: "Bearer \(TestServer.adminToken)"], body: ByteBuffer(string: #"{"idToken":"nope","validDuration":3600}"#))
+            #expect(cookie.status == .badRequest)
+            #expect(try Self.authError(cookie).message?.hasPrefix("INVALID_ID_TOKEN") == true, "\(Self.text(cookie))")
+            let badBody = try await client.execute(uri: accounts + "accounts:signInWithPassword", method: .post, body: ByteBuffer(string: "[1]"))
+            #expect(try Self.authError(badBody).message?.hasPrefix("INVALID_ARGUMENT") == true)
+
+            // Cloud Storage: a credential that cannot be verified is 401 in Storage's shape; a
+            // method an object does not take is 405.
+            let objects = "/v0/b/hearth.appspot.com/o"
+            let forged = try await client.execute(
+                uri: "\(objects)/a.txt", method: .get, headers: [.authorization: "Bearer not.a.token"])
+            #expect(forged.status == .unauthorized)
+            let forgedError = try Self.object(forged)["error"] as? [String: Any]
+            #expect(forgedError?["code"] as? Int == 401)
+            let put = try await client.execute(uri: "\(objects)/a.txt", method: .put, body: ByteBuffer(string: "x"))
+            #expect(put.status == .methodNotAllowed)
+            #expect((try Self.object(put)["error"] as? [String: Any])?["code"] as? Int == 405)
+
+            // The admin endpoints: the Realtime Database's shape, and a refusal before anything.
+            let backups = try await client.execute(uri: "/.hearth/backups/restore", method: .post, body: ByteBuffer(string: "{}"))
+            #expect(backups.status == .unauthorized)
+            #expect(try Self.object(backups)["error"] is String)
+            let browse = try await client.execute(
+                uri: "/.hearth/data/children?path=/open&limit=x", method: .get,
+                headers: [.authorization: "Bearer \(TestServer.adminToken)"])
+            #expect(browse.status == .badRequest, "\(Self.text(browse))")
+            #expect(try Self.object(browse)["error"] is String)
+        }
+    }
+
+    @Test func everyAnswerNamesItsRequest() async throws {
+        try await Self.withApplication { client in
+            let first = try await client.execute(uri: "/open.json", method: .get)
+            let second = try await client.execute(uri: "/identitytoolkit.googleapis.com/v1/accounts:fly", method: .post)
+            let third = try await client.execute(uri: "/v0/b/hearth.appspot.com/o/none", method: .get)
+            let ids = [first, second, third].compactMap { $0.headers[.init("X-Request-Id")!] }
+            #expect(ids.count == 3)
+            #expect(Set(ids).count == 3)
+            // A client's own ID is not believed (no trusted proxy sent it).
+            let claimed = try await client.execute(uri: "/open.json", method: .get, headers: [.init("X-Request-Id")!: "mine-123"])
+            #expect(claimed.headers[.init("X-Request-Id")!] != "mine-123")
+            #expect(first.headers[.accessControlExposeHeaders]?.contains("X-Request-Id") == true)
+        }
+    }
 }

@@ -7,7 +7,7 @@ import Hummingbird
 enum CORS {
     static let allowedMethods = "GET, PUT, POST, PATCH, DELETE, OPTIONS"
     static let defaultHeaders = "Authorization, Content-Type, X-Firebase-ETag, If-Match, If-None-Match, X-HTTP-Method-Override, X-Firebase-Decoding, Range, X-Goog-Upload-Protocol, X-Goog-Upload-Command, X-Goog-Upload-Offset, X-Goog-Upload-Header-Content-Length, X-Goog-Upload-Header-Content-Type"
-    static let exposedHeaders = "ETag, Content-Length, Content-Range, Last-Modified, X-Goog-Upload-URL, X-Goog-Upload-Status, X-Goog-Upload-Size-Received, X-Goog-Upload-Chunk-Granularity"
+    static let exposedHeaders = "ETag, Content-Length, Content-Range, Last-Modified, X-Goog-Upload-URL, X-Goog-Upload-Status, X-Goog-Upload-Size-Received, X-Goog-Upload-Chunk-Granularity, X-Request-Id"
 
     /// The answer to a preflight request.
     static func preflight(_ request: Request) -> Response {

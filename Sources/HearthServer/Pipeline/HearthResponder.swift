@@ -4,8 +4,9 @@ import HearthFiles
 import Hummingbird
 import Logging
 
-/// The one entry point: every request passes the middleware (``RequestObservationMiddleware``
-/// for metrics and logs, ``ResponseHeadersMiddleware`` for CORS and the security headers) and
+/// The one entry point: every request passes the middleware (``RequestIDMiddleware`` to name
+/// it, ``RequestObservationMiddleware`` for metrics and logs, ``ResponseHeadersMiddleware`` for
+/// CORS and the security headers) and
 /// then the first-match table of namespaces (``NamespaceTable``): CORS preflights, account
 /// requests, the web session, file requests, the server's figures for admins, long-polling,
 /// page requests, and the database, which takes everything else.
@@ -112,6 +113,7 @@ struct HearthResponder: HTTPResponder {
         func pipeline(_ table: NamespaceTable) -> any HTTPResponder<Context> {
             // Hummingbird's middleware chain, around the table rather than a trie router.
             let middleware = Router(context: Context.self).middlewares
+            middleware.add(RequestIDMiddleware(proxies: proxies))
             middleware.add(RequestObservationMiddleware(metrics: metrics, requestLog: requestLog, proxies: proxies, accessLog: accessLog))
             middleware.add(ResponseHeadersMiddleware())
             return middleware.constructResponder(finalResponder: table)
