@@ -20,14 +20,8 @@ extension AuthResponder {
         code.returnLink = body.bool("returnOobLink") ?? false
         code.client = client
         let issued = try await service.sendActionCode(code, actionURL: emulatorActionURL(request))
-        var entries: [(ChildKey, Node)] = [
-            (ChildKey("kind"), .string("identitytoolkit#GetOobConfirmationCodeResponse")),
-            (ChildKey("email"), .string(issued.email)),
-        ]
-        if code.returnLink {
-            entries += [(ChildKey("oobCode"), .string(issued.code)), (ChildKey("oobLink"), .string(issued.link))]
-        }
-        return Self.json(.object(entries))
+        return Self.answer(OobConfirmationAnswer(
+            email: issued.email, oobCode: code.returnLink ? issued.code : nil, oobLink: code.returnLink ? issued.link : nil))
     }
 
     /// In emulator mode links point at the address the request came to, as Firebase's
@@ -44,55 +38,38 @@ extension AuthResponder {
         } else {
             code = try await service.inspectActionCode(body.string("oobCode"))
         }
-        var entries: [(ChildKey, Node)] = [
-            (ChildKey("kind"), .string("identitytoolkit#ResetPasswordResponse")),
-            (ChildKey("requestType"), .string(code.kind.rawValue)),
-        ]
         // A sign-in code does not tell its address: whoever has the link must know it.
-        if code.kind != .emailSignIn { entries.append((ChildKey("email"), .string(code.email))) }
-        if let next = code.newEmail { entries.append((ChildKey("newEmail"), .string(next))) }
-        return Self.json(.object(entries))
+        return Self.answer(ResetPasswordAnswer(
+            requestType: code.kind.rawValue, email: code.kind != .emailSignIn ? code.email : nil, newEmail: code.newEmail))
     }
 
     func applyActionCode(_ body: RequestFields) async throws -> Response {
         let user = try await service.applyActionCode(body.string("oobCode"))
-        var entries: [(ChildKey, Node)] = [
-            (ChildKey("kind"), .string("identitytoolkit#SetAccountInfoResponse")),
-            (ChildKey("localId"), .string(user.uid)),
-            (ChildKey("emailVerified"), .bool(user.emailVerified)),
-        ]
-        if let email = user.email { entries.append((ChildKey("email"), .string(email))) }
-        if let name = user.displayName { entries.append((ChildKey("displayName"), .string(name))) }
-        return Self.json(.object(entries))
+        return Self.answer(AppliedCodeAnswer(
+            localId: user.uid, emailVerified: user.emailVerified, email: user.email, displayName: user.displayName))
     }
 
     func signInWithEmailLink(_ body: RequestFields) async throws -> Response {
         let session = try await service.signIn(
             emailLinkCode: body.string("oobCode"), email: body.string("email"), idToken: body.string("idToken"))
-        return Self.json(Self.sessionBody(
-            session, kind: "identitytoolkit#EmailLinkSigninResponse", extra: [(ChildKey("isNewUser"), .bool(session.isNewUser))]))
+        var answer = Self.session(session, kind: "identitytoolkit#EmailLinkSigninResponse")
+        answer.isNewUser = session.isNewUser
+        return Self.answer(answer)
     }
 
     /// The emulator's `GET …/oobCodes`: the codes sent, as its tests read them.
     func listedActionCodes() async throws -> Response {
         let codes = try await service.listedActionCodes()
-        // An empty list is still written (a Node cannot hold one).
-        if codes.isEmpty { return JSONResponse.make(status: .ok, bytes: Array(#"{"oobCodes":[]}"#.utf8)) }
-        return Self.json(.object([(ChildKey("oobCodes"), Self.list(codes.map { listed in
-            var entry: [(ChildKey, Node)] = [
-                (ChildKey("email"), .string(listed.code.email)),
-                (ChildKey("oobCode"), .string(listed.oobCode)),
-                (ChildKey("oobLink"), .string(listed.link)),
-                (ChildKey("requestType"), .string(listed.code.kind.rawValue)),
-            ]
-            if let newEmail = listed.code.newEmail { entry.append((ChildKey("newEmail"), .string(newEmail))) }
-            return .object(entry)
-        }))]))
+        return Self.answer(OobCodesAnswer(oobCodes: codes.map { listed in
+            .init(
+                email: listed.code.email, oobCode: listed.oobCode, oobLink: listed.link, requestType: listed.code.kind.rawValue,
+                newEmail: listed.code.newEmail)
+        }))
     }
 
     /// The emulator's `DELETE …/oobCodes`.
     func clearListedActionCodes() async throws -> Response {
         try await service.clearListedActionCodes()
-        return Self.json(.object([]))
+        return Self.answer(EmptyAnswer())
     }
 }

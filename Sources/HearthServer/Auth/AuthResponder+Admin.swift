@@ -18,18 +18,13 @@ extension AuthResponder {
             identifiers.federated.append((provider, raw))
         }
         let users = try await service.users(matching: identifiers)
-        var entries: [(ChildKey, Node)] = [(ChildKey("kind"), .string("identitytoolkit#GetAccountInfoResponse"))]
-        // Firebase leaves `users` out when nothing matched.
-        if !users.isEmpty { entries.append((ChildKey("users"), Self.list(users.map(Self.userInfo)))) }
-        return Self.json(.object(entries))
+        return Self.answer(AccountInfoAnswer(users: Self.nonEmpty(users.map(UserInfoAnswer.init))))
     }
 
     func adminUpdate(_ body: RequestFields) async throws -> Response {
         guard let uid = body.string("localId") else { throw AuthError("MISSING_LOCAL_ID") }
         let user = try await service.updateUser(uid: uid, try accountFields(body, creating: false))
-        var entries = Self.userInfo(user).children.map { Array($0) } ?? []
-        entries.append((ChildKey("kind"), .string("identitytoolkit#SetAccountInfoResponse")))
-        return Self.json(.object(entries))
+        return Self.answer(UserAnswer(kind: "identitytoolkit#SetAccountInfoResponse", user: UserInfoAnswer(user)))
     }
 
     func clearAccounts() async throws -> Response {
@@ -38,7 +33,7 @@ extension AuthResponder {
             if users.isEmpty { break }
             for user in users { try await service.deleteUser(uid: user.uid) }
         }
-        return Self.json(.object([]))
+        return Self.answer(EmptyAnswer())
     }
 
     func accountFields(_ body: RequestFields, creating: Bool) throws -> AuthService.AccountFields {
@@ -94,13 +89,7 @@ extension AuthResponder {
         let refused = try await service.importUsers(readable.map { users[$0] }, hash: hash)
             .map { (index: readable[$0.index], message: $0.message) }
         let all = (unreadable + refused).sorted { $0.index < $1.index }
-        var response: [(ChildKey, Node)] = [(ChildKey("kind"), .string("identitytoolkit#UploadAccountResponse"))]
-        if !all.isEmpty {
-            response.append((ChildKey("error"), Self.list(all.map {
-                .object([(ChildKey("index"), .int(Int64($0.index))), (ChildKey("message"), .string($0.message))])
-            })))
-        }
-        return Self.json(.object(response))
+        return Self.answer(UploadAccountAnswer(error: Self.nonEmpty(all.map { .init(index: $0.index, message: $0.message) })))
     }
 
     private static func importedUser(_ fields: RequestFields) throws -> AuthService.ImportedUser {
@@ -166,7 +155,7 @@ extension AuthResponder {
     func createSessionCookie(_ body: RequestFields) async throws -> Response {
         let duration = body.integer("validDuration") ?? 0
         let cookie = try await service.createSessionCookie(idToken: body.string("idToken"), validSeconds: duration)
-        return Self.json(.object([(ChildKey("sessionCookie"), .string(cookie))]))
+        return Self.answer(SessionCookieAnswer(sessionCookie: cookie))
     }
 
     /// `accounts:query`: Firebase's user query (by exact email, uid or phone in `expression`),
@@ -188,8 +177,6 @@ extension AuthResponder {
                 body.string("search") ?? "", disabled: body.bool("disabled"), after: body.string("after"), limit: limit)
         }
         users = Array(users.prefix(limit))
-        var entries: [(ChildKey, Node)] = [(ChildKey("recordsCount"), .string(String(users.count)))]
-        if !users.isEmpty { entries.append((ChildKey("userInfo"), Self.list(users.map(Self.userInfo)))) }
-        return Self.json(.object(entries))
+        return Self.answer(QueryAnswer(recordsCount: String(users.count), userInfo: Self.nonEmpty(users.map(UserInfoAnswer.init))))
     }
 }

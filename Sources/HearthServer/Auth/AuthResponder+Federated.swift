@@ -10,13 +10,8 @@ extension AuthResponder {
         if body.string("providerId") == nil, body.string("identifier") != nil {
             // Which sign-in methods an address has (fetchSignInMethodsForEmail).
             let found = try await service.signInMethods(email: body.string("identifier"))
-            var entries: [(ChildKey, Node)] = [
-                (ChildKey("kind"), .string("identitytoolkit#CreateAuthUriResponse")),
-                (ChildKey("registered"), .bool(found.registered)),
-            ]
-            if !found.providers.isEmpty { entries.append((ChildKey("allProviders"), Self.list(found.providers.map(Node.string)))) }
-            if !found.methods.isEmpty { entries.append((ChildKey("signinMethods"), Self.list(found.methods.map(Node.string)))) }
-            return Self.json(.object(entries))
+            return Self.answer(CreateAuthUriAnswer(
+                registered: found.registered, allProviders: Self.nonEmpty(found.providers), signinMethods: Self.nonEmpty(found.methods)))
         }
         let scopes = (body.string("oauthScope") ?? "").split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
         let custom = (body.node.child(ChildKey("customParameter")).children.map { Array($0) } ?? []).compactMap { entry -> (String, String)? in
@@ -26,12 +21,8 @@ extension AuthResponder {
         let started = try await service.startSignIn(
             providerID: body.string("providerId"), continueURI: body.string("continueUri"), scopes: scopes, customParameters: custom,
             client: client)
-        return Self.json(.object([
-            (ChildKey("kind"), .string("identitytoolkit#CreateAuthUriResponse")),
-            (ChildKey("authUri"), .string(started.authURI)),
-            (ChildKey("providerId"), .string(body.string("providerId") ?? "")),
-            (ChildKey("sessionId"), .string(started.sessionID)),
-        ]))
+        return Self.answer(CreateAuthUriAnswer(
+            authUri: started.authURI, providerId: body.string("providerId") ?? "", sessionId: started.sessionID))
     }
 
     func signInWithIdp(_ body: RequestFields) async throws -> Response {
@@ -48,31 +39,23 @@ extension AuthResponder {
         }
         let result = try await service.finishSignIn(credential, linkingTo: body.string("idToken"))
         let profile = result.profile
-        var entries: [(ChildKey, Node)] = [
-            (ChildKey("kind"), .string("identitytoolkit#VerifyAssertionResponse")),
-            (ChildKey("providerId"), .string(profile.providerID)),
-            (ChildKey("federatedId"), .string(profile.rawID)),
-            (ChildKey("emailVerified"), .bool(profile.emailVerified)),
-        ]
-        if let email = profile.email { entries.append((ChildKey("email"), .string(email))) }
-        if let name = profile.displayName { entries.append((ChildKey("displayName"), .string(name))) }
-        if let photo = profile.photoURL { entries.append((ChildKey("photoUrl"), .string(photo))) }
-        if !profile.rawUserInfo.isNull { entries.append((ChildKey("rawUserInfo"), .string(JSONWriter.string(profile.rawUserInfo)))) }
+        var answer = VerifyAssertionAnswer(
+            providerId: profile.providerID, federatedId: profile.rawID, emailVerified: profile.emailVerified,
+            email: profile.email, displayName: profile.displayName, photoUrl: profile.photoURL,
+            rawUserInfo: profile.rawUserInfo.isNull ? nil : JSONWriter.string(profile.rawUserInfo))
         if body.bool("returnIdpCredential") ?? true {
-            if let token = profile.idToken { entries.append((ChildKey("oauthIdToken"), .string(token))) }
-            if let token = profile.accessToken { entries.append((ChildKey("oauthAccessToken"), .string(token))) }
+            answer.oauthIdToken = profile.idToken
+            answer.oauthAccessToken = profile.accessToken
         }
         guard let session = result.session else {
-            entries.append((ChildKey("needConfirmation"), .bool(true)))
-            return Self.json(.object(entries))
+            answer.needConfirmation = true
+            return Self.answer(answer)
         }
-        entries += [
-            (ChildKey("localId"), .string(session.user.uid)),
-            (ChildKey("idToken"), .string(session.idToken)),
-            (ChildKey("refreshToken"), .string(session.refreshToken)),
-            (ChildKey("expiresIn"), .string(String(session.expiresIn))),
-            (ChildKey("isNewUser"), .bool(session.isNewUser)),
-        ]
-        return Self.json(.object(entries))
+        answer.localId = session.user.uid
+        answer.idToken = session.idToken
+        answer.refreshToken = session.refreshToken
+        answer.expiresIn = String(session.expiresIn)
+        answer.isNewUser = session.isNewUser
+        return Self.answer(answer)
     }
 }

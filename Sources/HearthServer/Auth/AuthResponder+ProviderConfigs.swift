@@ -53,6 +53,6 @@ extension AuthResponder {
     /// `DELETE …/<kind>/<id>`.
     func deleteProviderConfig(_ kind: ProviderConfig.Kind, id: String) async throws -> Response {
         try await service.deleteProviderConfig(id: id, kind: kind)
-        return Self.json(.object([]))
+        return Self.answer(EmptyAnswer())
     }
 }

@@ -46,13 +46,9 @@ struct AuthResponder: Sendable {
 
     func providers() async throws -> Response {
         let providers = try await service.signInProviders()
-        if providers.isEmpty { return JSONResponse.make(status: .ok, bytes: Array(#"{"providers":[]}"#.utf8)) }
-        return Self.json(.object([(ChildKey("providers"), Self.list(providers.map { config in
-            .object([
-                (ChildKey("providerId"), .string(config.id)),
-                (ChildKey("displayName"), .string(config.displayName ?? Self.providerName(config.id))),
-            ])
-        }))]))
+        return Self.answer(ProvidersAnswer(providers: providers.map { config in
+            .init(providerId: config.id, displayName: config.displayName ?? Self.providerName(config.id))
+        }))
     }
 
     func signUp(_ request: Request, context: HearthRequestContext) async throws -> Response {
@@ -64,25 +60,26 @@ struct AuthResponder: Sendable {
         let session = try await service.signUp(
             email: body.string("email"), password: body.string("password"), displayName: body.string("displayName"),
             client: admin ? nil : proxies.clientAddress(of: request, peer: context.remoteAddress))
-        return Self.json(Self.sessionBody(session, kind: "identitytoolkit#SignupNewUserResponse"))
+        return Self.answer(Self.session(session, kind: "identitytoolkit#SignupNewUserResponse"))
     }
 
     func signInWithPassword(_ request: Request, context: HearthRequestContext) async throws -> Response {
         let body = try await body(of: request, allowForm: false)
         let session = try await service.signIn(
             email: body.string("email"), password: body.string("password"), client: proxies.clientAddress(of: request, peer: context.remoteAddress))
-        var extra: [(ChildKey, Node)] = [(ChildKey("registered"), .bool(true))]
-        if let name = session.user.displayName { extra.append((ChildKey("displayName"), .string(name))) }
-        return Self.json(Self.sessionBody(session, kind: "identitytoolkit#VerifyPasswordResponse", extra: extra))
+        var answer = Self.session(session, kind: "identitytoolkit#VerifyPasswordResponse")
+        answer.registered = true
+        answer.displayName = session.user.displayName
+        return Self.answer(answer)
     }
 
     func signInWithCustomToken(_ request: Request) async throws -> Response {
         let body = try await body(of: request, allowForm: false)
         guard let token = body.string("token") else { throw AuthError.invalidCustomToken }
         let session = try await service.signIn(customToken: token)
-        return Self.json(Self.sessionBody(
-            session, kind: "identitytoolkit#VerifyCustomTokenResponse",
-            extra: [(ChildKey("isNewUser"), .bool(session.isNewUser))], withEmail: false))
+        var answer = Self.session(session, kind: "identitytoolkit#VerifyCustomTokenResponse", withEmail: false)
+        answer.isNewUser = session.isNewUser
+        return Self.answer(answer)
     }
 
     func lookup(_ request: Request) async throws -> Response {
@@ -90,10 +87,7 @@ struct AuthResponder: Sendable {
         if body.string("idToken") == nil, isAdmin(request) { return try await adminLookup(body) }
         let user = try await service.user(idToken: body.string("idToken"))
         RequestLog.current?.uid = user.uid
-        return Self.json(.object([
-            (ChildKey("kind"), .string("identitytoolkit#GetAccountInfoResponse")),
-            (ChildKey("users"), Self.list([Self.userInfo(user)])),
-        ]))
+        return Self.answer(AccountInfoAnswer(users: [UserInfoAnswer(user)]))
     }
 
     func update(_ request: Request) async throws -> Response {
@@ -106,29 +100,20 @@ struct AuthResponder: Sendable {
             deleteProviders: body.strings("deleteProvider"))
         let (user, session) = try await service.update(idToken: body.string("idToken"), change)
         RequestLog.current?.uid = user.uid
-        var entries = Self.userInfo(user).children.map { Array($0) } ?? []
-        entries.append((ChildKey("kind"), .string("identitytoolkit#SetAccountInfoResponse")))
-        if let session {
-            entries += [
-                (ChildKey("idToken"), .string(session.idToken)),
-                (ChildKey("refreshToken"), .string(session.refreshToken)),
-                (ChildKey("expiresIn"), .string(String(session.expiresIn))),
-            ]
-        }
-        return Self.json(.object(entries))
+        return Self.answer(UserAnswer(kind: "identitytoolkit#SetAccountInfoResponse", user: UserInfoAnswer(user), session: session))
     }
 
     func delete(_ request: Request) async throws -> Response {
         let body = try await body(of: request, allowForm: false)
         if body.string("idToken") == nil, isAdmin(request) { return try await adminDelete(body) }
         try await service.delete(idToken: body.string("idToken"))
-        return Self.json(.object([(ChildKey("kind"), .string("identitytoolkit#DeleteAccountResponse"))]))
+        return Self.answer(KindAnswer(kind: "identitytoolkit#DeleteAccountResponse"))
     }
 
     func signOut(_ request: Request) async throws -> Response {
         let body = try await body(of: request, allowForm: false)
         try await service.signOut(idToken: body.string("idToken"), refreshToken: body.string("refreshToken"))
-        return Self.json(.object([(ChildKey("kind"), .string("hearth#SignOutResponse"))]))
+        return Self.answer(KindAnswer(kind: "hearth#SignOutResponse"))
     }
 
     /// A provider's name for people when its configuration gives none.
@@ -151,15 +136,9 @@ struct AuthResponder: Sendable {
         }
         let session = try await service.refresh(refreshToken: body.string("refresh_token") ?? body.string("refreshToken"))
         RequestLog.current?.uid = session.user.uid
-        return Self.json(.object([
-            (ChildKey("access_token"), .string(session.idToken)),
-            (ChildKey("expires_in"), .string(String(session.expiresIn))),
-            (ChildKey("token_type"), .string("Bearer")),
-            (ChildKey("refresh_token"), .string(session.refreshToken)),
-            (ChildKey("id_token"), .string(session.idToken)),
-            (ChildKey("user_id"), .string(session.user.uid)),
-            (ChildKey("project_id"), .string(service.issuer.projectID)),
-        ]))
+        return Self.answer(TokenAnswer(
+            accessToken: session.idToken, expiresIn: String(session.expiresIn), refreshToken: session.refreshToken,
+            idToken: session.idToken, userId: session.user.uid, projectId: service.issuer.projectID))
     }
 
     // MARK: - Admin
@@ -169,44 +148,32 @@ struct AuthResponder: Sendable {
         let maxResults = parameters["maxResults"].flatMap { Int(String($0)) } ?? 1000
         let (users, next) = try await service.listUsers(
             pageToken: parameters["nextPageToken"].map(String.init), maxResults: maxResults)
-        var entries: [(ChildKey, Node)] = [
-            (ChildKey("kind"), .string("identitytoolkit#DownloadAccountResponse")),
-            (ChildKey("users"), Self.list(users.map(Self.userInfo))),
-        ]
-        if let next { entries.append((ChildKey("nextPageToken"), .string(next))) }
-        return Self.json(.object(entries))
+        return Self.answer(DownloadAccountAnswer(users: Self.nonEmpty(users.map(UserInfoAnswer.init)), nextPageToken: next))
     }
 
     func batchDelete(_ body: RequestFields) async throws -> Response {
-        var errors: [Node] = []
+        var errors: [BatchDeleteAnswer.Failure] = []
         for (index, uid) in body.strings("localIds").enumerated() {
             do {
                 try await service.deleteUser(uid: uid)
             } catch let error where error == .userNotFound {
                 // Firebase treats deleting a missing user as success.
             } catch {
-                errors.append(.object([
-                    (ChildKey("index"), .int(Int64(index))), (ChildKey("localId"), .string(uid)),
-                    (ChildKey("message"), .string(error.message)),
-                ]))
+                errors.append(.init(index: index, localId: uid, message: error.message))
             }
         }
-        var entries: [(ChildKey, Node)] = [(ChildKey("kind"), .string("identitytoolkit#BatchDeleteAccountsResponse"))]
-        if !errors.isEmpty { entries.append((ChildKey("errors"), Self.list(errors))) }
-        return Self.json(.object(entries))
+        return Self.answer(BatchDeleteAnswer(errors: Self.nonEmpty(errors)))
     }
 
     func adminCreate(_ body: RequestFields) async throws -> Response {
         let user = try await service.createUser(try accountFields(body, creating: true))
-        var entries = Self.userInfo(user).children.map { Array($0) } ?? []
-        entries.append((ChildKey("kind"), .string("identitytoolkit#SignupNewUserResponse")))
-        return Self.json(.object(entries))
+        return Self.answer(UserAnswer(kind: "identitytoolkit#SignupNewUserResponse", user: UserInfoAnswer(user)))
     }
 
     func adminDelete(_ body: RequestFields) async throws -> Response {
         guard let uid = body.string("localId") else { throw AuthError("MISSING_LOCAL_ID") }
         try await service.deleteUser(uid: uid)
-        return Self.json(.object([(ChildKey("kind"), .string("identitytoolkit#DeleteAccountResponse"))]))
+        return Self.answer(KindAnswer(kind: "identitytoolkit#DeleteAccountResponse"))
     }
 
     func isAdmin(_ request: Request) -> Bool {
@@ -289,79 +256,32 @@ struct AuthResponder: Sendable {
 
     // MARK: - Responses
 
-    static func json(_ node: Node, status: HTTPResponse.Status = .ok) -> Response {
+    /// A resource document held as a ``HearthCore/Node`` (signing keys, provider configurations).
+    static func json(_ node: Node) -> Response {
         // An empty object is written as {} (a Node cannot hold one).
         let bytes = node.isNull ? Array("{}".utf8) : JSONWriter.bytes(node)
-        return JSONResponse.make(status: status, bytes: bytes)
+        return JSONResponse.make(status: .ok, bytes: bytes)
     }
 
-    /// A JSON array of `items` (as an object keyed 0, 1, …, which is how arrays are written).
+    /// A JSON array of resource documents (as an object keyed 0, 1, …, which is how a Node
+    /// writes arrays).
     static func list(_ items: [Node]) -> Node {
         .object(items.enumerated().map { (ChildKey(String($0.offset)), $0.element) })
     }
 
-    static func sessionBody(
-        _ session: AuthService.Session, kind: String, extra: [(ChildKey, Node)] = [], withEmail: Bool = true
-    ) -> Node {
-        // The request log names whom a sign-in, sign-up or link spoke for.
-        RequestLog.current?.uid = session.user.uid
-        var entries: [(ChildKey, Node)] = [
-            (ChildKey("kind"), .string(kind)),
-            (ChildKey("localId"), .string(session.user.uid)),
-            (ChildKey("idToken"), .string(session.idToken)),
-            (ChildKey("refreshToken"), .string(session.refreshToken)),
-            (ChildKey("expiresIn"), .string(String(session.expiresIn))),
-        ]
-        if withEmail, let email = session.user.email { entries.append((ChildKey("email"), .string(email))) }
-        return .object(entries + extra)
+    /// `value` as the answer's JSON body.
+    static func answer(_ value: some Encodable) -> Response {
+        JSONResponse.encoding(value)
     }
 
-    /// A user as Firebase's `UserInfo` (what `accounts:lookup` and the Admin SDKs read).
-    static func userInfo(_ user: UserRecord) -> Node {
-        var entries: [(ChildKey, Node)] = [
-            (ChildKey("localId"), .string(user.uid)),
-            (ChildKey("emailVerified"), .bool(user.emailVerified)),
-            (ChildKey("disabled"), .bool(user.disabled)),
-            (ChildKey("createdAt"), .string(String(user.createdAt))),
-            (ChildKey("validSince"), .string(String(user.validSince))),
-        ]
-        if let email = user.email { entries.append((ChildKey("email"), .string(email))) }
-        if let name = user.displayName { entries.append((ChildKey("displayName"), .string(name))) }
-        if let photo = user.photoURL { entries.append((ChildKey("photoUrl"), .string(photo))) }
-        if let login = user.lastLoginAt { entries.append((ChildKey("lastLoginAt"), .string(String(login)))) }
-        if user.emailLinkSignIn { entries.append((ChildKey("emailLinkSignin"), .bool(true))) }
-        if user.customClaims.children != nil {
-            entries.append((ChildKey("customAttributes"), .string(JSONWriter.string(user.customClaims))))
-        }
-        if let phone = user.phoneNumber { entries.append((ChildKey("phoneNumber"), .string(phone))) }
-        if let changed = user.passwordUpdatedAt { entries.append((ChildKey("passwordUpdatedAt"), .int(changed))) }
-        var providers: [Node] = []
-        if let email = user.email, user.passwordHash != nil || user.emailLinkSignIn {
-            var provider: [(ChildKey, Node)] = [
-                (ChildKey("providerId"), .string("password")), (ChildKey("email"), .string(email)),
-                (ChildKey("federatedId"), .string(email)), (ChildKey("rawId"), .string(email)),
-            ]
-            if let name = user.displayName { provider.append((ChildKey("displayName"), .string(name))) }
-            if let photo = user.photoURL { provider.append((ChildKey("photoUrl"), .string(photo))) }
-            providers.append(.object(provider))
-        }
-        if let phone = user.phoneNumber {
-            providers.append(.object([
-                (ChildKey("providerId"), .string("phone")), (ChildKey("phoneNumber"), .string(phone)),
-                (ChildKey("rawId"), .string(phone)),
-            ]))
-        }
-        for identity in user.identities {
-            var provider: [(ChildKey, Node)] = [
-                (ChildKey("providerId"), .string(identity.providerID)), (ChildKey("rawId"), .string(identity.rawID)),
-                (ChildKey("federatedId"), .string(identity.rawID)),
-            ]
-            if let email = identity.email { provider.append((ChildKey("email"), .string(email))) }
-            if let name = identity.displayName { provider.append((ChildKey("displayName"), .string(name))) }
-            if let photo = identity.photoURL { provider.append((ChildKey("photoUrl"), .string(photo))) }
-            providers.append(.object(provider))
-        }
-        if !providers.isEmpty { entries.append((ChildKey("providerUserInfo"), list(providers))) }
-        return .object(entries)
+    /// `items`, or nil when there are none (Firebase leaves such lists out).
+    static func nonEmpty<Item>(_ items: [Item]) -> [Item]? {
+        items.isEmpty ? nil : items
+    }
+
+    static func session(_ session: AuthService.Session, kind: String, withEmail: Bool = true) -> SessionAnswer {
+        // The request log names whom a sign-in, sign-up or link spoke for.
+        RequestLog.current?.uid = session.user.uid
+        return SessionAnswer(session, kind: kind, withEmail: withEmail)
     }
 }

@@ -87,11 +87,8 @@ struct WebSessionResponder: Sendable {
     /// A fresh ID token for `refreshToken`, with the cookie (re)set to hold it.
     private func answer(refreshToken: String, request: Request, secure: Bool) async throws -> Response {
         let session = try await service.refresh(refreshToken: refreshToken)
-        var response = AuthResponder.json(.object([
-            (ChildKey("idToken"), .string(session.idToken)),
-            (ChildKey("expiresIn"), .string(String(session.expiresIn))),
-            (ChildKey("localId"), .string(session.user.uid)),
-        ]))
+        var response = AuthResponder.answer(WebSessionAnswer(
+            idToken: session.idToken, expiresIn: String(session.expiresIn), localId: session.user.uid))
         guard let cookie = try? Cookie.validated(
             name: Self.cookieName(for: request), value: refreshToken, maxAge: Self.cookieLifetimeSeconds, path: Self.path,
             secure: secure, httpOnly: true, sameSite: .strict)
@@ -101,7 +98,7 @@ struct WebSessionResponder: Sendable {
     }
 
     private static func signedOut(_ request: Request, secure: Bool) -> Response {
-        var response = AuthResponder.json(.null)
+        var response = AuthResponder.answer(EmptyAnswer())
         response.setCookie(expiredCookie(for: request, secure: secure))
         return response
     }
