@@ -48,7 +48,7 @@ struct BackupsResponder: Sendable {
         case (Self.path, .get):
             // `?progress`: only how far the running backup is (polled while one runs).
             return parameters["progress"] != nil ? progress() : await list()
-        case (Self.path, .post): return await backUpNow()
+        case (Self.path, .post): return try await backUpNow()
         case (Self.previewPath, .post), (Self.restorePath, .post):
             let target = try await Self.target(of: request)
             return path == Self.previewPath ? try await preview(target) : try await restore(target)
@@ -98,8 +98,8 @@ struct BackupsResponder: Sendable {
             restoreCommand: "hearth restore \(catalog.folder.appendingPathComponent("<backup>").path) --data \(dataFolder.path) --force"))
     }
 
-    private func backUpNow() async -> Response {
-        guard let schedule else { return HearthError(.invalidData, Self.notConfigured).response() }
+    private func backUpNow() async throws -> Response {
+        guard let schedule else { throw HearthError(.invalidData, Self.notConfigured) }
         switch await schedule.attempt() {
         case .made(let url, _):
             let checks = self.checks

@@ -16,15 +16,12 @@ struct MetricsResponder: Sendable {
     /// True on the metrics port: no credential is asked for.
     var open = false
 
-    func respond(to request: Request, context: HearthRequestContext) async -> Response {
+    /// Refusals are thrown, and written by ``RealtimeDatabaseErrors``.
+    func respond(to request: Request, context: HearthRequestContext) async throws -> Response {
         if !open {
-            do {
-                _ = try admin.admit(request, methods: [.get, .head])
-            } catch {
-                return error.response()
-            }
+            _ = try admin.admit(request, methods: [.get, .head])
         } else if request.method != .get && request.method != .head {
-            return HearthError(.invalidData, "Invalid method for \(Self.path): \(request.method.rawValue); use GET or HEAD.").response()
+            throw HearthError(.invalidData, "Invalid method for \(Self.path): \(request.method.rawValue); use GET or HEAD.")
         }
         await recordGauges()
         var headers = HTTPFields()
@@ -47,16 +44,22 @@ struct MetricsResponder: Sendable {
     }
 }
 
-/// The `--metrics-port` listener: `/metrics` and nothing else.
+/// The `--metrics-port` listener: `/metrics` and nothing else, with the Realtime Database's
+/// error format as the admin endpoints have.
 struct MetricsPortResponder: HTTPResponder {
     typealias Context = HearthRequestContext
 
     let metrics: MetricsResponder
+    private let errors = RealtimeDatabaseErrors()
 
     func respond(to request: Request, context: Context) async throws -> Response {
-        guard request.uri.path == MetricsResponder.path else {
-            return HearthError(.notFound, "Only \(MetricsResponder.path) is served on this port.").response()
+        do {
+            guard request.uri.path == MetricsResponder.path else {
+                throw HearthError(.notFound, "Only \(MetricsResponder.path) is served on this port.")
+            }
+            return try await metrics.respond(to: request, context: context)
+        } catch {
+            return errors.response(for: error, to: request, context: context)
         }
-        return await metrics.respond(to: request, context: context)
     }
 }

@@ -21,7 +21,7 @@ extension AuthResponder {
         }
 
         // The users' API. `accounts:signUp` and the rest are constant path components.
-        let users: [(String, EndpointHandler)] = [
+        let users: [(String, RouteHandler)] = [
             ("accounts:signUp", signUp),
             ("accounts:signInWithPassword", signInWithPassword),
             ("accounts:signInWithCustomToken", { request, _ in try await signInWithCustomToken(request) }),
@@ -109,7 +109,7 @@ extension AuthResponder {
 
     /// `handler` for admins only: anyone else gets `INSUFFICIENT_PERMISSION` before the request
     /// is read.
-    private func asAdmin(_ handler: @escaping EndpointHandler) -> EndpointHandler {
+    private func asAdmin(_ handler: @escaping RouteHandler) -> RouteHandler {
         { request, context in
             try requireAdmin(request)
             return try await handler(request, context)
@@ -117,7 +117,7 @@ extension AuthResponder {
     }
 
     /// `handler` when the server runs as Firebase's emulator; otherwise the path does not exist.
-    private func inEmulator(_ handler: @escaping EndpointHandler) -> EndpointHandler {
+    private func inEmulator(_ handler: @escaping RouteHandler) -> RouteHandler {
         let emulator = service.policy.emulator
         return { request, context in
             guard emulator else { throw AuthError.notFound }
@@ -125,5 +125,4 @@ extension AuthResponder {
         }
     }
 
-    typealias EndpointHandler = @Sendable (Request, Context) async throws -> Response
 }

@@ -44,20 +44,82 @@ struct FilesResponder: Sendable {
 
     /// The answer to a storage request; `onAppOrigin` when it came to the app's own origin
     /// rather than a files origin (see ``FileContentPolicy``).
-    /// Refusals are thrown, and written by the namespace's ``StorageErrors``.
-    func respond(to request: Request, context: HearthRequestContext, onAppOrigin: Bool) async throws -> Response {
-        try await route(request, context: context, onAppOrigin: onAppOrigin)
+    /// The Storage API's routes; refusals are thrown, and written by ``StorageErrors``.
+    /// `onAppOrigin` when requests come to the app's own origin rather than a files origin
+    /// (see ``FileContentPolicy``).
+    func responder(onAppOrigin: Bool) -> any HTTPResponder<HearthRequestContext> {
+        let router = Router(context: HearthRequestContext.self)
+        router.add(middleware: APIErrorMiddleware(StorageErrors()))
+        typealias Handler = @Sendable (Request, HearthRequestContext, Asked) async throws -> Response
+        /// Each route's handler gets the request's target, query and requester, worked out once.
+        func asked(_ handler: @escaping Handler) -> RouteHandler {
+            { request, context in
+                let target = try Self.target(of: request)
+                let parameters = Self.parameters(of: request)
+                return try await handler(
+                    request, context, Asked(target: target, parameters: parameters, requester: try await requester(request, parameters: parameters)))
+            }
+        }
+        // A bucket's objects: list (GET) and upload (POST, or PUT as the JSON API allows).
+        let upload: Handler = { request, context, asked in
+            try await self.upload(
+                request, bucket: asked.target.bucket, parameters: asked.parameters, requester: asked.requester, context: context)
+        }
+        router.endpoint(RouterPath(Self.prefix + "{bucket}/o"), [
+            .get: asked { _, _, asked in try await list(asked.target.bucket, parameters: asked.parameters, requester: asked.requester) },
+            .post: asked(upload),
+            .put: asked(upload),
+        ])
+        // One object, whose name may hold slashes (encoded or not).
+        let update: Handler = { request, _, asked in
+            try await updateMetadata(request, bucket: asked.target.bucket, name: try asked.name(), requester: asked.requester)
+        }
+        router.endpoint(RouterPath(Self.prefix + "{bucket}/o/**"), [
+            .get: asked { request, _, asked in
+                try await get(
+                    request, bucket: asked.target.bucket, name: try asked.name(), parameters: asked.parameters,
+                    requester: asked.requester, onAppOrigin: onAppOrigin)
+            },
+            .patch: asked(update),
+            // A PATCH as browsers without it send one.
+            .put: asked { request, context, asked in
+                guard request.headers[.methodOverride]?.lowercased() == "patch" else { throw HTTPError(.methodNotAllowed) }
+                return try await update(request, context, asked)
+            },
+            // Download tokens: `?create_token=` or `?delete_token=`.
+            .post: asked { _, _, asked in
+                guard asked.parameters["create_token"] != nil || asked.parameters["delete_token"] != nil else {
+                    throw HTTPError(.methodNotAllowed)
+                }
+                return try await tokens(bucket: asked.target.bucket, name: try asked.name(), parameters: asked.parameters, requester: asked.requester)
+            },
+            .delete: asked { _, _, asked in try await delete(bucket: asked.target.bucket, name: try asked.name(), requester: asked.requester) },
+        ])
+        return router.buildResponder()
+    }
+
+    /// What a request asks about, and who asks.
+    struct Asked: Sendable {
+        let target: Target
+        let parameters: [String: String]
+        let requester: Requester
+
+        /// The object's name; an object route always has one.
+        func name() throws -> String {
+            guard let name = target.name else { throw FilesError.notFound }
+            return name
+        }
     }
 
     // MARK: - Routing
 
-    private struct Target {
+    struct Target: Sendable {
         let bucket: String
         /// The object's name, or nil for the bucket's object list.
         let name: String?
     }
 
-    private func target(of request: Request) throws -> Target {
+    static func target(of request: Request) throws -> Target {
         let path = request.uri.path.dropFirst(Self.prefix.count)
         let parts = path.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count >= 2, parts[1] == "o", let bucket = String(parts[0]).removingPercentEncoding else {
@@ -75,40 +137,16 @@ struct FilesResponder: Sendable {
         return parameters
     }
 
-    private func route(_ request: Request, context: HearthRequestContext, onAppOrigin: Bool) async throws -> Response {
-        let target = try target(of: request)
-        let parameters = Self.parameters(of: request)
-        let requester = try await requester(request, parameters: parameters)
-        switch (request.method, target.name) {
-        case (.get, nil): return try await list(target.bucket, parameters: parameters, requester: requester)
-        case (.post, nil):
-            return try await upload(request, bucket: target.bucket, parameters: parameters, requester: requester, context: context)
-        case (.put, let name?) where request.headers[.methodOverride]?.lowercased() == "patch":
-            return try await updateMetadata(request, bucket: target.bucket, name: name, requester: requester)
-        case (.put, nil):
-            return try await upload(request, bucket: target.bucket, parameters: parameters, requester: requester, context: context)
-        case (.post, let name?) where parameters["create_token"] != nil || parameters["delete_token"] != nil:
-            return try await tokens(bucket: target.bucket, name: name, parameters: parameters, requester: requester)
-        case (.get, let name?):
-            return try await get(
-                request, bucket: target.bucket, name: name, parameters: parameters, requester: requester, onAppOrigin: onAppOrigin)
-        case (.patch, let name?):
-            return try await updateMetadata(request, bucket: target.bucket, name: name, requester: requester)
-        case (.delete, let name?): return try await delete(bucket: target.bucket, name: name, requester: requester)
-        default: throw FilesError(.methodNotAllowed, "Method not allowed.")
-        }
-    }
-
     // MARK: - Who asks
 
     /// An admin (rules do not apply), or a user judged by the rules with their token's claims
     /// (nil when signed out).
-    enum Requester {
+    enum Requester: Sendable {
         case admin
         case user(claims: Node?)
     }
 
-    private func requester(_ request: Request, parameters: [String: String]) async throws -> Requester {
+    func requester(_ request: Request, parameters: [String: String]) async throws -> Requester {
         switch try await RequestAuth.resolve(request, parameters: parameters, admin: admin, issuer: issuer, now: clock()) {
         case .admin: return .admin
         case .rules(let auth, _):

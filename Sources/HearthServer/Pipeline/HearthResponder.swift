@@ -41,17 +41,19 @@ struct HearthResponder: HTTPResponder {
     ) {
         // Each API writes its errors in its own format (``APIErrorFormat``): the routers carry
         // theirs; the other namespaces' responders are guarded here.
-        let storage = StorageErrors()
+        let filesOnAppOrigin = files.responder(onAppOrigin: true)
+        let adminRoutes = AdminRoutes(
+            metrics: metricsResponder, stats: stats, logs: logs, requests: requests, backups: backups, dataBrowse: dataBrowse
+        ).responder()
         let database = RealtimeDatabaseErrors()
         let filesOnlyTable = NamespaceTable(
             namespaces: [
                 Namespace(transport: .files, matches: { request, _ in request.method == .options }) { request, _ in
                     CORS.preflight(request)
                 },
-                Namespace(transport: .files, headers: .file, matches: { request, _ in FilesResponder.handles(request.uri.path) }) {
-                    request, context in
-                    try await files.respond(to: request, context: context, onAppOrigin: false)
-                }.guarded(by: storage),
+                Namespace(
+                    transport: .files, headers: .file, matches: { request, _ in FilesResponder.handles(request.uri.path) },
+                    responder: files.responder(onAppOrigin: false)),
             ],
             fallback: Namespace(transport: .files, matches: { _, _ in true }) { _, _ in StorageErrors.response(for: .notFound) })
         let redirect = FilesRedirect(filesOrigin: filesOrigin, proxies: proxies)
@@ -67,9 +69,7 @@ struct HearthResponder: HTTPResponder {
                 Namespace(transport: .preflight, matches: { request, _ in request.method == .options }) { request, _ in
                     CORS.preflight(request)
                 },
-                Namespace(transport: .admin, matches: { request, _ in request.uri.path == MetricsResponder.path }) { request, context in
-                    await metricsResponder.respond(to: request, context: context)
-                }.guarded(by: database),
+                Namespace(transport: .admin, matches: { request, _ in AdminRoutes.handles(request.uri.path) }, responder: adminRoutes),
                 Namespace(transport: .auth, matches: { request, _ in AuthResponder.handles(request.uri.path) }, responder: auth.responder()),
                 Namespace(transport: .files, headers: .file, matches: { request, _ in FilesResponder.handles(request.uri.path) }) {
                     request, context in
@@ -77,32 +77,17 @@ struct HearthResponder: HTTPResponder {
                         context.note.update { $0.headers = .api }
                         return response
                     }
-                    return try await files.respond(to: request, context: context, onAppOrigin: true)
-                }.guarded(by: storage),
+                    return try await filesOnAppOrigin.respond(to: request, context: context)
+                },
                 Namespace(transport: .longPolling, matches: { request, _ in request.uri.path == RealtimeLongPolling.path }) {
                     request, context in
                     if RealtimeLongPolling.isDisconnectFrame(request) { context.note.update { $0.headers = .longPollFrame } }
                     return await longPolling.respond(to: request, connection: context.channel)
                 }.guarded(by: database),
-                Namespace(transport: .admin, matches: { request, _ in request.uri.path == StatsResponder.path }) { request, _ in
-                    try await stats.respond(to: request)
-                }.guarded(by: database),
-                Namespace(transport: .admin, matches: { request, _ in request.uri.path == RecentLogsResponder.path }) { request, _ in
-                    try logs.respond(to: request)
-                }.guarded(by: database),
-                Namespace(transport: .admin, matches: { request, _ in request.uri.path == RequestLogResponder.path }) { request, _ in
-                    try requests.respond(to: request)
-                }.guarded(by: database),
-                Namespace(transport: .admin, matches: { request, _ in BackupsResponder.handles(request.uri.path) }) { request, _ in
-                    try await backups.respond(to: request)
-                }.guarded(by: database),
-                Namespace(transport: .admin, matches: { request, _ in DataBrowseResponder.handles(request.uri.path) }) { request, _ in
-                    try await dataBrowse.respond(to: request)
-                }.guarded(by: database),
                 Namespace(transport: .web, matches: { request, _ in WebResponder.handles(request) }) { request, context in
                     let origin = redirect.filesOrigin(for: request, context: context)
                     context.note.update { $0.headers = .page(filesOrigin: origin) }
-                    return await web.respond(to: request, context: context, filesOrigin: origin)
+                    return try await web.respond(to: request, context: context, filesOrigin: origin)
                 }.guarded(by: database),
             ],
             fallback: Namespace(transport: .rest, matches: { _, _ in true }) { request, context in

@@ -26,3 +26,6 @@ extension RouterMethods {
     /// preflight's, answered before any API's routes).
     static var refusedMethods: [HTTPRequest.Method] { [.get, .head, .post, .put, .patch, .delete] }
 }
+
+/// What answers one method at one path of the server's routers.
+typealias RouteHandler = @Sendable (Request, HearthRequestContext) async throws -> Response

@@ -59,36 +59,32 @@ struct WebResponder: Sendable {
 
     /// The file at the request's path, or Firebase's 404 when there is none; `filesOrigin` is
     /// where pages are told to find files, when not on their own origin.
-    func respond(to request: Request, context: Context, filesOrigin: String?) async -> Response {
+    /// Failures are thrown, and written by the namespace's ``RealtimeDatabaseErrors``.
+    func respond(to request: Request, context: Context, filesOrigin: String?) async throws -> Response {
         let path = request.uri.path
         if path == Self.firebaseConfigPath {
             return JSONResponse.make(bytes: firebaseConfig(filesOrigin: filesOrigin))
         }
-        guard let files else { return HearthError(.notFound, "Not found.").response() }
+        guard let files else { throw HearthError(.notFound, "Not found.") }
         guard let decoded = path.removingPercentEncoding, !decoded.contains(".."), !decoded.contains("\0") else {
-            return HearthError(.invalidData, "Invalid path.").response()
+            throw HearthError(.invalidData, "Invalid path.")
         }
         let relative = decoded.split(separator: "/").joined(separator: "/")
-        do {
-            if Self.authPages.contains(path) {
-                // One page serves both, as addressed (a redirect to add a slash would drop the query
-                // the provider or the emailed link put there); it reads its path and query itself.
-                if case .file(let file) = try await files.entry(at: Self.authPage) { return Self.response(file, to: request) }
-            } else if decoded.hasSuffix("/") {
-                let index = relative.isEmpty ? "index.html" : "\(relative)/index.html"
-                if case .file(let file) = try await files.entry(at: index) { return Self.response(file, to: request) }
-            } else {
-                switch try await files.entry(at: relative) {
-                case .file(let file): return Self.response(file, to: request)
-                case .folder: return .redirect(to: "\(path)/", type: .permanent)
-                case .none: break
-                }
+        if Self.authPages.contains(path) {
+            // One page serves both, as addressed (a redirect to add a slash would drop the query
+            // the provider or the emailed link put there); it reads its path and query itself.
+            if case .file(let file) = try await files.entry(at: Self.authPage) { return Self.response(file, to: request) }
+        } else if decoded.hasSuffix("/") {
+            let index = relative.isEmpty ? "index.html" : "\(relative)/index.html"
+            if case .file(let file) = try await files.entry(at: index) { return Self.response(file, to: request) }
+        } else {
+            switch try await files.entry(at: relative) {
+            case .file(let file): return Self.response(file, to: request)
+            case .folder: return .redirect(to: "\(path)/", type: .permanent)
+            case .none: break
             }
-            return HearthError(.notFound, "Not found.").response()
-        } catch {
-            context.logger.requestFailed("web file failed", error: error)
-            return HearthError(.internalError, "Internal server error.").response()
         }
+        throw HearthError(.notFound, "Not found.")
     }
 
     /// `file` as `request` asks for it: whole, a range of it (`Range`, unless `If-Range` names
