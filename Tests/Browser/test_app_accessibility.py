@@ -25,7 +25,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from conftest import js_errors, wait_for, wait_until
+from browser_support import js_errors, wait_for, wait_until
 from test_app_core import PHOTO as DEMO_PHOTO, emulate_dark, go, open_app, run_js
 
 AUDIT = (Path(__file__).parent / "accessibility_audit.js").read_text()

@@ -10,7 +10,7 @@ import uuid
 
 from selenium.webdriver.common.by import By
 
-from conftest import REPO, js_errors, launch_server, stop_server, text_of, wait_for, wait_until
+from browser_support import REPO, js_errors, launch_server, stop_server, text_of, wait_for, wait_until
 
 PHOTO = REPO / "Sources" / "HearthSocial" / "Resources" / "demo" / "beach.jpg"
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import WEB_ROOT, js_errors, launch_server, stop_server, wait_until
+from browser_support import WEB_ROOT, js_errors, launch_server, stop_server, wait_until
 
 PAGE = (b"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Hearth client sync</title></head>"
         b"<body><p>Hearth client sync test page</p></body></html>")
