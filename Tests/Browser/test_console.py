@@ -155,7 +155,7 @@ def test_moving_through_locations_quickly_keeps_one_stream_open(browser, server)
         (async () => {
           for (const path of ['posts', 'people', 'comments', 'likes', 'posts', 'people', 'console-last']) {
             location.hash = `#/data/${path}`;
-            await new Promise((resolve) => setTimeout(resolve, 5));
+            await new Promise((resolve) => setTimeout(resolve, 5));  // a quick visitor's pace (deliberate)
           }
         })().then(done);""")
     wait_live(browser)
