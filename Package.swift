@@ -16,7 +16,10 @@ let package = Package(
         .library(name: "HearthStore", targets: ["HearthStore"]),
         .library(name: "HearthAuth", targets: ["HearthAuth"]),
         .library(name: "HearthFiles", targets: ["HearthFiles"]),
+        .library(name: "HearthEngine", targets: ["HearthEngine"]),
+        .library(name: "HearthBackup", targets: ["HearthBackup"]),
         .library(name: "HearthServer", targets: ["HearthServer"]),
+        .library(name: "HearthWeb", targets: ["HearthWeb"]),
         .library(name: "HearthClient", targets: ["HearthClient"]),
         .library(name: "HearthSocial", targets: ["HearthSocial"]),
         .library(name: "HearthTesting", targets: ["HearthTesting"]),
@@ -80,6 +83,9 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -114,7 +120,38 @@ let package = Package(
         .target(
             name: "HearthSocial",
             dependencies: ["HearthClient"],
-            resources: [.copy("Resources")],
+            exclude: ["Resources"],
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedResources"]
+        ),
+        .target(
+            name: "HearthEngine",
+            dependencies: [
+                "HearthCore",
+                "HearthProtocol",
+                "HearthRules",
+                "HearthStore",
+                "HearthAuth",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "HearthBackup",
+            dependencies: [
+                "HearthCore",
+                "HearthStore",
+                "HearthFiles",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -122,6 +159,8 @@ let package = Package(
             dependencies: [
                 "HearthCore",
                 "HearthProtocol",
+                "HearthEngine",
+                "HearthBackup",
                 "HearthRules",
                 "HearthStore",
                 "HearthAuth",
@@ -146,9 +185,18 @@ let package = Package(
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
-            resources: [.copy("Web")],
             swiftSettings: swiftSettings
         ),
+        // The web app and console (`Resources/`, `Web/` at the top), compiled in by EmbedResources.
+        .target(
+            name: "HearthWeb",
+            exclude: ["Resources"],
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedResources"]
+        ),
+        // Compiles a target's `Resources` folder into the target, so the program carries it.
+        .plugin(name: "EmbedResources", capability: .buildTool(), dependencies: ["hearth-embed"]),
+        .executableTarget(name: "hearth-embed", swiftSettings: swiftSettings),
         .target(
             name: "HearthCluster",
             dependencies: [
@@ -165,7 +213,7 @@ let package = Package(
         .target(
             name: "HearthTesting",
             dependencies: [
-                "HearthCore", "HearthStore", "HearthServer", "HearthAuth",
+                "HearthCore", "HearthStore", "HearthEngine", "HearthServer", "HearthAuth",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -175,6 +223,8 @@ let package = Package(
             name: "hearth",
             dependencies: [
                 "HearthCore",
+                "HearthEngine",
+                "HearthBackup",
                 "HearthRules",
                 "HearthStore",
                 "HearthAuth",
@@ -182,6 +232,7 @@ let package = Package(
                 "HearthServer",
                 "HearthSocial",
                 "HearthCluster",
+                "HearthWeb",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "_NIOFileSystem", package: "swift-nio"),
@@ -205,6 +256,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HearthEngineTests",
+            dependencies: [
+                "HearthEngine", "HearthCore", "HearthRules", "HearthStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "HearthProtocolTests", dependencies: ["HearthProtocol", "HearthCore"], swiftSettings: swiftSettings),
         .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules", "HearthCore"], swiftSettings: swiftSettings),
         .testTarget(
@@ -243,11 +303,13 @@ let package = Package(
         .testTarget(
             name: "HearthServerTests",
             dependencies: [
-                "HearthCore", "HearthProtocol", "HearthStore", "HearthServer", "HearthTesting",
+                "HearthCore", "HearthProtocol", "HearthStore", "HearthEngine", "HearthBackup", "HearthServer", "HearthTesting",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),

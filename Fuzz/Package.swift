@@ -16,6 +16,7 @@ let hearth = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComp
 
 let core: Target.Dependency = .product(name: "HearthCore", package: hearth)
 let rules: Target.Dependency = .product(name: "HearthRules", package: hearth)
+let engine: Target.Dependency = .product(name: "HearthEngine", package: hearth)
 let realtimeProtocol: Target.Dependency = .product(name: "HearthProtocol", package: hearth)
 let files: Target.Dependency = .product(name: "HearthFiles", package: hearth)
 let server: Target.Dependency = .product(name: "HearthServer", package: hearth)
@@ -27,21 +28,21 @@ let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
 /// The targets, each `fuzz-<name>` (`scripts/fuzz <name>`), with what they use.
 let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
     ("json", [core]),
-    ("path", [core, server, hummingbird, httpTypes]),
-    ("query", [core, rules, server, hummingbird, httpTypes]),
+    ("path", [core, engine, server, hummingbird, httpTypes]),
+    ("query", [core, engine, rules, server, hummingbird, httpTypes]),
     ("rules", [core, rules]),
     ("storage-rules", [core, files]),
-    ("realtime", [core, realtimeProtocol, rules, server]),
+    ("realtime", [core, realtimeProtocol, engine, rules, server]),
     ("websocket", [
-        core, realtimeProtocol, rules, server, logging, nioCore,
+        core, realtimeProtocol, engine, rules, server, logging, nioCore,
         .product(name: "HearthAuth", package: hearth),
         .product(name: "HearthStore", package: hearth),
         .product(name: "NIOEmbedded", package: "swift-nio"),
         .product(name: "NIOWebSocket", package: "swift-nio"),
     ]),
-    ("multipart", [files, server, hummingbird, nioCore]),
+    ("multipart", [files, engine, server, hummingbird, nioCore]),
     ("realtime-session", [
-        core, realtimeProtocol, rules, server, logging, nioCore,
+        core, realtimeProtocol, engine, rules, server, logging, nioCore,
         .product(name: "HearthAuth", package: hearth),
         .product(name: "HearthStore", package: hearth),
     ]),

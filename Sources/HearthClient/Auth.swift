@@ -41,7 +41,10 @@ public final class Auth: Sendable {
         var credentialObservers: [UUID: @Sendable () -> Void] = [:]
     }
 
-    /// - Parameter clock: milliseconds since the epoch (token expiry).
+    /// - Parameters:
+    ///   - url: the server, such as `http://127.0.0.1:9000`.
+    ///   - httpClient: the HTTP client requests go through.
+    ///   - clock: milliseconds since the epoch (token expiry).
     public init(url: URL, httpClient: HTTPClient = .hearth, clock: @escaping @Sendable () -> Int64 = Database.systemClock) {
         self.url = url
         self.transport = HTTPTransport(client: httpClient)

@@ -87,7 +87,7 @@ public final class Database: Sendable {
             case .auth(let auth): return try? await auth.idToken(forceRefresh: forceRefresh)
             }
         }
-        let cache = cacheURL.flatMap { try? LocalCache(url: $0) }
+        let cache = cacheURL.flatMap { try? LocalCache(url: $0, clock: clock) }
         engine = SyncEngine(
             socketURL: { session in session.map { socketBase + "&ls=" + $0 } ?? socketBase }, token: token, clock: clock,
             cache: cache, callbackQueue: callbackQueue ?? DispatchQueue(label: "hearth.database.callbacks"))

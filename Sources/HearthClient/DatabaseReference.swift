@@ -2,9 +2,10 @@ import Foundation
 import HearthCore
 
 /// A location in the database, as Firebase's `DatabaseReference`: navigate with ``child(_:)``,
-/// ``parent`` and ``root``; write with ``setValue(_:)``, ``updateChildValues(_:)`` and
-/// ``removeValue()``; read with ``getData()`` or listen with ``observe(_:)``. Writes show
-/// locally at once and reach the server in order, now or when the connection returns.
+/// ``parent`` and ``root``; write with ``setValue(_:)-(DatabaseValue)``,
+/// ``updateChildValues(_:)`` and ``removeValue()``; read with ``getData()`` or listen with
+/// ``observe(_:)-(DataEventType)``. Writes show locally at once and reach the server in order,
+/// now or when the connection returns.
 public struct DatabaseReference: Sendable, Hashable, CustomStringConvertible {
     public let database: Database
     let path: Path

@@ -1,6 +1,6 @@
 import HearthCore
 
-/// A message from a realtime client (reference §7.3–7.4), read from the JSON of one whole
+/// A message from a realtime client (docs/protocol.md §4–§7), read from the JSON of one whole
 /// message (after ``RealtimeFrameAssembler``). Free of I/O.
 ///
 /// Data messages are `{"t":"d","d":{"r":<id>,"a":<action>,"b":<body>}}`; control messages

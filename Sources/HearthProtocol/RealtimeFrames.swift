@@ -1,4 +1,4 @@
-/// The realtime protocol's framing (reference §7.2), free of I/O: every message is one JSON
+/// The realtime protocol's framing (docs/protocol.md §3), free of I/O: every message is one JSON
 /// object in a text frame; a message longer than 16,384 characters goes as a frame holding the
 /// number of chunks, then the chunks. A bare `0` is a client's keep-alive.
 public enum RealtimeFrames {

@@ -1,6 +1,6 @@
 import HearthCore
 
-/// The realtime protocol's query object (reference §7.4; the SDKs' `QueryParams`), read into a
+/// The realtime protocol's query object (docs/protocol.md §8; the SDKs' `QueryParams`), read into a
 /// ``HearthCore/Query``: `i` the index (`.key`, `.value`, `.priority`, or a child path; absent
 /// means priority), `sp`/`sn` the start value and key, `ep`/`en` the end, `sin`/`ein` whether
 /// they are included (newer SDKs), `l` the limit and `vf` which end it counts from (`l`, `r`).

@@ -1,6 +1,6 @@
 import HearthCore
 
-/// What a client asks of the server (reference §7.4).
+/// What a client asks of the server (docs/protocol.md §7).
 public enum RealtimeRequest: Sendable {
     /// `s`: the client's statistics, acknowledged and otherwise ignored.
     case stats

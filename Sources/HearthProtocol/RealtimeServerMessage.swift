@@ -1,6 +1,6 @@
 import HearthCore
 
-/// The messages a realtime server sends (reference §7.3–7.5), as the JSON text of one message
+/// The messages a realtime server sends (docs/protocol.md §5, §6, §9), as the JSON text of one message
 /// (``RealtimeFrames`` splits it into frames). Data is written in export format (priorities
 /// kept), as the SDKs read it; a payload already encoded once can be wrapped for many
 /// connections without encoding it again.

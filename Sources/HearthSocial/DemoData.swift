@@ -13,24 +13,24 @@ public enum DemoData {
     }
 
     /// The app's database rules (`rules/database.rules.json`).
-    public static var databaseRules: String { resource("rules/database.rules.json") }
+    public static var databaseRules: String { text("rules/database.rules.json") }
     /// The app's storage rules (`rules/storage.rules`).
-    public static var storageRules: String { resource("rules/storage.rules") }
+    public static var storageRules: String { text("rules/storage.rules") }
 
-    /// The `Resources` folder copied into the build.
-    private static var resources: URL { Bundle.module.bundleURL.appendingPathComponent("Resources") }
+    /// A file of the `Resources` folder, which the EmbedResources plugin compiles into this module.
+    private static func bytes(_ path: String) -> [UInt8] {
+        guard let bytes = EmbeddedResources.contents(of: path) else {
+            fatalError("the HearthSocial resource \(path) is missing from the build")
+        }
+        return bytes
+    }
 
-    private static func resource(_ path: String) -> String {
-        guard let text = try? String(contentsOf: resources.appendingPathComponent(path), encoding: .utf8)
-        else { fatalError("the HearthSocial resource \(path) is missing from the build") }
-        return text
+    private static func text(_ path: String) -> String {
+        String(decoding: bytes(path), as: UTF8.self)
     }
 
     private static func photo(_ name: String) throws -> ComposeViewModel.PhotoDraft {
-        let folder = resources.appendingPathComponent("demo")
-        return ComposeViewModel.PhotoDraft(
-            full: try Data(contentsOf: folder.appendingPathComponent("\(name).jpg")),
-            thumbnail: try Data(contentsOf: folder.appendingPathComponent("\(name)-thumb.jpg")))
+        ComposeViewModel.PhotoDraft(full: Data(bytes("demo/\(name).jpg")), thumbnail: Data(bytes("demo/\(name)-thumb.jpg")))
     }
 
     /// Makes the demo people with new random passwords, and their posts, comments, stars,

@@ -11,7 +11,7 @@ import Synchronization
 /// connection, so the client stays cheap next to the server on a small machine): it upgrades
 /// `GET /.ws?v=5&ns=<db>`, waits for the server's handshake, then plays its ``Role``.
 ///
-/// Messages are recognised by their leading bytes, as the server writes them (reference §7.3–7.5),
+/// Messages are recognised by their leading bytes, as the server writes them (docs/protocol.md §5, §6, §9),
 /// not parsed as JSON: the client must not be the bottleneck it measures.
 final class RealtimeLoadClient: Sendable {
     /// What a connection does once the server's handshake has arrived.

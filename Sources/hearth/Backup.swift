@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HearthBackup
 import HearthServer
 
 /// `hearth backup`: an online, consistent copy of a data folder, while its server runs.

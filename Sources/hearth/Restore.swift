@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HearthBackup
 import HearthCore
 import HearthServer
 import HearthStore

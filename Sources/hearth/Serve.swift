@@ -1,12 +1,14 @@
 import ArgumentParser
 import Foundation
 import HearthCluster
+import HearthEngine
 import PostgresNIO
 import HearthFiles
 import HearthRules
 import HearthServer
 import HearthSocial
 import HearthStore
+import HearthWeb
 import Hummingbird
 import Logging
 
@@ -45,7 +47,12 @@ struct Serve: AsyncParsableCommand {
             """)
     var demo: Bool?
 
-    @Option(name: .long, help: "Serve the web app and console from this folder instead of the built-in copy (for working on them).")
+    @Option(
+        name: .long,
+        help: """
+            Serve the web app and console from this folder (Web in a checkout) instead of the copy built \
+            into hearth, so edits show on the next load.
+            """)
     var webRoot: String?
 
     @Option(
@@ -321,7 +328,9 @@ struct Serve: AsyncParsableCommand {
             guard FileManager.default.fileExists(atPath: webRoot, isDirectory: &isFolder), isFolder.boolValue else {
                 throw ValidationError("--web-root \(webRoot) is not a folder.")
             }
-            configuration.webRoot = URL(fileURLWithPath: webRoot, isDirectory: true)
+            configuration.webFiles = WebFiles(folder: URL(fileURLWithPath: webRoot, isDirectory: true))
+        } else {
+            configuration.webFiles = WebFiles(files: HearthWeb.files())
         }
         if let url = configuration.clusterURL {
             try await serveInCluster(

@@ -1,4 +1,4 @@
-"""The firebase-admin `db` module against Hearth: the scenarios of its own integration tests (§6.3)."""
+"""The firebase-admin `db` module against Hearth: the scenarios of its own integration tests (`integration/test_db.py`)."""
 import collections
 import threading
 import time

@@ -1,4 +1,4 @@
-"""Raw HTTP checks: the status codes, headers and error texts of the reference's §1.10."""
+"""Raw HTTP checks: the status codes, headers and error texts of Firebase's REST API (docs/compatibility.md for Hearth's own)."""
 import json
 
 import pytest

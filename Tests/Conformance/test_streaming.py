@@ -1,4 +1,4 @@
-"""Server-Sent Events (§2): the events a stream gets for writes at, below and above it, and for queries."""
+"""Server-Sent Events (Firebase's REST streaming): the events a stream gets for writes at, below and above it, and for queries."""
 import json
 import queue
 import threading

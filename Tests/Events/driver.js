@@ -181,8 +181,10 @@ function write(client, step) {
  * Runs `scenario` with clients made by `makeClient(ns)` (the local one, and a second one for
  * remote steps). Returns {steps: [[event, ...] per step], errors: [null | text per step],
  * late: [events after the last step]}; every event is {listener, type, key, prev, value}.
+ * `hooks.step(index)` (optional) is called as each step begins, and `hooks.step(-1)` once the
+ * last has ended (the recorder, record.py, splits its timeline there).
  */
-export async function runScenario(makeClient, scenario, ns) {
+export async function runScenario(makeClient, scenario, ns, hooks = {}) {
   const root = scenario.root ?? 's';
   const barrierRoot = scenario.barrier ?? 'barrier';
   const steps = scenario.steps.map(() => []);
@@ -207,6 +209,7 @@ export async function runScenario(makeClient, scenario, ns) {
   try {
     for (const [index, step] of scenario.steps.entries()) {
       current = index;
+      hooks.step?.(index);
       try {
         switch (step.do) {
           case 'listen':
@@ -255,6 +258,7 @@ export async function runScenario(makeClient, scenario, ns) {
     }
   } finally {
     current = -1;
+    hooks.step?.(-1);
     await Promise.all([local, remote].filter(Boolean).map((client) => within(client.close(), 'closing a client', 3000).catch(() => {})));
   }
   return { steps, errors, late };

@@ -1,7 +1,7 @@
 import Testing
 @testable import HearthCore
 
-/// Key order (§3.4), value order across types, and priority order.
+/// Key order, value order across types, and priority order (docs/protocol.md §10).
 @Suite struct ChildKeyOrderTests {
     // MARK: - Integer keys
 
@@ -24,7 +24,7 @@ import Testing
 
     // MARK: - Key order
 
-    /// Keys in the order the reference gives: int32 keys numerically (shorter spelling first on a
+    /// Keys in Firebase's order (docs/protocol.md §10): int32 keys numerically (shorter spelling first on a
     /// tie), then every other key by UTF-16 code units.
     static let orderedKeys = [
         "-2147483648", "-100", "-7", "-1",
@@ -97,7 +97,7 @@ import Testing
                 #expect(ChildKey.compare(ChildKey(left), ChildKey(right)).signum() == expected, "\(left.debugDescription) vs \(right.debugDescription)")
             }
         }
-        // Sorting with the comparator gives the reference order.
+        // Sorting with the comparator gives Firebase's order, as the SDKs' nameCompare gives it.
         let sorted = keys.map(ChildKey.init).sorted().map(\.string)
         let expected = keys.sorted { Self.referenceCompare($0, $1) < 0 }
         #expect(sorted == expected)
@@ -217,7 +217,7 @@ import Testing
         return left.lexicographicallyPrecedes(right) ? -1 : 1
     }
 
-    /// The reference's nameCompare: int32 keys first by value then length, then UTF-16 order.
+    /// The JS SDK's nameCompare: int32 keys first by value then length, then UTF-16 order.
     static func referenceCompare(_ a: String, _ b: String) -> Int {
         switch (referenceInteger(a), referenceInteger(b)) {
         case let (x?, y?):

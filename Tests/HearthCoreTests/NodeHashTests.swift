@@ -2,7 +2,7 @@ import Testing
 @testable import HearthCore
 
 @Suite struct NodeHashTests {
-    /// Every test vector of §3.6.
+    /// Every test vector of docs/protocol.md §11.
     @Test(arguments: [
         ("null", ""),
         ("true", "E5z61QM0lN/U2WsOnusszCTkR8M="),

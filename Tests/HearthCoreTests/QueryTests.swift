@@ -1,7 +1,7 @@
 import Testing
 @testable import HearthCore
 
-/// The dinosaur data of the firebase-admin-python integration tests (§6.3), written out here.
+/// The dinosaur data of the firebase-admin-python integration tests (`integration/test_db.py`), written out here.
 enum Dinosaurs {
     static let json = #"""
         {
@@ -49,7 +49,7 @@ enum Dinosaurs {
         return keys(scanned)
     }
 
-    // MARK: - §6.3 expectations
+    // MARK: - The expectations of those tests
 
     @Test func orderByKey() throws {
         let dinosaurs = try Dinosaurs.dinosaurs()

@@ -85,7 +85,7 @@ extension DatabaseState {
     }
 }
 
-/// The exact texts the reference gives for the errors the parser produces.
+/// Firebase's exact texts (as its REST API answers them) for the errors the parser produces.
 enum ReferenceText {
     static let unparseable = "Invalid data; couldn't parse JSON object, array, or value."
     static let notAnObject = "Invalid data; couldn't parse JSON object. Are you sending a JSON object with valid key names?"

@@ -4,7 +4,7 @@ import HearthProtocol
 import Testing
 
 /// The realtime protocol's codec, free of I/O: frames and chunks, the query object, client
-/// messages and server messages (reference §7).
+/// messages and server messages (docs/protocol.md).
 @Suite("Realtime protocol codec")
 struct RealtimeCodecTests {
     // MARK: - Frames

@@ -2,7 +2,7 @@ import HearthCore
 import Testing
 @testable import HearthRules
 
-/// Evaluation semantics (§4.2–§4.5): operators without coercion, snapshots, strings, regexes,
+/// Evaluation semantics, as Firebase documents them: operators without coercion, snapshots, strings, regexes,
 /// variables, and "an error is false".
 @Suite struct RuleEvaluatorTests {
     // MARK: - Operators

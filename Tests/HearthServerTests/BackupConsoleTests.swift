@@ -1,5 +1,7 @@
 import Foundation
+import HearthBackup
 import HearthCore
+@testable import HearthEngine
 @testable import HearthServer
 import HearthStore
 import HearthTesting
@@ -170,7 +172,7 @@ struct BackupConsoleTests {
         try await folder.database(named: "default").write(.set(try Path(parsing: "/a"), Node.int(1)))
         let schedule = BackupSchedule(
             backup: DataFolderBackup(source: data.url, clock: { 1_764_000_000_000 }), folder: backups.url, interval: .seconds(60),
-            keep: 3, metrics: nil, logger: Self.quiet, gate: gate)
+            keep: 3, report: nil, logger: Self.quiet, gate: gate)
         #expect(gate.enter())
         guard case .busy = await schedule.attempt() else {
             Issue.record("a backup ran beside another")

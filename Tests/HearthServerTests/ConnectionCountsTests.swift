@@ -1,5 +1,6 @@
 import Testing
 
+@testable import HearthEngine
 @testable import HearthServer
 
 /// The counting behind the server's connection caps: per peer address, in all, and per client

@@ -1,6 +1,7 @@
 import NIOCore
 import Testing
 
+@testable import HearthEngine
 @testable import HearthServer
 
 /// When a connection has waited too long for its client: the decisions behind the server's

@@ -1,5 +1,6 @@
 import Testing
 
+@testable import HearthEngine
 @testable import HearthServer
 
 /// Which database a request's Host names when it gives no `ns=`.

@@ -6,6 +6,7 @@ import HearthTesting
 import Logging
 import Testing
 
+@testable import HearthEngine
 @testable import HearthServer
 
 /// The transport-neutral operations on their own, over a real data folder: the rules, the

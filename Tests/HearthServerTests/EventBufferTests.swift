@@ -2,6 +2,7 @@ import NIOCore
 import Synchronization
 import Testing
 
+@testable import HearthEngine
 @testable import HearthServer
 
 /// The per-stream queue stays bounded: a reader that falls behind is resynchronised instead.

@@ -1,3 +1,4 @@
+@testable import HearthEngine
 @testable import HearthServer
 import Testing
 

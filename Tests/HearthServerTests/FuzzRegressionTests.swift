@@ -2,6 +2,7 @@ import Foundation
 import HearthTesting
 import Testing
 
+@testable import HearthEngine
 @testable import HearthServer
 
 /// Server inputs that `scripts/fuzz` found mishandled: each gets Firebase's error, not a crash.

@@ -1,6 +1,7 @@
 import NIOCore
 import Testing
 
+@testable import HearthEngine
 @testable import HearthServer
 
 /// Hearth's multipart reader: parts, headers and content, whatever pieces the body arrives in.

@@ -6,6 +6,7 @@ import Hummingbird
 import NIOCore
 import Testing
 
+@testable import HearthEngine
 @testable import HearthServer
 
 /// Whose `X-Forwarded-For` and `X-Forwarded-Proto` are believed, and sign-in limits counted by

@@ -2,6 +2,7 @@ import HearthCore
 import HearthTesting
 import Testing
 
+@testable import HearthEngine
 @testable import HearthServer
 
 /// Repeated queries are answered from the cache of recent answers only while the data they

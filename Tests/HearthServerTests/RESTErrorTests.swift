@@ -5,7 +5,7 @@ import FoundationNetworking
 import HearthTesting
 import Testing
 
-/// Refused requests: the status, Firebase's exact error text (§1.3, §1.10), and no change to
+/// Refused requests: the status, Firebase's exact error text (docs/compatibility.md where Hearth chose), and no change to
 /// the stored data (every case goes through `expectRejected`, which compares the whole tree,
 /// priorities included, before and after).
 @Suite("REST errors")

@@ -3,8 +3,8 @@ import HearthTesting
 import Testing
 
 /// How responses look: `print=pretty`, `print=silent`, the content type, `format=export`,
-/// `shallow=true` and arrays (§1.4, §1.5, §3.3); and how requests may be spelled: method
-/// overrides and percent-encoded paths (§1.1, §1.3).
+/// `shallow=true` and arrays (as Firebase's REST API); and how requests may be spelled: method
+/// overrides and percent-encoded paths (docs/compatibility.md lists Hearth's choices).
 @Suite("REST formatting")
 struct RESTFormatTests {
     // MARK: - print=pretty
@@ -124,7 +124,7 @@ struct RESTFormatTests {
         }
     }
 
-    // MARK: - Arrays (§3.3)
+    // MARK: - Arrays (objects with integer keys, rendered as Firebase renders them)
 
     @Test(arguments: [
         (#"[1,"two",{"x":3}]"#, #"[1,"two",{"x":3}]"#),

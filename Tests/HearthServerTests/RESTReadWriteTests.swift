@@ -2,7 +2,7 @@ import Foundation
 import HearthTesting
 import Testing
 
-/// GET, PUT, POST, PATCH and DELETE: what each does to the data and what each answers (§1.3).
+/// GET, PUT, POST, PATCH and DELETE: what each does to the data and what each answers (as Firebase's REST API; docs/compatibility.md).
 @Suite("REST reads and writes")
 struct RESTReadWriteTests {
     static let pushAlphabet = Set("-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")

@@ -2,6 +2,7 @@ import HearthCore
 import HearthProtocol
 import Testing
 
+@testable import HearthEngine
 @testable import HearthServer
 
 /// Every failure of an operation reads as a status the SDKs know.

@@ -6,7 +6,7 @@ import NIOWebSocket
 import Testing
 import WSClient
 
-/// A raw realtime-protocol client for tests (reference §7): one WebSocket to a test server's
+/// A raw realtime-protocol client for tests (docs/protocol.md): one WebSocket to a test server's
 /// `/.ws`, sending frames and JSON text exactly as given and reading what the server sends,
 /// frame by frame or message by message. It knows the framing (chunk counts) and the request
 /// envelope, nothing else, so tests see the wire as an SDK does.
@@ -31,7 +31,7 @@ final class RealtimeTestClient {
 
     /// The longest wait for one frame: far past anything a working server on loopback needs.
     static let deadline: Duration = .seconds(10)
-    /// The protocol's longest frame (§7.2).
+    /// The protocol's longest frame (docs/protocol.md §3).
     static let maxFrameLength = 16_384
 
     private let writer: WebSocketOutboundWriter
@@ -117,7 +117,7 @@ final class RealtimeTestClient {
         try await writer.write(.binary(ByteBuffer(bytes: bytes)))
     }
 
-    /// Sends one message: one frame, or a count and chunks of 16,384 characters past that (§7.2).
+    /// Sends one message: one frame, or a count and chunks of 16,384 characters past that (docs/protocol.md §3).
     func sendMessage(_ text: String) async throws {
         let units = Array(text.utf16)
         guard units.count > Self.maxFrameLength else { return try await sendFrame(text) }

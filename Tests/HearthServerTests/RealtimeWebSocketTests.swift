@@ -1,9 +1,10 @@
 import Foundation
+import HearthEngine
 import HearthServer
 import HearthTesting
 import Testing
 
-/// The realtime protocol at `/.ws` (reference §7) on a real server over loopback, seen on the
+/// The realtime protocol at `/.ws` (docs/protocol.md) on a real server over loopback, seen on the
 /// wire by a raw WebSocket client: the handshake, ping and keep-alive, chunked frames both
 /// ways, the order of pushes and responses, default and tagged listens, gets, conditional
 /// puts, merges, onDisconnect, rules and their revocations, credentials, and what bad input
@@ -186,7 +187,7 @@ struct RealtimeWebSocketTests {
     }
 
     @Test func aListenWhoseHashMatchesGetsNoDataAndOneThatDiffersDoes() async throws {
-        // {"foo":"bar"} hashes to XnLeTeWQmzTHImTbSMDLg/qMrKY= (reference §3.6).
+        // {"foo":"bar"} hashes to XnLeTeWQmzTHImTbSMDLg/qMrKY= (docs/protocol.md §11).
         try await Self.withRealtime(seed: #"{"h": {"foo": "bar"}}"#) { server in
             let ws = try await RealtimeTestClient.open(server)
             let matching = try await ws.send("q", #"{"p":"/h","h":"XnLeTeWQmzTHImTbSMDLg/qMrKY="}"#)
@@ -256,7 +257,7 @@ struct RealtimeWebSocketTests {
                 if id == get { #expect(message.json == "50", "\(message.text)") }
                 answered.append(id)
             }
-            // Requests are handled in order (reference §7.5), so they are answered in order.
+            // Requests are handled in order (docs/protocol.md §6.1), so they are answered in order.
             #expect(answered == ids + [stale, get, listen])
         }
     }

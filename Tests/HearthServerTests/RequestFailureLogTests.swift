@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import Testing
 
+@testable import HearthEngine
 @testable import HearthServer
 
 /// A client that goes away mid-request is not the server's failure: it is logged at debug, so

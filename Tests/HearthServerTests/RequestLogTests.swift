@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+@testable import HearthEngine
 @testable import HearthServer
 import HummingbirdCore
 import HearthTesting

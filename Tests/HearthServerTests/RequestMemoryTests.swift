@@ -1,4 +1,5 @@
 import Foundation
+import HearthEngine
 import HearthServer
 import HearthTesting
 import Testing

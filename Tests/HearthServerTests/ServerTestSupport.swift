@@ -6,7 +6,7 @@ import Testing
 /// The content type every JSON response carries.
 let jsonContentType = "application/json; charset=utf-8"
 
-/// Firebase's error texts (§1.10).
+/// Firebase's REST error texts (Hearth's own where Firebase has none: docs/compatibility.md).
 enum ErrorText {
     static let unparseable = "Invalid data; couldn't parse JSON object, array, or value."
     static let notAnObject = "Invalid data; couldn't parse JSON object. Are you sending a JSON object with valid key names?"

@@ -3,7 +3,7 @@ import HearthServer
 import HearthTesting
 import Testing
 
-/// A change too large for one stream event cancels the stream with Firebase's text (§2).
+/// A change too large for one stream event cancels the stream (`cancel`) with Firebase's text.
 @Suite("Stream limits")
 struct StreamLimitTests {
     static let tooLarge = #"event: cancel\#ndata: "The specified payload is too large, please request a location with less data.""#

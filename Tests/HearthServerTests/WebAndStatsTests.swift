@@ -18,7 +18,14 @@ struct WebAndStatsTests {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try Data(text.utf8).write(to: url)
         }
-        try await TestServer.with(configure: { $0.webRoot = root.url }, body)
+        try await TestServer.with(configure: { $0.webFiles = WebFiles(folder: root.url) }, body)
+    }
+
+    /// A server whose web files are `files` (relative path → text) held in memory, as the
+    /// copy compiled into `hearth` is.
+    static func withWebFiles(_ files: [String: String], _ body: (TestServer) async throws -> Void) async throws {
+        let table = files.mapValues { Array($0.utf8) }
+        try await TestServer.with(configure: { $0.webFiles = WebFiles(files: table) }, body)
     }
 
     @Test func pagesAndModulesAreServedWithTypesAndRevalidation() async throws {
@@ -42,6 +49,82 @@ struct WebAndStatsTests {
 
             let console = try await server.request("GET", "/console/")
             #expect(console.text.contains("<title>console</title>"))
+        }
+    }
+
+    @Test func filesInMemoryAreServedAsAFolderServesThem() async throws {
+        try await Self.withWebFiles([
+            "index.html": "<!doctype html><title>app</title>",
+            "app/main.js": "export const x = 1;",
+            "console/index.html": "<!doctype html><title>console</title>",
+            "__/auth/index.html": "<!doctype html><title>auth</title>",
+        ]) { server in
+            let page = try await server.request("GET", "/")
+            #expect(page.status == 200)
+            #expect(page.text == "<!doctype html><title>app</title>")
+            #expect(page.header("Content-Type")?.hasPrefix("text/html") == true)
+            #expect(page.header("Cache-Control") == "no-cache")
+
+            // The ETag is the first 128 bits of the file's SHA-256: `printf %s … | sha256sum`.
+            let module = try await server.request("GET", "/app/main.js")
+            #expect(module.text == "export const x = 1;")
+            #expect(module.header("Content-Type")?.contains("javascript") == true)
+            let etag = try #require(module.header("ETag"))
+            #expect(etag == #""2bf28849cade87113ec4170ef2bf9ffb""#)
+            for condition in [etag, "W/\(etag)", "\"other\", \(etag)", "*"] {
+                #expect(try await server.request("GET", "/app/main.js", headers: ["If-None-Match": condition]).status == 304, "\(condition)")
+            }
+            #expect(try await server.request("GET", "/app/main.js", headers: ["If-None-Match": "\"other\""]).status == 200)
+
+            #expect(try await server.request("GET", "/console/").text == "<!doctype html><title>console</title>")
+            // A folder without its slash is sent to it, so the page's relative links resolve.
+            let bare = try await FilesOriginTests.rawGET(port: server.port, "/console")
+            #expect(FilesOriginTests.status(bare) == 301, "\(bare)")
+            #expect(FilesOriginTests.header("Location", in: bare) == "/console/")
+
+            // Both of Hosting's auth pages are the one page, with their query kept where it is.
+            for path in ["/__/auth/handler?state=x", "/__/auth/action?mode=verifyEmail&oobCode=y"] {
+                #expect(try await server.request("GET", path).text == "<!doctype html><title>auth</title>", "\(path)")
+            }
+
+            let part = try await server.request("GET", "/app/main.js", headers: ["Range": "bytes=7-11"])
+            #expect(part.status == 206)
+            #expect(part.text == "const")
+            #expect(part.header("Content-Range") == "bytes 7-11/19")
+            let stale = try await server.request("GET", "/app/main.js", headers: ["Range": "bytes=7-11", "If-Range": "\"other\""])
+            #expect(stale.status == 200)
+            #expect(stale.text == "export const x = 1;")
+            #expect(try await server.request("GET", "/app/main.js", headers: ["Range": "bytes=50-"]).status == 416)
+
+            let head = try await server.request("HEAD", "/app/main.js")
+            #expect(head.status == 200)
+            #expect(head.body.isEmpty)
+            #expect(head.header("Content-Length") == "19")
+            #expect(head.header("ETag") == etag)
+
+            for path in ["/nothing-here", "/app/missing.js", "/app/", "/%2e%2e/%2e%2e/etc/passwd", "/app/main.js/"] {
+                let result = try await server.request("GET", path)
+                #expect([400, 404].contains(result.status), "\(path): \(result.status)")
+                #expect((result.json as? [String: String])?["error"] != nil, "\(path): \(result.text)")
+            }
+        }
+    }
+
+    @Test func aFolderIsReadAnewSoAnEditShowsOnTheNextLoad() async throws {
+        let root = try TemporaryDirectory(prefix: "hearth-web")
+        defer { root.remove() }
+        let file = root.url.appendingPathComponent("app.js")
+        try Data("let a = 1;".utf8).write(to: file)
+        try await TestServer.with(configure: { $0.webFiles = WebFiles(folder: root.url) }) { server in
+            let first = try await server.request("GET", "/app.js")
+            let etag = try #require(first.header("ETag"))
+            #expect(try await server.request("GET", "/app.js", headers: ["If-None-Match": etag]).status == 304)
+            // Same size, same second: only the bytes tell the versions apart.
+            try Data("let b = 1;".utf8).write(to: file)
+            let second = try await server.request("GET", "/app.js", headers: ["If-None-Match": etag])
+            #expect(second.status == 200)
+            #expect(second.text == "let b = 1;")
+            #expect(second.header("ETag") != etag)
         }
     }
 

@@ -29,7 +29,7 @@ struct CommandLineTests {
         #expect(output.contains("The social app:   http://127.0.0.1:\(server.port)/"), "\(output)")
         #expect(output.contains("http://127.0.0.1:\(server.port)/console"))
         #expect(output.contains("ann@demo.hearth"))
-        // The app and the console come from the copy built into the server.
+        // The app and the console come from the copy compiled into the binary.
         let page = try await httpRequest("GET", server.url("/"))
         #expect(page.status == 200)
         #expect(page.text.contains("/app/boot.js"))

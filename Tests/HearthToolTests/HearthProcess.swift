@@ -65,9 +65,14 @@ final class HearthProcess: @unchecked Sendable {
     }()
 
     /// Starts `hearth serve --port 0 --data <folder>`, with open rules unless `openRules` is
-    /// false (then it runs the demo app, as by default), and waits for it to print its URL.
-    init(data folder: URL, extraArguments: [String] = [], openRules: Bool = true) throws {
-        process.executableURL = Self.binary
+    /// false (then it runs the demo app, as by default), and waits for it to print its URL;
+    /// `binary` run in `directory` (by default the built one, in this process's directory).
+    init(
+        data folder: URL, extraArguments: [String] = [], openRules: Bool = true, binary: URL = HearthProcess.binary,
+        directory: URL? = nil
+    ) throws {
+        process.executableURL = binary
+        process.currentDirectoryURL = directory
         process.arguments = ["serve", "--port", "0", "--data", folder.path, "--log-level", "warning"]
             + (openRules ? ["--rules", Self.openRules] : []) + extraArguments
         let out = Pipe()

@@ -3,6 +3,7 @@ import HearthFiles
 import Hummingbird
 import NIOCore
 
+@testable import HearthEngine
 @testable import HearthServer
 
 /// A `multipart/related` upload as a Storage SDK sends it: the request's Content-Type (its

@@ -3,6 +3,7 @@ import HTTPTypes
 import HearthCore
 import Hummingbird
 
+@testable import HearthEngine
 @testable import HearthServer
 
 /// Paths and keys: a REST URL's path (percent-decoded as the server does), a `/`-separated

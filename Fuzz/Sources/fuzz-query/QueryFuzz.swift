@@ -4,6 +4,7 @@ import HearthCore
 import HearthRules
 import Hummingbird
 
+@testable import HearthEngine
 @testable import HearthServer
 
 /// A REST request's URL (`/scores.json?orderBy="n"&startAt=2&limitToFirst=3`): its path, its

@@ -8,6 +8,7 @@ import HearthStore
 import Logging
 import NIOCore
 
+@testable import HearthEngine
 @testable import HearthServer
 
 /// Realtime sessions on a real database: the input's frames (NUL-separated) are reassembled

@@ -3,6 +3,7 @@ import HearthCore
 import HearthProtocol
 import HearthRules
 
+@testable import HearthEngine
 @testable import HearthServer
 
 /// The realtime protocol's own layers above WebSocket: text frames (NUL-separated in the

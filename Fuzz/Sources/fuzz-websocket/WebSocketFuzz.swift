@@ -10,6 +10,7 @@ import NIOCore
 import NIOEmbedded
 import NIOWebSocket
 
+@testable import HearthEngine
 @testable import HearthServer
 
 /// The bytes a client sends on a realtime WebSocket after the upgrade, through the pipeline the

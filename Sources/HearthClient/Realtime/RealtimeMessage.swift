@@ -1,6 +1,6 @@
 import HearthCore
 
-/// The realtime protocol as a client speaks it (reference §7), free of I/O: the requests it
+/// The realtime protocol as a client speaks it (docs/protocol.md), free of I/O: the requests it
 /// sends and the messages it reads.
 enum RealtimeMessage: Sendable {
     /// The server's handshake: its time, and the session ID to name when reconnecting.

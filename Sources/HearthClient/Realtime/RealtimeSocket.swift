@@ -6,11 +6,11 @@ import NIOPosix
 import NIOWebSocket
 import WSClient
 
-/// One WebSocket to a server's `/.ws` (reference §7.1): frames out of messages and messages
-/// out of frames, a keep-alive while idle, nothing else. The engine above it decides what to
-/// say and when to reconnect.
+/// One WebSocket to a server's `/.ws` (docs/protocol.md §2.2, §3): frames out of messages and
+/// messages out of frames, a keep-alive while idle, nothing else. ``RealtimeConnection`` decides
+/// when to reconnect, the ``SyncCore`` what to say.
 enum RealtimeSocket {
-    /// What the engine hears from a socket.
+    /// What the connection hears from a socket.
     enum Event: Sendable {
         /// One whole message (chunks already joined).
         case message(String)

@@ -9,7 +9,8 @@ import HearthCore
 ///
 /// Server data is kept as rows of (path, value): a value written at a path replaces every row
 /// below it; reading a location composes the rows above it and below it, deeper rows last.
-/// Not thread-safe by itself: the engine calls it under its lock (GRDB serializes the file).
+/// Not thread-safe by itself: ``SyncEngine`` calls it under its lock (GRDB serializes the file);
+/// the ``SyncCore`` never calls it: it returns what to read and save.
 final class LocalCache: Sendable {
     /// One saved write, as it was made.
     struct SavedWrite: Sendable {
@@ -23,8 +24,12 @@ final class LocalCache: Sendable {
     /// The most server data kept, in bytes of JSON, before the least recently used views go.
     let sizeLimit: Int
 
+    /// Milliseconds since the epoch: when a view was last used, for trimming.
+    private let clock: @Sendable () -> Int64
+
     /// Opens (creating if needed) the cache at `url`.
-    init(url: URL, sizeLimit: Int = 10 << 20) throws {
+    init(url: URL, sizeLimit: Int = 10 << 20, clock: @escaping @Sendable () -> Int64 = Database.systemClock) throws {
+        self.clock = clock
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         var configuration = Configuration()
         // Another process (or a second Database on the same file) may hold a lock briefly.
@@ -173,12 +178,10 @@ final class LocalCache: Sendable {
         }
     }
 
-    private var clock: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
-
     private func touch(_ db: GRDB.Database, _ key: ViewKey) throws {
         try db.execute(
             sql: "INSERT OR REPLACE INTO complete_views (path, query, last_use) VALUES (?, ?, ?)",
-            arguments: [Self.text(key.path), key.identifier, clock])
+            arguments: [Self.text(key.path), key.identifier, clock()])
     }
 
     /// The value at `path` from the rows above it (shallowest first) and below it.

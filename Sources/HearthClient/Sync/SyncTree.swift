@@ -3,7 +3,7 @@ import HearthCore
 /// The local state of one database, free of I/O: the server's data this device holds, the
 /// writes it has not had acknowledged, and the views listeners watch. Every change returns the
 /// events it causes, for every view it touches (deeper views first, then their ancestors, as
-/// Firebase's SDKs raise them); the engine delivers them and talks to the server.
+/// Firebase's SDKs raise them); the ``SyncCore`` around it talks to the server.
 ///
 /// Server data comes two ways, as the realtime protocol sends it: untagged, for plain listens
 /// (it is the server's whole value at the path it names, so that path becomes complete), and

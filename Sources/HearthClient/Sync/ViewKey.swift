@@ -33,7 +33,7 @@ extension Query {
     /// whole location, which a plain listen provides.
     var loadsAllData: Bool { start == nil && end == nil && limit == nil }
 
-    /// The realtime protocol's query object (reference §7.4) as compact JSON with sorted keys:
+    /// The realtime protocol's query object (docs/protocol.md §8) as compact JSON with sorted keys:
     /// `i` the index unless priority, `sp`/`sn`/`sin` the start, `ep`/`en`/`ein` the end, `l`
     /// and `vf` the limit. Nil when empty. (Built by hand: a null bound must stay present.)
     var wireObject: String? {

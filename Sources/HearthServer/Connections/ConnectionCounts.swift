@@ -1,3 +1,4 @@
+import HearthEngine
 /// The arithmetic of ``ConnectionGate``: connections open in all and per peer address, and
 /// requests in flight per client that trusted proxies forward. Free of I/O and locks; the gate
 /// holds it under its lock.

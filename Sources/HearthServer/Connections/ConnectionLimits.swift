@@ -1,3 +1,4 @@
+import HearthEngine
 /// How long a connection may take over each part of an HTTP/1 exchange, and how many
 /// connections the server holds at once (``ServerConfiguration/connectionLimits``; `hearth serve
 /// --header-timeout`, `--body-timeout`, `--idle-timeout`, `--max-connections-per-address`,

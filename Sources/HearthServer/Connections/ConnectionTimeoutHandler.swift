@@ -1,4 +1,5 @@
 import HTTPTypes
+import HearthEngine
 import NIOCore
 import NIOHTTPTypes
 

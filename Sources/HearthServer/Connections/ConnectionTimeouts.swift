@@ -1,3 +1,4 @@
+import HearthEngine
 import NIOCore
 
 /// When an HTTP/1 connection has waited too long for its client (``ConnectionLimits``): the

@@ -1,4 +1,5 @@
 import HTTPTypes
+import HearthEngine
 import Hummingbird
 
 /// Caps the requests a trusted proxy forwards for one client (`X-Forwarded-For`) that are in

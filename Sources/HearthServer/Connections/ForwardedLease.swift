@@ -1,3 +1,4 @@
+import HearthEngine
 import Synchronization
 
 /// A forwarded request's place in its client's count (``ConnectionGate/lease(forwardedFor:)``):

@@ -1,3 +1,4 @@
+import HearthEngine
 import Hummingbird
 import HummingbirdCore
 import Logging

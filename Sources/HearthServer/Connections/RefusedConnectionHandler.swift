@@ -1,3 +1,4 @@
+import HearthEngine
 import NIOCore
 
 /// The whole pipeline of a connection ``ConnectionGate`` refused: as it opens, it is answered

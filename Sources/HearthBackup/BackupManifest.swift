@@ -1,0 +1,70 @@
+import Foundation
+
+/// `hearth-backup.json`, written last into a backup: what it holds, with a SHA-256 of every
+/// file, so a restore can tell a whole backup from a damaged or unfinished one.
+public struct BackupManifest: Codable, Sendable, Equatable {
+    public static let fileName = "hearth-backup.json"
+    public static let currentFormat = 1
+
+    /// One copied file, by its path inside the backup.
+    public struct File: Codable, Sendable, Equatable {
+        public var path: String
+        public var bytes: Int64
+        public var sha256: String
+    }
+
+    /// A database: the last write the backup holds.
+    public struct DatabaseEntry: Codable, Sendable, Equatable {
+        public var name: String
+        public var sequence: Int64
+    }
+
+    public var format: Int
+    /// When the backup started and finished (ms since the epoch).
+    public var startedAt: Int64
+    public var finishedAt: Int64
+    /// The data folder it was made from.
+    public var source: String
+    public var databases: [DatabaseEntry]
+    /// Stored files (objects) the backup holds content for.
+    public var objects: Int
+    public var files: [File]
+
+    /// The total size of the backup's files.
+    public var totalBytes: Int64 { files.reduce(0) { $0 + $1.bytes } }
+
+    /// Reads the manifest of the backup in `folder`.
+    /// - Throws: ``BackupError`` when there is none or it cannot be read.
+    public static func read(from folder: URL) throws -> BackupManifest {
+        let url = folder.appendingPathComponent(fileName)
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            throw BackupError("\(folder.path) is not a finished Hearth backup (no \(fileName))")
+        }
+        do {
+            let manifest = try JSONDecoder().decode(BackupManifest.self, from: data)
+            guard manifest.format <= currentFormat else {
+                throw BackupError("\(folder.path) was made by a newer Hearth (backup format \(manifest.format))")
+            }
+            return manifest
+        } catch let error as BackupError {
+            throw error
+        } catch {
+            throw BackupError("\(url.path) cannot be read: \(error)")
+        }
+    }
+
+    public func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return try encoder.encode(self)
+    }
+}
+
+/// Why a backup or a restore could not be made, in words for the operator.
+public struct BackupError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+
+    public init(_ description: String) {
+        self.description = description
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import HearthAuth
+import HearthCore
+import HearthStore
+import Logging
+import Synchronization
+
+/// The realtime protocol's side of the server: opens a ``RealtimeSession`` for each
+/// connection (WebSocket or long-polling), knows the open ones (for credentials that expire,
+/// the server's figures and shutdown), and keeps their onDisconnect operations durable.
+///
+/// Threading: `sessions` guards the set of open sessions; everything else is immutable.
+public final class RealtimeService: Sendable {
+    public let operations: DatabaseOperations
+    public let admin: AdminCredential
+    public let issuer: TokenIssuer
+    public let limits: RealtimeLimits
+    public let disconnects: any DisconnectQueue
+    /// The accounts, to drop the onDisconnect operations of a user disabled or deleted since.
+    public let accounts: any AccountStorage
+    public let logger: Logger
+    /// Makes session IDs (random; injected for tests).
+    private let makeID: @Sendable () -> String
+    private let sessions = Mutex<[String: RealtimeSession]>([:])
+
+    public init(
+        operations: DatabaseOperations, admin: AdminCredential, issuer: TokenIssuer, disconnects: any DisconnectQueue,
+        accounts: any AccountStorage, limits: RealtimeLimits = .init(), logger: Logger,
+        makeID: @escaping @Sendable () -> String = RealtimeService.randomID
+    ) {
+        self.operations = operations
+        self.admin = admin
+        self.issuer = issuer
+        self.disconnects = disconnects
+        self.accounts = accounts
+        self.limits = limits
+        self.logger = logger
+        self.makeID = makeID
+    }
+
+    /// 24 random letters and digits.
+    @Sendable public static func randomID() -> String {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789".utf8)
+        var generator = SystemRandomNumberGenerator()
+        return String(decoding: (0..<24).map { _ in alphabet.randomElement(using: &generator)! }, as: UTF8.self)
+    }
+
+    /// Opens a session on the database named `name`, its handshake already queued; nil while
+    /// the database is still loading (a cluster node opening it: see ``DatabaseOperations/database(named:)``).
+    /// - Parameter host: the host the client reached, which it should reconnect to.
+    /// - Throws: when the database cannot be opened (a bad name, storage failing).
+    public func openSession(database name: String, host: String) throws -> RealtimeSession? {
+        // The realtime protocol signs in after connecting: nobody creates a database through it.
+        try operations.databaseIfReady(named: name, creating: false).map { openSession(on: $0, host: host) }
+    }
+
+    /// Opens a session on `database`, its handshake already queued.
+    public func openSession(on database: Database, host: String) -> RealtimeSession {
+        let name = database.name
+        let session = RealtimeSession(id: makeID(), database: database, service: self)
+        session.sendHandshake(host: host)
+        sessions.withLock { $0[session.id] = session }
+        operations.holds.hold(name)
+        operations.requestLog?.record(
+            path: "/.ws?ns=\(name)", time: Date(), method: "connect", transport: "realtime", requestID: session.logID)
+        logger.debug("realtime session opened", metadata: ["session": "\(session.logID)", "database": "\(name)"])
+        return session
+    }
+
+    /// The open session with this ID (a long-polling client's, or one being upgraded).
+    public func session(id: String) -> RealtimeSession? {
+        sessions.withLock { $0[id] }
+    }
+
+    /// Ends a session: its listens stop and its onDisconnect operations run.
+    public func close(_ session: RealtimeSession) async {
+        guard sessions.withLock({ $0.removeValue(forKey: session.id) }) != nil else { return }
+        defer { operations.holds.release(session.database.name) }
+        logger.debug("realtime session closed", metadata: ["session": "\(session.logID)"])
+        await session.end()
+    }
+
+    /// The number of open sessions.
+    public var count: Int { sessions.withLock(\.count) }
+
+    /// Tells sessions whose credential expired (`ac`), and judges them as signed out from now
+    /// on; asks each transport whether its client is still there, the sessions' checks spread
+    /// evenly over `spread` (a check writes a ping to a silent socket: 20,000 of them at once
+    /// held the event loops for half a second, and every other client's requests with them).
+    public func checkSessions(now: Int64, spread: Duration = .zero) {
+        let open = sessions.withLock { Array($0.values) }
+        let step = open.isEmpty ? Duration.zero : spread / open.count
+        for (index, session) in open.enumerated() {
+            session.expireCredential(now: now)
+            session.livenessCheck.withLock { $0 }?.run(now, step * index)
+        }
+    }
+
+    /// Ends every session (the server is stopping): their connections close.
+    public func shutDown() {
+        for session in sessions.withLock({ Array($0.values) }) { session.outbound.close() }
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import HearthCore
+import HearthEngine
+import Hummingbird
+
+/// `GET /metrics`: the server's figures in Prometheus's text format, for admins (the admin
+/// token, or the emulator's `owner`), or for anyone on the separate `--metrics-port`, which an
+/// operator keeps on a private network.
+struct MetricsResponder: Sendable {
+    static let path = "/metrics"
+    static let contentType = "text/plain; version=0.0.4; charset=utf-8"
+
+    let metrics: ServerMetrics
+    let stats: StatsResponder
+    let admin: AdminCredential
+    /// True on the metrics port: no credential is asked for.
+    var open = false
+
+    func respond(to request: Request, context: HearthRequestContext) async -> Response {
+        if !open {
+            do {
+                _ = try admin.admit(request, methods: [.get, .head])
+            } catch {
+                return error.response()
+            }
+        } else if request.method != .get && request.method != .head {
+            return HearthError(.invalidData, "Invalid method for \(Self.path): \(request.method.rawValue); use GET or HEAD.").response()
+        }
+        await recordGauges()
+        var headers = HTTPFields()
+        headers[.contentType] = Self.contentType
+        headers[.cacheControl] = "no-store"
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
+    }
+
+    /// The figures read at each scrape rather than counted as they happen.
+    private func recordGauges() async {
+        let figures = await stats.figures()
+        metrics.gauge("hearth_uptime_seconds", [:], figures.uptimeSeconds)
+        if let memory = figures.memoryBytes { metrics.gauge("hearth_resident_memory_bytes", [:], Double(memory)) }
+        metrics.gauge("hearth_connections", ["kind": "listens"], Double(figures.connections.streams))
+        metrics.gauge("hearth_connections", ["kind": "realtime"], Double(figures.connections.realtime))
+        for database in figures.databases where database.open {
+            metrics.gauge("hearth_database_sequence", ["database": database.name], Double(database.writes ?? 0))
+            metrics.gauge("hearth_database_listeners", ["database": database.name], Double(database.streams))
+        }
+    }
+}
+
+/// The `--metrics-port` listener: `/metrics` and nothing else.
+struct MetricsPortResponder: HTTPResponder {
+    typealias Context = HearthRequestContext
+
+    let metrics: MetricsResponder
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        guard request.uri.path == MetricsResponder.path else {
+            return HearthError(.notFound, "Only \(MetricsResponder.path) is served on this port.").response()
+        }
+        return await metrics.respond(to: request, context: context)
+    }
+}

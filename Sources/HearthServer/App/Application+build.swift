@@ -1,0 +1,253 @@
+import Foundation
+import HearthAuth
+import HearthBackup
+import HearthCluster
+import HearthEngine
+import HearthFiles
+import HearthRules
+import HearthStore
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// Builds the Hearth HTTP application: the REST API over the databases in `folder`.
+///
+/// This is the one composition root: `hearth serve` and the tests both call it.
+/// - Parameters:
+///   - configuration: where to listen and request limits.
+///   - folder: the opened, locked data folder; it is closed when the application stops.
+///   - cluster: the cluster this server is a node of (prepared; its client running), or nil
+///     for a single node whose databases live in `folder`.
+///   - recentLogs: the warnings and errors the logger's handler keeps (served to admins at
+///     `/.hearth/logs`).
+///   - requestLog: the latest requests, across transports (served to admins at `/.hearth/requests`);
+///     nil for one of ``ServerConfiguration/requestLogSize``.
+///   - metrics: where the server's figures are counted (served at `/metrics`); give the same
+///     one to the databases' ``HearthStore/DatabaseOptions/onCommit``.
+///   - logger: the logger for the server and its requests.
+///   - onServerRunning: called with the bound port once the server accepts connections.
+///   - onFilesServerRunning: called with the bound files port (``ServerConfiguration/filesPort``)
+///     once that listener accepts connections.
+///   - onMetricsServerRunning: the same for ``ServerConfiguration/metricsPort``.
+/// - Throws: ``HearthRules/RulesError`` when the configured default rules are invalid, and
+///   ``HearthFiles/StorageRulesSyntaxError`` when the storage rules are.
+public func buildApplication(
+    configuration: ServerConfiguration,
+    folder: DataFolder,
+    cluster: ClusterNode? = nil,
+    metrics: ServerMetrics = ServerMetrics(),
+    recentLogs: RecentLogEntries = RecentLogEntries(),
+    requestLog: RequestLog? = nil,
+    logger: Logger,
+    onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
+    onFilesServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
+    onMetricsServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+) async throws -> some ApplicationProtocol {
+    let requestLog = requestLog ?? RequestLog(capacity: configuration.requestLogSize)
+    let defaultRules = try configuration.defaultRules.map { text throws(RulesError) in try SecurityRules(parsing: text) }
+    let rules = RulesRegistry(defaultRules: defaultRules ?? .closed)
+    let hub = ListenerHub(
+        maxEventBytes: configuration.maxStreamEventBytes, rules: { rules.loadedRules(named: $0) }, clock: configuration.clock)
+    let admin = AdminCredential(token: configuration.adminToken, emulator: configuration.emulator)
+    let providerHTTP = IdentityProviderHTTP()
+    let accounts = try await makeAuthService(
+        configuration: configuration, folder: folder, cluster: cluster, http: providerHTTP, logger: logger)
+    let storageRules = try configuration.storageRules.map { text throws(StorageRulesSyntaxError) in try StorageRules(parsing: text) }
+    let filesDirectory = configuration.filesDirectory ?? folder.url.appendingPathComponent("files")
+    let files: FileStore
+    if let cluster {
+        // Content in the folder every node mounts, metadata in the cluster's PostgreSQL. Only
+        // what is a day old can be a crash's leftover: another node's upload may be under way.
+        files = try FileStore(
+            directory: filesDirectory, metadata: cluster.fileMetadata, maxObjectSize: configuration.maxFileBytes,
+            uploadLimits: configuration.uploadLimits, clock: configuration.clock)
+        let leftovers = try await files.removeLeftovers(keepingNewerThan: 24 * 3600 * 1000)
+        if leftovers != FileStore.Leftovers() {
+            logger.info("removed day-old unfinished uploads", metadata: ["uploads": "\(leftovers.uploads)", "files": "\(leftovers.blobs)"])
+        }
+    } else {
+        files = try FileStore(
+            directory: filesDirectory, maxObjectSize: configuration.maxFileBytes, uploadLimits: configuration.uploadLimits,
+            clock: configuration.clock)
+        // This process holds the data folder: what a crash left half-done can go.
+        let leftovers = try files.removeLeftovers()
+        if leftovers != FileStore.Leftovers() {
+            logger.info("removed unfinished uploads", metadata: ["uploads": "\(leftovers.uploads)", "files": "\(leftovers.blobs)"])
+        }
+    }
+    let filesOrigin = FilesOrigin(origin: configuration.filesOrigin)
+    let proxies = ProxyTrust(addresses: configuration.trustedProxies, trustsLoopback: configuration.trustLoopbackProxies)
+    let limits = configuration.connectionLimits
+    let maxConnections = limits.resolvedMaxConnections()
+    let gate = ConnectionGate(limits: limits, maxConnections: maxConnections, proxies: proxies, metrics: metrics, logger: logger)
+    logger.info("connection limits", metadata: [
+        "max_connections": "\(maxConnections.map(String.init) ?? "none")",
+        "descriptor_limit": "\(ConnectionLimits.descriptorLimit().map(String.init) ?? "none")",
+        "per_address": "\(limits.maxConnectionsPerAddress.map(String.init) ?? "none")",
+        "header_timeout": "\(limits.headerTimeout)", "body_timeout": "\(limits.bodyTimeout)", "idle_timeout": "\(limits.idleTimeout)",
+    ])
+    let databases: any DatabaseProvider = cluster?.databases ?? folder
+    var operations = DatabaseOperations(databases: databases, rules: rules, hub: hub, clock: configuration.clock, logger: logger)
+    operations.metrics = metrics
+    operations.requestLog = requestLog
+    operations.limits = DatabaseLimits(
+        defaultDatabase: configuration.defaultDatabase, createOnUse: configuration.emulator,
+        maxOpen: DatabaseLimits.maxOpen(
+            configured: configuration.maxOpenDatabases, descriptorLimit: ConnectionLimits.descriptorLimit(),
+            maxConnections: maxConnections),
+        idleAfter: Int64(configuration.idleDatabaseTimeout / .milliseconds(1)))
+    if operations.limits.maxOpen < configuration.maxOpenDatabases {
+        // Said, not warned: the default asks for more than a common descriptor limit leaves.
+        logger.info("fewer databases may be open than asked: the descriptors left after connections allow no more", metadata: [
+            "max_open_databases": "\(operations.limits.maxOpen)", "asked": "\(configuration.maxOpenDatabases)",
+        ])
+    }
+    let disconnects: any DisconnectQueue
+    if let cluster {
+        disconnects = cluster.disconnects
+    } else {
+        let realtimeFolder = folder.url.appendingPathComponent("realtime")
+        try FileManager.default.createDirectory(at: realtimeFolder, withIntermediateDirectories: true)
+        disconnects = try DisconnectQueueStore(path: realtimeFolder.appendingPathComponent("disconnects.sqlite").path)
+    }
+    let realtime = RealtimeService(
+        operations: operations, admin: admin, issuer: accounts.issuer, disconnects: disconnects, accounts: accounts.store,
+        limits: configuration.realtimeLimits, logger: logger)
+    if let cluster {
+        cluster.onTakeOver { records, deadNode in await realtime.applyDisconnects(records, of: "node \(deadNode)") }
+        cluster.onLeaseLost { realtime.shutDown() }
+    }
+    // Before any client connects: the onDisconnect operations of connections the last run had.
+    await realtime.applyLeftoverDisconnects()
+    let longPolling = RealtimeLongPolling(service: realtime, defaultDatabase: configuration.defaultDatabase, proxies: proxies)
+    let webSocket = RealtimeWebSocket(service: realtime, longPolling: longPolling, defaultDatabase: configuration.defaultDatabase)
+    let bodyBudget = ByteBudget(limit: configuration.maxBufferedBodyBytes)
+    let stats = StatsResponder(
+        databases: databases, hub: hub, realtime: realtime, admin: admin, bodyBudget: bodyBudget, clock: configuration.clock,
+        started: configuration.clock())
+    let metricsResponder = MetricsResponder(metrics: metrics, stats: stats, admin: admin)
+    // Backups on a schedule and from the console share one gate: one runs at a time.
+    let backupGate = BackupGate()
+    let backups = configuration.backupFolder.flatMap { backupFolder -> BackupSchedule? in
+        guard cluster == nil else { return nil }
+        return BackupSchedule(
+            backup: DataFolderBackup(source: folder.url, filesDirectory: configuration.filesDirectory, clock: configuration.clock),
+            folder: backupFolder, interval: configuration.backupInterval ?? .seconds(86_400), keep: configuration.backupKeep,
+            report: BackupReport(
+                finished: { metrics.backupFinished(bytes: $0, duration: $1, at: $2) }, failed: { metrics.backupFailed() }),
+            logger: logger, gate: backupGate)
+    }
+    var database = DatabaseResponder(operations: operations, configuration: configuration, admin: admin, issuer: accounts.issuer)
+    database.bodyBudget = bodyBudget
+    let responder = HearthResponder(
+        database: database,
+        longPolling: longPolling,
+        auth: AuthResponder(service: accounts, admin: admin, proxies: proxies),
+        session: WebSessionResponder(service: accounts, proxies: proxies),
+        files: FilesResponder(
+            store: files, rules: storageRules ?? .closed, admin: admin, issuer: accounts.issuer, clock: configuration.clock,
+            proxies: proxies),
+        stats: stats,
+        web: WebResponder(files: configuration.webFiles, projectID: configuration.projectID, bucket: configuration.storageBucket),
+        filesOrigin: filesOrigin,
+        proxies: proxies,
+        metrics: metrics,
+        metricsResponder: metricsResponder,
+        logs: RecentLogsResponder(recent: recentLogs, admin: admin),
+        requests: RequestLogResponder(log: requestLog, admin: admin),
+        backups: BackupsResponder(
+            operations: operations, admin: admin, schedule: backups, gate: backupGate, dataFolder: folder.url,
+            scratch: FileManager.default.temporaryDirectory, maxWriteBytes: configuration.maxWriteBytes),
+        dataBrowse: DataBrowseResponder(operations: operations, admin: admin, defaultDatabase: configuration.defaultDatabase),
+        accessLog: configuration.accessLog
+    )
+    // Services stop in reverse order: the cluster node, first here, keeps replicating until
+    // everything else has stopped.
+    var services: [any Service] = cluster.map { [$0] } ?? []
+    services += [
+        DataFolderService(folder: folder),
+        StreamKeepAliveService(hub: hub, realtime: realtime, longPolling: longPolling, interval: configuration.keepAliveInterval, clock: configuration.clock),
+        IdentityProviderHTTP.ShutdownService(http: providerHTTP),
+        IdleDatabaseService(operations: operations, interval: min(configuration.idleDatabaseTimeout / 4, .seconds(60))),
+        UploadSweepService(
+            store: files, interval: configuration.uploadSweepInterval, metrics: metrics, logger: logger,
+            onSweep: configuration.onUploadSweep),
+    ]
+    if configuration.backupInterval != nil, let backups {
+        services.append(backups)
+    }
+    if let metricsPort = configuration.metricsPort {
+        var open = metricsResponder
+        open.open = true
+        services.append(Application(
+            responder: MetricsPortResponder(metrics: open),
+            server: LimitedHTTP1Channel.builder(gate: gate),
+            configuration: ApplicationConfiguration(
+                address: .hostname(configuration.metricsHost, port: metricsPort), serverName: "Hearth"),
+            onServerRunning: { channel in await onMetricsServerRunning(channel.localAddress?.port ?? metricsPort) },
+            logger: logger))
+    }
+    if let filesPort = configuration.filesPort {
+        var filesResponder = responder
+        filesResponder.filesOnly = true
+        services.append(Application(
+            responder: ForwardedClientLimit(responder: filesResponder, gate: gate),
+            server: LimitedHTTP1Channel.builder(gate: gate),
+            configuration: ApplicationConfiguration(
+                address: .hostname(configuration.host, port: filesPort), serverName: "Hearth"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? filesPort
+                filesOrigin.listening(on: port)
+                await onFilesServerRunning(port)
+            },
+            logger: logger))
+    }
+    return Application(
+        responder: ForwardedClientLimit(responder: responder, gate: gate),
+        server: RealtimeHTTPChannel.builder(webSocket: webSocket, gate: gate),
+        configuration: ApplicationConfiguration(
+            address: .hostname(configuration.host, port: configuration.port),
+            serverName: "Hearth"
+        ),
+        services: services,
+        onServerRunning: { channel in
+            await onServerRunning(channel.localAddress?.port ?? configuration.port)
+        },
+        logger: logger
+    )
+}
+
+/// The account service over `<data>/auth/` (the accounts database and the token signing key),
+/// or, on a cluster node, over the cluster's PostgreSQL with the key every node shares.
+func makeAuthService(
+    configuration: ServerConfiguration, folder: DataFolder, cluster: ClusterNode? = nil, http: any HTTPFetching, logger: Logger
+) async throws -> AuthService {
+    var policy = AuthService.Policy()
+    policy.emulator = configuration.emulator
+    policy.failuresPerAccount = configuration.signInFailuresPerAccount
+    policy.failuresPerAddress = configuration.signInFailuresPerAddress
+    policy.signUpBurstPerAddress = configuration.signUpBurstPerAddress
+    policy.signUpsPerAddressPerHour = configuration.signUpsPerAddressPerHour
+    let local = configuration.host == "0.0.0.0" || configuration.host == "::" ? "127.0.0.1" : configuration.host
+    let publicURL = configuration.publicURL ?? "http://\(local):\(configuration.port)"
+    let publicHost = URL(string: publicURL)?.host ?? "localhost"
+    if !configuration.emulator {
+        policy.authorizedDomains = Set([publicHost.lowercased(), "localhost", "127.0.0.1", local] + configuration.authorizedDomains)
+    }
+    let email = EmailDelivery(
+        mailer: try configuration.smtp.map { try SMTPMailer(settings: $0) }, sender: configuration.emailSender ?? "noreply@\(publicHost)",
+        appName: configuration.appName, actionURL: publicURL + "/__/auth/action", templates: configuration.emailTemplates)
+    let hasher = PasswordHasher(rounds: configuration.passwordHashRounds)
+    let service: AuthService
+    if let cluster {
+        service = try await AuthService.open(
+            store: cluster.accounts, signingKeyPEM: try await cluster.secrets.signingKeyPEM(), projectID: configuration.projectID,
+            policy: policy, hasher: hasher, email: email, http: http, clock: configuration.clock, logger: logger)
+    } else {
+        service = try await AuthService.open(
+            in: folder.url.appendingPathComponent("auth"), projectID: configuration.projectID, policy: policy,
+            hasher: hasher, email: email, http: http, clock: configuration.clock, logger: logger)
+    }
+    try await service.installProviders(configuration.providers)
+    return service
+}

@@ -1,0 +1,91 @@
+import HearthCore
+import HearthEngine
+import HearthStore
+import Hummingbird
+
+/// The console's Data section browses big locations through these, for admins (the REST API
+/// keeps Firebase's behaviour: `shallow=true` refuses a query):
+/// - `GET /.hearth/data/summary?path=&ns=&cap=`: `{"children": N, "nodes": n, "more": bool}`,
+///   the location's direct children and the nodes of its subtree counted up to `cap`
+///   (default 20,000; `more` when there are more);
+/// - `GET /.hearth/data/children?path=&ns=&startAt=|startAfter=&endAt=&limit=`: up to `limit`
+///   (default 100) children in key order, bounds given as plain keys:
+///   `{"children": N, "keys": [{"key": k, "value": leaf} | {"key": k, "children": n}], "more": bool}`.
+///
+/// A thin transport over ``DatabaseOperations/summary(_:at:cap:)`` and
+/// ``DatabaseOperations/childPage(_:at:startAt:startAfter:endAt:limit:)``.
+struct DataBrowseResponder: Sendable {
+    static let summaryPath = "/.hearth/data/summary"
+    static let childrenPath = "/.hearth/data/children"
+    static let defaultCap = 20_000
+    static let defaultLimit = 100
+
+    static func handles(_ path: String) -> Bool {
+        path == summaryPath || path == childrenPath
+    }
+
+    let operations: DatabaseOperations
+    let admin: AdminCredential
+    let defaultDatabase: String
+
+    func respond(to request: Request) async -> Response {
+        do {
+            let parameters = try admin.admit(request)
+            let path = try Path(parsing: parameters["path"] ?? "/")
+            let name = parameters["ns"] ?? DatabaseResponder.databaseName(host: request.head.authority) ?? defaultDatabase
+            let database = try await operations.database(named: name, creating: true)
+            if request.uri.path == Self.summaryPath {
+                let cap = try Self.number(parameters["cap"], name: "cap", default: Self.defaultCap)
+                return Self.encode(try operations.summary(database, at: path, cap: cap))
+            }
+            let page = try operations.childPage(
+                database, at: path, startAt: try Self.key(parameters["startAt"]), startAfter: try Self.key(parameters["startAfter"]),
+                endAt: try Self.key(parameters["endAt"]),
+                limit: try Self.number(parameters["limit"], name: "limit", default: Self.defaultLimit))
+            return Self.encode(page)
+        } catch let error as HearthError {
+            return error.response()
+        } catch {
+            return HearthError(.internalError, "Internal server error.").response()
+        }
+    }
+
+    private static func number(_ text: String?, name: String, default value: Int) throws(HearthError) -> Int {
+        guard let text else { return value }
+        guard let number = Int(text) else { throw HearthError(.invalidQuery, "\(name) must be a whole number") }
+        return number
+    }
+
+    /// A bound is a key as it is written, not JSON; an end bound may go past every key
+    /// (a search's `prefix\u{F8FF}`), so only the characters no key may hold are refused.
+    private static func key(_ text: String?) throws(HearthError) -> ChildKey? {
+        guard let text else { return nil }
+        guard !text.isEmpty, !text.contains(where: { ".$#[]/".contains($0) }) else {
+            throw HearthError(.invalidQuery, "A key bound cannot be empty or contain . $ # [ ] or /")
+        }
+        return ChildKey(text)
+    }
+
+    private static func encode(_ summary: DatabaseOperations.DataSummary) -> Response {
+        JSONResponse.make(bytes: Array(#"{"children":\#(summary.children),"more":\#(summary.more),"nodes":\#(summary.nodes)}"#.utf8))
+    }
+
+    private static func encode(_ page: DatabaseOperations.ChildPage) -> Response {
+        var bytes = Array(#"{"children":\#(page.children),"keys":["#.utf8)
+        for (index, entry) in page.entries.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes += Array(#"{"key":"#.utf8)
+            bytes += JSONWriter.bytes(.string(entry.key.string), format: .compact)
+            switch entry {
+            case .leaf(_, let value):
+                bytes += Array(#","value":"#.utf8)
+                bytes += JSONWriter.bytes(value, format: .compact)
+            case .object(_, let children):
+                bytes += Array(#","children":\#(children)"#.utf8)
+            }
+            bytes.append(UInt8(ascii: "}"))
+        }
+        bytes += Array(#"],"more":\#(page.more)}"#.utf8)
+        return JSONResponse.make(bytes: bytes)
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import HearthEngine
+import HearthFiles
+import Hummingbird
+import Logging
+
+/// The one entry point: every request passes the middleware (``RequestObservationMiddleware``
+/// for metrics and logs, ``ResponseHeadersMiddleware`` for CORS and the security headers) and
+/// then the first-match table of namespaces (``NamespaceTable``): CORS preflights, account
+/// requests, the web session, file requests, the server's figures for admins, long-polling,
+/// page requests, and the database, which takes everything else.
+///
+/// On the files origin (the files port, or a request for the files host name) only file
+/// storage is answered: no page, account or database request is served where user content is.
+struct HearthResponder: HTTPResponder {
+    typealias Context = HearthRequestContext
+
+    /// True for the listener on the files port.
+    var filesOnly = false
+    private let appPipeline: any HTTPResponder<Context>
+    private let filesPipeline: any HTTPResponder<Context>
+
+    init(
+        database: DatabaseResponder,
+        longPolling: RealtimeLongPolling,
+        auth: AuthResponder,
+        session: WebSessionResponder,
+        files: FilesResponder,
+        stats: StatsResponder,
+        web: WebResponder,
+        filesOrigin: FilesOrigin,
+        proxies: ProxyTrust,
+        metrics: ServerMetrics,
+        metricsResponder: MetricsResponder,
+        logs: RecentLogsResponder,
+        requests: RequestLogResponder,
+        backups: BackupsResponder,
+        dataBrowse: DataBrowseResponder,
+        accessLog: Bool = false
+    ) {
+        let filesOnlyTable = NamespaceTable(
+            namespaces: [
+                Namespace(transport: .files, matches: { request, _ in request.method == .options }) { request, _ in
+                    CORS.preflight(request)
+                },
+                Namespace(transport: .files, headers: .file, matches: { request, _ in FilesResponder.handles(request.uri.path) }) {
+                    request, context in
+                    await files.respond(to: request, context: context, onAppOrigin: false)
+                },
+            ],
+            fallback: Namespace(transport: .files, matches: { _, _ in true }) { _, _ in FilesResponder.errorResponse(.notFound) })
+        let redirect = FilesRedirect(filesOrigin: filesOrigin, proxies: proxies)
+        let appTable = NamespaceTable(
+            namespaces: [
+                Namespace(
+                    transport: .files, matches: { request, _ in filesOrigin.isFilesHost(request.head.authority) },
+                    responder: filesOnlyTable),
+                // Same-origin only: no CORS headers.
+                Namespace(transport: .session, crossOrigin: false, matches: { request, _ in WebSessionResponder.handles(request.uri.path) }) {
+                    request, context in
+                    await session.respond(to: request, context: context)
+                },
+                Namespace(transport: .preflight, matches: { request, _ in request.method == .options }) { request, _ in
+                    CORS.preflight(request)
+                },
+                Namespace(transport: .admin, matches: { request, _ in request.uri.path == MetricsResponder.path }) { request, context in
+                    await metricsResponder.respond(to: request, context: context)
+                },
+                Namespace(transport: .auth, matches: { request, _ in AuthResponder.handles(request.uri.path) }) { request, context in
+                    await auth.respond(to: request, context: context)
+                },
+                Namespace(transport: .files, headers: .file, matches: { request, _ in FilesResponder.handles(request.uri.path) }) {
+                    request, context in
+                    if let response = redirect.response(to: request, context: context) {
+                        context.note.update { $0.headers = .api }
+                        return response
+                    }
+                    return await files.respond(to: request, context: context, onAppOrigin: true)
+                },
+                Namespace(transport: .longPolling, matches: { request, _ in request.uri.path == RealtimeLongPolling.path }) {
+                    request, context in
+                    if RealtimeLongPolling.isDisconnectFrame(request) { context.note.update { $0.headers = .longPollFrame } }
+                    return await longPolling.respond(to: request, connection: context.channel)
+                },
+                Namespace(transport: .admin, matches: { request, _ in request.uri.path == StatsResponder.path }) { request, _ in
+                    await stats.respond(to: request)
+                },
+                Namespace(transport: .admin, matches: { request, _ in request.uri.path == RecentLogsResponder.path }) { request, _ in
+                    logs.respond(to: request)
+                },
+                Namespace(transport: .admin, matches: { request, _ in request.uri.path == RequestLogResponder.path }) { request, _ in
+                    requests.respond(to: request)
+                },
+                Namespace(transport: .admin, matches: { request, _ in BackupsResponder.handles(request.uri.path) }) { request, _ in
+                    await backups.respond(to: request)
+                },
+                Namespace(transport: .admin, matches: { request, _ in DataBrowseResponder.handles(request.uri.path) }) { request, _ in
+                    await dataBrowse.respond(to: request)
+                },
+                Namespace(transport: .web, matches: { request, _ in WebResponder.handles(request) }) { request, context in
+                    let origin = redirect.filesOrigin(for: request, context: context)
+                    context.note.update { $0.headers = .page(filesOrigin: origin) }
+                    return await web.respond(to: request, context: context, filesOrigin: origin)
+                },
+            ],
+            fallback: Namespace(transport: .rest, matches: { _, _ in true }) { request, context in
+                if request.headers[.accept]?.contains("text/event-stream") == true { context.note.update { $0.transport = .sse } }
+                return await database.respond(to: request, context: context)
+            })
+        let requestLog = requests.log
+        func pipeline(_ table: NamespaceTable) -> any HTTPResponder<Context> {
+            // Hummingbird's middleware chain, around the table rather than a trie router.
+            let middleware = Router(context: Context.self).middlewares
+            middleware.add(RequestObservationMiddleware(metrics: metrics, requestLog: requestLog, proxies: proxies, accessLog: accessLog))
+            middleware.add(ResponseHeadersMiddleware())
+            return middleware.constructResponder(finalResponder: table)
+        }
+        appPipeline = pipeline(appTable)
+        filesPipeline = pipeline(filesOnlyTable)
+    }
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        try await (filesOnly ? filesPipeline : appPipeline).respond(to: request, context: context)
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import HearthCore
+import HearthEngine
+import Hummingbird
+
+/// Builds the JSON responses of the REST API.
+enum JSONResponse {
+    static let contentType = "application/json; charset=utf-8"
+
+    static func make(status: HTTPResponse.Status = .ok, bytes: [UInt8], headers: HTTPFields = [:]) -> Response {
+        var fields = headers
+        fields[.contentType] = contentType
+        return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    static func make(status: HTTPResponse.Status = .ok, node: Node, format: JSONWriter.Format) -> Response {
+        make(status: status, bytes: JSONWriter.bytes(node, format: format))
+    }
+
+    /// `value` as JSON (keys sorted, slashes as they are), or a Firebase-shaped 500 should it
+    /// not encode; for the admin endpoints' answers.
+    static func encoding(
+        _ value: some Encodable, dates: JSONEncoder.DateEncodingStrategy = .iso8601
+    ) -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = dates
+        guard let body = try? encoder.encode(value) else {
+            return HearthError(.internalError, "Internal server error.").response()
+        }
+        return make(bytes: Array(body))
+    }
+
+    /// `204 No Content`, for `print=silent`.
+    static func silent() -> Response {
+        Response(status: .noContent)
+    }
+}
