@@ -219,7 +219,7 @@ def test_offline_writes_survive_a_reload_and_a_server_restart(pages, browser, tm
             const base = db.ref(`sync/${{ID}}`);
             await base.set({{ a: 1, kept: 'yes', counter: 10 }});
             await new Promise((resolve) => base.on('value', resolve));
-            await sleep(700);  // the cache is saved after a short delay. TODO(cache-saved signal)
+            await db.whenSaved();  // the cache is saved after a short delay
             return true;""")
 
         stop_server(hearth)
@@ -233,7 +233,7 @@ def test_offline_writes_survive_a_reload_and_a_server_restart(pages, browser, tm
             base.update({{ a: null, c: 3, counter: ServerValue.increment(5) }});
             base.child('list').push({{ text: 'first' }});
             base.child('list').push({{ text: 'second' }});
-            await sleep(300);  // the pending writes are stored before the reload. TODO(cache-saved signal)
+            await db.whenSaved();  // the pending writes are stored before the reload
             return latest;""")
         assert shown["b"] == 2 and shown["c"] == 3 and "a" not in shown and shown["counter"] == 15
         assert sorted(entry["text"] for entry in shown["list"].values()) == ["first", "second"]
@@ -403,7 +403,7 @@ def test_the_cache_belongs_to_the_signed_in_user(server, pages, browser):
         const uid = hearth.auth.currentUser.uid;
         const profile = hearth.db.ref(`people/${{uid}}`);
         await new Promise((resolve) => profile.on('value', resolve));
-        await sleep(700);  // the cache is saved after a short delay. TODO(cache-saved signal)
+        await hearth.db.whenSaved();  // the cache is saved after a short delay
         const names = async () => (await indexedDB.databases()).map((database) => database.name).filter((name) => name.startsWith('hearth:'));
         const before = await names();
         const cachedBefore = hearth.db._engine.cache.isComplete(['people', uid]);
@@ -432,7 +432,7 @@ def test_the_cache_is_bounded_and_keep_synced_listens(server, pages, browser):
           await ref.set({ big });
           await new Promise((resolve) => ref.on('value', resolve));
           if (name !== 'three') ref.off();
-          await sleep(700);  // saved, and evicted beyond the bound. TODO(cache-saved signal)
+          await db.whenSaved();  // saved, and evicted beyond the bound
         }
         const cached = ['one', 'two', 'three'].map((name) => engine.cache.isComplete(['sync', ID, name]));
 
