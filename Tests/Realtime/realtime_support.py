@@ -11,7 +11,6 @@ from __future__ import annotations
 import http.server
 import json
 import os
-import shutil
 import subprocess
 import threading
 import time
@@ -300,7 +299,3 @@ def new_chromium():
     driver = webdriver.Chrome(service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")), options=options)
     driver.set_script_timeout(120)
     return driver
-
-
-def remove_tree(path: Path):
-    shutil.rmtree(path, ignore_errors=True)

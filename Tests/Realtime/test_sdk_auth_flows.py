@@ -27,7 +27,8 @@ from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
 import pytest
 import requests
 
-from realtime_support import launch_hearth, remove_tree, skip_without_sdk
+from harness import remove_tree
+from realtime_support import launch_hearth, skip_without_sdk
 
 skip_without_sdk()
 
