@@ -14,12 +14,8 @@ import os
 import re
 import secrets
 import shutil
-import socket
 import subprocess
-import sys
 import tempfile
-import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -27,14 +23,11 @@ from urllib.parse import parse_qs, urlencode, urljoin, urlsplit, urlunsplit
 
 import requests
 
+import harness
+from harness import HearthDidNotStart, HearthProcess, Output, free_port  # noqa: F401  (free_port: re-exported)
+from oidc_server import OIDCProvider, OIDCUser, subject_for  # noqa: F401  (Tests/Support; re-exported)
+
 HERE = Path(__file__).resolve().parent
-SUPPORT = HERE.parent / "Support"
-if str(SUPPORT) not in sys.path:
-    sys.path.insert(0, str(SUPPORT))
-
-from oidc_server import OIDCProvider, OIDCUser, subject_for  # noqa: E402,F401  (after the path is set; re-exported)
-
-HEARTH_BINARY = os.environ.get("HEARTH_BINARY", "/work/main/.build/debug/hearth")
 PROJECT = "hearth-accounts"
 ADMIN_TOKEN = "accounts-admin-" + secrets.token_hex(12)
 TIMEOUT = 30
@@ -84,14 +77,6 @@ PROVIDER_USERS = {
 }
 
 
-def free_port() -> int:
-    """A port free now on 127.0.0.1 (the OS's choice), for a server whose address must be
-    known before it starts."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def unique_email(tag: str) -> str:
     return f"{tag}-{secrets.token_hex(4)}@mail.example.com"
 
@@ -103,13 +88,13 @@ def new_http() -> requests.Session:
     return session
 
 
-def wait_for_binary(path: str = HEARTH_BINARY, timeout: float = 120) -> str:
+def wait_for_binary(path: Optional[str] = None, timeout: float = 120) -> str:
     """The binary's path once it exists (it may be being rebuilt for a moment)."""
-    deadline = time.monotonic() + timeout
-    while not os.access(path, os.X_OK):
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"no hearth binary at {path} (set HEARTH_BINARY)")
-        time.sleep(1)
+    path = path or harness.hearth_binary()
+    try:
+        harness.wait_until(lambda: os.access(path, os.X_OK), timeout, f"a hearth binary at {path}", interval=0.5)
+    except harness.WaitTimeout:
+        raise RuntimeError(f"no hearth binary at {path} (set HEARTH_BINARY)") from None
     return path
 
 
@@ -127,6 +112,7 @@ class Hearth:
     folder: Path
     lines: list[str] = field(default_factory=list)
     http: requests.Session = field(default_factory=new_http)
+    log: Optional[Output] = None
 
     @property
     def handler_url(self) -> str:
@@ -135,6 +121,14 @@ class Hearth:
 
     def output(self) -> str:
         return "".join(self.lines)
+
+    def wait_for_count(self, text: str, count: int, timeout: float, message: str = "") -> None:
+        """Until ``text`` has appeared ``count`` times in the output (each new line wakes the wait)."""
+        try:
+            harness.wait_until(lambda: self.log.count(text) >= count, timeout, message or f"{count} × {text!r} in the output",
+                               wake=self.log)
+        except harness.WaitTimeout as error:
+            raise AssertionError(f"{error}\n{self.output()}") from None
 
     # Raw calls.
 
@@ -288,35 +282,20 @@ def launch_hearth(settings: Optional[dict], port: Optional[int] = None, rules: O
         rules_path = folder / "database.rules.json"
         rules_path.write_text(json.dumps(rules))
         command += ["--rules", str(rules_path)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
     lines: list[str] = []
-    ready = threading.Event()
-
-    def read_output():
-        for line in process.stdout:
-            lines.append(line)
-            if "Hearth is serving" in line:
-                ready.set()
-        ready.set()
-
-    threading.Thread(target=read_output, name="hearth-output", daemon=True).start()
-    if not ready.wait(STARTUP_SECONDS) or process.poll() is not None:
-        process.kill()
-        process.wait()
+    hearth = HearthProcess(command[1:], binary=binary, timeout=STARTUP_SECONDS, into=lines)
+    try:
+        hearth.start()
+    except HearthDidNotStart as error:
         shutil.rmtree(folder, ignore_errors=True)
-        raise RuntimeError("hearth serve did not start:\n" + "".join(lines))
-    match = re.search(r"Hearth is serving http://127\.0\.0\.1:(\d+)/", "".join(lines))
-    assert match and int(match.group(1)) == port, "".join(lines)
-    return Hearth(url=f"http://127.0.0.1:{port}", port=port, process=process, data=data, folder=folder, lines=lines)
+        raise RuntimeError(f"hearth serve did not start: {error}") from None
+    assert hearth.port == port, "".join(lines)
+    return Hearth(url=f"http://127.0.0.1:{port}", port=port, process=hearth.process, data=data, folder=folder, lines=lines,
+                  log=hearth.output)
 
 
 def stop_hearth(hearth: Hearth) -> None:
-    hearth.process.terminate()
-    try:
-        hearth.process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        hearth.process.kill()
-        hearth.process.wait()
+    harness.stop_process(hearth.process, timeout=15)
     hearth.http.close()
     shutil.rmtree(hearth.folder, ignore_errors=True)
 

@@ -25,7 +25,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from conftest import js_errors, wait_for, wait_until
+from browser_support import js_errors, wait_for, wait_until
 from test_app_core import PHOTO as DEMO_PHOTO, emulate_dark, go, open_app, run_js
 
 AUDIT = (Path(__file__).parent / "accessibility_audit.js").read_text()
@@ -483,6 +483,7 @@ def test_toasts_are_announced_readable_dismissable_and_out_of_the_way(server, br
     show_toast(phone, "Kept while hovered.", duration=800)
     # (Moved over: a toast that merely appears under a resting pointer is not held.)
     ActionChains(phone).move_to_element(phone.find_element(By.CSS_SELECTOR, "#toasts .toast-text")).move_by_offset(6, 2).perform()
+    # Time passing is the thing under test: the toast outlives its 800 ms while hovered.
     phone.execute_script("return new Promise((resolve) => setTimeout(resolve, 1500))")
     assert [toast["text"] for toast in toasts(phone)] == ["Kept while hovered."], "it went while hovered"
     ActionChains(phone).move_to_element(phone.find_element(By.CSS_SELECTOR, "main h1")).perform()
@@ -496,6 +497,7 @@ def test_toasts_are_announced_readable_dismissable_and_out_of_the_way(server, br
     ActionChains(phone).move_to_element(phone.find_element(By.CSS_SELECTOR, "main h1")).perform()
     show_toast(phone, "Kept while focused.", duration=800)
     phone.execute_script("document.querySelector('#toasts .toast-close').focus()")
+    # Time passing is the thing under test: the toast outlives its 800 ms while focused.
     phone.execute_script("return new Promise((resolve) => setTimeout(resolve, 1500))")
     assert [toast["text"] for toast in toasts(phone)] == ["Kept while focused."], "it went while focused"
     phone.execute_script("document.querySelector('[data-testid=chat-input]').focus()")

@@ -5,8 +5,6 @@ password?" and "Verify your email" with the links taken from messages a real SMT
 when they create an account."""
 import json
 import re
-import socket
-import sys
 import tempfile
 import uuid
 from pathlib import Path
@@ -15,20 +13,13 @@ import pytest
 import requests
 from selenium.webdriver.common.by import By
 
-from conftest import launch_server, stop_server, wait_for, wait_until
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "Support"))
-from oidc_server import OIDCProvider, OIDCUser  # noqa: E402
-from smtp_server import SMTPTestServer  # noqa: E402
+from browser_support import launch_server, stop_server, wait_for, wait_until
+from harness import free_port
+from oidc_server import OIDCProvider, OIDCUser  # Tests/Support (on the path by Tests/pytest.ini)
+from smtp_server import SMTPTestServer
 
 ADA = OIDCUser("ada.provider@example.com", "ada-password", "Ada Provider")
 LINKED = OIDCUser("linked.provider@example.com", "linked-password", "Lin Ked")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import uuid
 
 from selenium.webdriver.common.by import By
 
-from conftest import REPO, js_errors, launch_server, stop_server, text_of, wait_for, wait_until
+from browser_support import REPO, js_errors, launch_server, stop_server, text_of, wait_for, wait_until
 
 PHOTO = REPO / "Sources" / "HearthSocial" / "Resources" / "demo" / "beach.jpg"
 
@@ -312,7 +312,9 @@ def test_token_refresh_and_reconnection(browser_factory, screenshot, tmp_path):
         refreshed = run_js(reader, """
             const auth = window.hearth.auth;
             const before = await auth.getIdToken();
-            await new Promise((resolve) => setTimeout(resolve, 1100));  // a new issue time: a new token
+            // A new issue time (whole seconds): a new token. Wait until the clock passes the token's second.
+            const issued = JSON.parse(atob(before.split('.')[1].replace(/-/g, '+').replace(/_/g, '/'))).iat;
+            while (Date.now() < (issued + 1) * 1000) await new Promise((resolve) => setTimeout(resolve, 10));
             return (await auth.getIdToken(true)) !== before && (await auth.getIdToken()) !== before;""")
         assert refreshed is True
         admin_put(server, f"posts/{post_id}/starCount", before + 1)

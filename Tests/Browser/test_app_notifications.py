@@ -23,7 +23,7 @@ import pytest
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 
-from conftest import js_errors, wait_for, wait_until
+from browser_support import js_errors, wait_for, wait_until
 from test_app_accessibility import audit, browser_at, dismiss_toasts, report
 from test_app_core import emulate_dark, go, run_js, sign_up
 

@@ -21,7 +21,7 @@ import uuid
 
 from selenium.webdriver.common.by import By
 
-from conftest import REPO, WEB_ROOT, js_errors, launch_server, stop_server, text_of, wait_for, wait_until
+from browser_support import REPO, WEB_ROOT, js_errors, launch_server, stop_server, text_of, wait_for, wait_until
 
 LIVE = 20  # seconds for anything that crosses the network or a restart
 RECONNECT = 45  # the client retries after 1 s, doubling to 30 s

@@ -8,7 +8,7 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from conftest import REPO, js_errors, wait_for, wait_until
+from browser_support import REPO, js_errors, wait_for, wait_until
 from test_app_core import go, open_app, sign_up
 
 DEMO = REPO / "Sources" / "HearthSocial" / "Resources" / "demo"

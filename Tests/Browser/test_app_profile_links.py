@@ -16,7 +16,7 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from conftest import js_errors, wait_for, wait_until
+from browser_support import js_errors, wait_for, wait_until
 from test_app_core import PHOTO, emulate_dark, fits_width, go, open_app, run_js, sign_up
 from test_app_notifications import Person, admin_get, call, person, publish
 

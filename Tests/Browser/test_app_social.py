@@ -10,7 +10,7 @@ from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from conftest import js_errors, wait_for, wait_until
+from browser_support import js_errors, wait_for, wait_until
 
 LIVE_SECONDS = 15
 # The names in the search results.

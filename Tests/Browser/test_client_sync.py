@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import WEB_ROOT, js_errors, launch_server, stop_server, wait_until
+from browser_support import WEB_ROOT, js_errors, launch_server, stop_server, wait_until
 
 PAGE = (b"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Hearth client sync</title></head>"
         b"<body><p>Hearth client sync test page</p></body></html>")
@@ -147,12 +147,14 @@ def test_local_and_remote_writes_raise_firebase_events(server, pages, browser):
         events.push('remote2');
         await other.db.ref(`sync/${ID}/items/a`).update({ n: -1 });
         await until(() => events.some((event) => event[0] === 'child_moved'), 'the move');
-        await sleep(100);
+        // The move's events end with the value that has a's new score.
+        await until(() => events.some((event) => event[0] === 'value' && event[1].includes('"n":-1')), 'the value after the move');
         events.push('remove');
         const removed = items.child('b').remove();
         events.push(`sync:${events.length}`);
         await removed;
-        await sleep(100);
+        // One more round trip: anything the server still sent for these writes has arrived.
+        await mine.db.ref(`sync/${ID}/barrier`).set(true);
         return events;""")
     assert events == [
         ["value", "null"], "set", ["child_added", "b", None], ["child_added", "a", "b"],
@@ -217,7 +219,7 @@ def test_offline_writes_survive_a_reload_and_a_server_restart(pages, browser, tm
             const base = db.ref(`sync/${{ID}}`);
             await base.set({{ a: 1, kept: 'yes', counter: 10 }});
             await new Promise((resolve) => base.on('value', resolve));
-            await sleep(700);  // the cache is saved after a short delay
+            await db.whenSaved();  // the cache is saved after a short delay
             return true;""")
 
         stop_server(hearth)
@@ -231,7 +233,7 @@ def test_offline_writes_survive_a_reload_and_a_server_restart(pages, browser, tm
             base.update({{ a: null, c: 3, counter: ServerValue.increment(5) }});
             base.child('list').push({{ text: 'first' }});
             base.child('list').push({{ text: 'second' }});
-            await sleep(300);
+            await db.whenSaved();  // the pending writes are stored before the reload
             return latest;""")
         assert shown["b"] == 2 and shown["c"] == 3 and "a" not in shown and shown["counter"] == 15
         assert sorted(entry["text"] for entry in shown["list"].values()) == ["first", "second"]
@@ -401,7 +403,7 @@ def test_the_cache_belongs_to_the_signed_in_user(server, pages, browser):
         const uid = hearth.auth.currentUser.uid;
         const profile = hearth.db.ref(`people/${{uid}}`);
         await new Promise((resolve) => profile.on('value', resolve));
-        await sleep(700);  // the cache is saved after a short delay
+        await hearth.db.whenSaved();  // the cache is saved after a short delay
         const names = async () => (await indexedDB.databases()).map((database) => database.name).filter((name) => name.startsWith('hearth:'));
         const before = await names();
         const cachedBefore = hearth.db._engine.cache.isComplete(['people', uid]);
@@ -430,7 +432,7 @@ def test_the_cache_is_bounded_and_keep_synced_listens(server, pages, browser):
           await ref.set({ big });
           await new Promise((resolve) => ref.on('value', resolve));
           if (name !== 'three') ref.off();
-          await sleep(700);  // saved, and evicted beyond the bound
+          await db.whenSaved();  // saved, and evicted beyond the bound
         }
         const cached = ['one', 'two', 'three'].map((name) => engine.cache.isComplete(['sync', ID, name]));
 
@@ -441,8 +443,9 @@ def test_the_cache_is_bounded_and_keep_synced_listens(server, pages, browser):
         await admin('lru-other', { databasePersistence: false }).db.ref(`sync/${ID}/synced`).set('changed elsewhere');
         await until(() => engine.cache.nodeAt(['sync', ID, 'synced']).val() === 'changed elsewhere', 'the synced value');
         synced.keepSynced(false);
-        await sleep(50);
-        const stillListened = [...engine.listens.values()].some((listen) => listen.path.join('/') === `sync/${ID}/synced`);
+        const listened = () => [...engine.listens.values()].some((listen) => listen.path.join('/') === `sync/${ID}/synced`);
+        await until(() => !listened(), 'the keepSynced listen to end', 5000).catch(() => null);
+        const stillListened = listened();
         return { cached, stillListened };""")
     assert result["cached"] == [False, True, True], result
     assert result["stillListened"] is False

@@ -19,7 +19,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import js_errors, open_event_sources, track_event_sources, wait_for, wait_until
+from browser_support import js_errors, open_event_sources, track_event_sources, wait_for, wait_until
 
 # A 2x2 red PNG, for the files browser's preview.
 PIXEL_PNG = base64.b64decode(
@@ -155,7 +155,7 @@ def test_moving_through_locations_quickly_keeps_one_stream_open(browser, server)
         (async () => {
           for (const path of ['posts', 'people', 'comments', 'likes', 'posts', 'people', 'console-last']) {
             location.hash = `#/data/${path}`;
-            await new Promise((resolve) => setTimeout(resolve, 5));
+            await new Promise((resolve) => setTimeout(resolve, 5));  // a quick visitor's pace (deliberate)
           }
         })().then(done);""")
     wait_live(browser)

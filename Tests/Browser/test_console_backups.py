@@ -17,7 +17,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 
-from conftest import launch_server, stop_server, wait_for, wait_until
+from browser_support import launch_server, stop_server, wait_for, wait_until
 from test_console import admin_headers, go, no_page_errors, open_console, wait_for_value, wait_live
 
 ROWS = "tr[data-testid=backup-row]"

@@ -17,7 +17,7 @@ import requests
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from conftest import launch_server, stop_server, wait_for, wait_until
+from browser_support import launch_server, stop_server, wait_for, wait_until
 from test_console import go, no_page_errors, node_css, open_console, value_css, wait_for_value, wait_live
 
 POSTS = 15_000

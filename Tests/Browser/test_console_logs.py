@@ -12,7 +12,7 @@ import requests
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-from conftest import launch_server, stop_server, wait_for, wait_until
+from browser_support import launch_server, stop_server, wait_for, wait_until
 from test_console import admin_headers, go, no_page_errors, open_console
 
 ROWS = "tr[data-testid=request-row]"

@@ -13,7 +13,7 @@ import requests
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-from conftest import wait_for, wait_until
+from browser_support import wait_for, wait_until
 from test_app_accessibility import browser_at, check_screen, report
 from test_app_core import emulate_dark
 from test_console import admin_headers, no_page_errors, open_console

@@ -9,14 +9,14 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import socket
 import tempfile
 from pathlib import Path
 
 import requests
 from selenium.webdriver.common.by import By
 
-from conftest import launch_server, stop_server, wait_for, wait_until
+from browser_support import launch_server, stop_server, wait_for, wait_until
+from harness import free_port  # a port nothing listens on (connections to it are refused)
 from test_console import admin_headers, no_page_errors, open_console
 
 GRAPHS = "[data-testid=server-graphs]"
@@ -76,13 +76,6 @@ def set_visibility(driver, state):
         else Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
         document.dispatchEvent(new Event('visibilitychange'));
     """, state)
-
-
-def free_port() -> int:
-    """A port nothing listens on (connections to it are refused)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def run_module_checks(driver, server, script) -> dict:

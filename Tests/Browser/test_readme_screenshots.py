@@ -14,7 +14,7 @@ import struct
 
 import pytest
 
-from conftest import REPO, js_errors, wait_for, wait_until
+from browser_support import REPO, js_errors, wait_for, wait_until
 from test_app_accessibility import open_screen, settled, sign_in
 from test_app_core import emulate_dark, fits_width
 from test_console import open_console

@@ -13,7 +13,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -22,14 +21,13 @@ from pathlib import Path
 import pytest
 import requests
 
+import harness
+from harness import free_port
+from postgres_server import PostgresServer, postgres_bin  # Tests/Support
+from realtime_support import OPEN_RULES, Hearth, hearth_binary  # Tests/Realtime
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-for folder in (HERE.parent / "Support", HERE.parent / "Realtime"):
-    if str(folder) not in sys.path:
-        sys.path.insert(0, str(folder))
-
-from postgres_server import PostgresServer, free_port, postgres_bin  # noqa: E402
-from realtime_support import OPEN_RULES, Hearth, hearth_binary  # noqa: E402
 
 NGINX = shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/usr/local/sbin:/sbin")
 SAMPLE = REPO / "docs" / "deploy" / "nginx-cluster.conf"
@@ -140,15 +138,8 @@ http {{
 """)
         self.process = subprocess.Popen([NGINX, "-p", str(folder), "-c", str(folder / "nginx.conf")],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    break
-            except OSError:
-                if self.process.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError("nginx did not start:\n" + self.log())
-                time.sleep(0.05)
+        if not harness.wait_for_port(self.port, self.process, timeout=20):
+            raise AssertionError("nginx did not start:\n" + self.log())
 
     @property
     def url(self) -> str:
@@ -217,15 +208,6 @@ class EventStream:
 
 
 def wait_until(check, what: str, timeout: float = 60, interval: float = 0.05):
-    """Polls ``check()`` until it returns a true value (returned); fails after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            last = check()
-            if last:
-                return last
-        except (requests.RequestException, AssertionError) as error:
-            last = error
-        time.sleep(interval)
-    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+    """Polls ``check()`` until it returns a true value (returned); fails after ``timeout``. A
+    request that fails or a check that raises AssertionError counts as "not yet"."""
+    return harness.wait_until(check, timeout, what, interval, ignoring=(requests.RequestException, AssertionError))

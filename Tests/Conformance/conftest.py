@@ -1,25 +1,17 @@
 """Starts a real `hearth serve --emulator` for the conformance suites and points firebase-admin at it."""
 import json
 import os
-import re
 import shutil
 import subprocess
 import tempfile
-import time
 
 import pytest
 import requests
 
-NAMESPACE = "fake-project-id"
+from conformance_support import NAMESPACE
+from harness import HearthProcess, hearth_binary
+
 HERE = os.path.dirname(__file__)
-
-
-def _binary():
-    if "HEARTH_BINARY" in os.environ:
-        return os.environ["HEARTH_BINARY"]
-    root = os.path.abspath(os.path.join(HERE, "..", ".."))
-    bin_path = subprocess.check_output(["swift", "build", "--show-bin-path"], cwd=root, text=True).strip()
-    return os.path.join(bin_path, "hearth")
 
 
 @pytest.fixture(scope="session")
@@ -30,14 +22,12 @@ def cluster_args():
     if os.environ.get("HEARTH_CONFORMANCE_CLUSTER") != "1":
         yield []
         return
-    import sys
-    sys.path.insert(0, os.path.join(HERE, "..", "Support"))
-    from postgres_server import PostgresServer
+    from postgres_server import PostgresServer  # Tests/Support
 
     postgres = PostgresServer()
     data = tempfile.mkdtemp(prefix="hearth-conformance-peer-")
     peer = subprocess.Popen(
-        [_binary(), "serve", "--emulator", "--port", "0", "--data", data, "--log-level", "warning",
+        [hearth_binary(), "serve", "--emulator", "--port", "0", "--data", data, "--log-level", "warning",
          "--project", NAMESPACE, "--cluster", postgres.url, "--node-id", "peer"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     yield ["--cluster", postgres.url, "--node-id", "conformance"]
@@ -51,28 +41,14 @@ def cluster_args():
 def server(cluster_args):
     """The server's base URL; the process runs for the whole session."""
     data = tempfile.mkdtemp(prefix="hearth-conformance-")
-    process = subprocess.Popen(
+    hearth = HearthProcess(
         # Short keep-alives, so closed SSE clients notice promptly and the keep-alive test is quick.
-        [_binary(), "serve", "--emulator", "--port", "0", "--data", data, "--log-level", "warning",
+        ["serve", "--emulator", "--port", "0", "--data", data, "--log-level", "warning",
          "--keep-alive-seconds", "1", "--project", NAMESPACE, *cluster_args],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    port = None
-    deadline = time.time() + 60
-    while time.time() < deadline and port is None:
-        line = process.stdout.readline()
-        if not line:
-            break
-        match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
-        if match:
-            port = int(match.group(1))
-    if port is None:
-        process.kill()
-        raise RuntimeError("hearth serve did not start")
-    base = f"http://127.0.0.1:{port}"
-    yield base
-    process.terminate()
-    process.wait(timeout=30)
+        timeout=60).start()
+    yield hearth.url
+    hearth.process.terminate()
+    hearth.process.wait(timeout=30)
     shutil.rmtree(data, ignore_errors=True)
 
 

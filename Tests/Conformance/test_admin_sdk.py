@@ -303,7 +303,7 @@ def override_app(server, override, name):
     """An app whose requests carry `auth_variable_override`, as the SDK's own tests make."""
     import firebase_admin
 
-    from conftest import NAMESPACE
+    from conformance_support import NAMESPACE
 
     options = {"databaseURL": f"https://{NAMESPACE}.firebaseio.com", "projectId": NAMESPACE,
                "databaseAuthVariableOverride": override}

@@ -9,6 +9,8 @@ import uuid
 import pytest
 import requests
 
+from harness import wait_past_second
+
 PROJECT = "fake-project-id"
 OWNER = {"Authorization": "Bearer owner"}
 KEY = {"key": "anything"}
@@ -330,7 +332,7 @@ def test_admin_revoke_refresh_tokens(auth_app, accounts):
     assert accounts.refresh(refresh_token).status_code == 200
     assert auth.verify_id_token(id_token, check_revoked=True, app=auth_app)["uid"] == uid
     # validSince is in whole seconds: let the token's iat fall strictly before it.
-    time.sleep(1.1)
+    wait_past_second(jwt_parts(id_token)[1]["iat"])
     auth.revoke_refresh_tokens(uid, app=auth_app)
     refused = accounts.refresh(refresh_token)
     assert refused.status_code == 400, refused.text
@@ -572,7 +574,7 @@ def test_sign_out_revokes_the_refresh_token(accounts):
     _, _, body = accounts.new_user("signout")
     assert accounts.refresh(body["refreshToken"]).status_code == 200
     # Token times are whole seconds: let the ID token's iat fall strictly before the sign-out.
-    time.sleep(1.1)
+    wait_past_second(jwt_parts(body["idToken"])[1]["iat"])
     response = accounts.call("signOut", {"idToken": body["idToken"]})
     assert response.status_code == 200, response.text
     refused = accounts.refresh(body["refreshToken"])
@@ -588,7 +590,7 @@ def test_signing_in_again_right_after_sign_out_works(auth_app, accounts):
     token = auth.create_custom_token(unique_uid("again"), app=auth_app).decode()
     first = accounts.call("signInWithCustomToken", {"token": token}).json()
     # Start just after a second boundary, so sign-out and the new sign-in share a second.
-    time.sleep(1 - time.time() % 1 + 0.01)
+    wait_past_second(time.time())
     assert accounts.call("signOut", {"idToken": first["idToken"]}).status_code == 200
     second = accounts.call("signInWithCustomToken", {"token": token})
     assert second.status_code == 200, second.text

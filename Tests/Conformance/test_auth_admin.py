@@ -22,6 +22,8 @@ from urllib import parse
 import pytest
 import requests
 
+from harness import wait_past_second
+
 PROJECT = "fake-project-id"
 OWNER = {"Authorization": "Bearer owner"}
 KEY = {"key": "fake-api-key"}
@@ -110,8 +112,7 @@ def link_params(link):
 
 def wait_past(second):
     """Waits until the clock is past `second` (token times and validSince are whole seconds)."""
-    while time.time() < second + 1:
-        time.sleep(0.02)
+    wait_past_second(second)
 
 
 def firebase_scrypt(password, salt, key, separator, rounds, mem_cost):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import subprocess
 import tempfile
 import time
@@ -13,23 +12,13 @@ import time
 import requests
 import websockets
 
-from conftest import _binary
+from harness import HearthProcess
 
 
 def start(data: str, port: int = 0) -> tuple[subprocess.Popen, int]:
-    process = subprocess.Popen(
-        [_binary(), "serve", "--emulator", "--port", str(port), "--data", data, "--log-level", "warning"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        line = process.stdout.readline()
-        if not line:
-            break
-        match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
-        if match:
-            return process, int(match.group(1))
-    process.kill()
-    raise RuntimeError("hearth serve did not start")
+    hearth = HearthProcess(["serve", "--emulator", "--port", str(port), "--data", data, "--log-level", "warning"],
+                           timeout=60).start()
+    return hearth.process, hearth.port
 
 
 async def queue_on_disconnect(port: int, while_open) -> None:
@@ -114,7 +103,9 @@ def test_a_graceful_stop_answers_a_waiting_long_poll_at_once():
         polling = threading.Thread(target=lambda: answers.append(urllib.request.urlopen(
             f"http://127.0.0.1:{port}/.lp?id={poll_id}&pw={password}&ser=2&ns=stop", timeout=30).read().decode()))
         polling.start()
-        # The poll is held once the server has it; a first empty answer would be a bug too.
+        # The poll is held once the server has it; a first empty answer would be a bug too. This
+        # pause is the thing under test (a poll held, not answered): there is no signal of "held"
+        # but time passing without an answer.
         time.sleep(0.5)
         assert polling.is_alive(), f"the poll was answered at once: {answers}"
         stopped = time.monotonic()

@@ -49,7 +49,8 @@ from pathlib import Path
 import pytest
 
 from events_support import HERE, REPO, load_scenarios, run_in_page
-from realtime_support import SDK, Page, PageServer, launch_hearth, new_chromium, remove_tree
+from harness import remove_tree
+from realtime_support import SDK, Page, PageServer, launch_hearth, new_chromium
 
 SCENARIOS = load_scenarios()
 _written: list[Path] = []

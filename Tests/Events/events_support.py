@@ -10,17 +10,15 @@ an event is ``{"listener", "type", "key", "prev", "value"}`` (``value``: the sna
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
+
+import harness
+from realtime_support import new_namespace  # the realtime suite's helpers (Tests/Realtime)
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-sys.path.insert(0, str(REPO / "Tests" / "Realtime"))
-
-from realtime_support import new_namespace  # noqa: E402  (the realtime suite's helpers)
 
 SCENARIOS_DIR = HERE / "scenarios"
 ROOT = "s"            # every scenario's paths are under /s
@@ -143,18 +141,10 @@ class RunnerMissing(Exception):
 def bench_binary() -> str:
     """$HEARTH_BENCH_BINARY; else hearth-bench beside $HEARTH_BINARY; else `swift build
     --show-bin-path`/hearth-bench."""
-    if os.environ.get("HEARTH_BENCH_BINARY"):
-        return os.environ["HEARTH_BENCH_BINARY"]
-    if os.environ.get("HEARTH_BINARY"):
-        beside = Path(os.environ["HEARTH_BINARY"]).with_name("hearth-bench")
-        if beside.is_file():
-            return str(beside)
     try:
-        bin_path = subprocess.check_output(["swift", "build", "--show-bin-path"], cwd=REPO, text=True,
-                                           timeout=120, stderr=subprocess.DEVNULL).strip()
-    except (OSError, subprocess.SubprocessError) as error:
-        raise RunnerMissing(f"set HEARTH_BENCH_BINARY (swift build --show-bin-path failed: {error})") from error
-    return os.path.join(bin_path, "hearth-bench")
+        return harness.bench_binary()
+    except RuntimeError as error:
+        raise RunnerMissing(str(error)) from error
 
 
 UNSUPPORTED = re.compile(r"unexpected argument|unknown (sub)?command|unknown option|no such (sub)?command", re.I)

@@ -17,11 +17,16 @@ from __future__ import annotations
 
 import json
 import sys
-import tempfile
 from pathlib import Path
 
-from events_support import HERE, compare_runs, for_runner, index_rules, load_scenarios, prepare
-from realtime_support import SDK, Page, PageServer, launch_hearth, new_chromium, remove_tree
+# Run as a script, not by pytest (whose Tests/pytest.ini puts these on the path): the shared
+# harness (Tests/) and the realtime suite's helpers (Tests/Realtime).
+TESTS = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(TESTS), str(TESTS / "Realtime")]
+
+from events_support import HERE, compare_runs, for_runner, index_rules, load_scenarios, prepare  # noqa: E402
+from harness import temp_folder  # noqa: E402
+from realtime_support import SDK, Page, PageServer, launch_hearth, new_chromium  # noqa: E402
 
 RECORDED = HERE / "recorded"
 FORMAT = 1
@@ -112,17 +117,9 @@ def render_list(items: list, steps: bool) -> str:
     return "[\n" + ",\n".join(rendered) + "\n  ]"
 
 
-def main(names: list[str]) -> int:
-    if SDK is None:
-        print("the official Firebase JS SDK 9.8.1 was not found (set FIREBASE_JS_SDK)", file=sys.stderr)
-        return 2
-    scenarios = [scenario for scenario in load_scenarios() if not names or scenario["name"] in names]
-    missing = set(names) - {scenario["name"] for scenario in scenarios}
-    if missing:
-        print(f"no such scenarios: {', '.join(sorted(missing))}", file=sys.stderr)
-        return 2
-    RECORDED.mkdir(exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="hearth-record-"))
+def record_all(scenarios: list[dict], folder: Path) -> list[str]:
+    """Records each scenario twice against one server (data in ``folder``) and writes its
+    transcript; answers the names of those not written."""
     server = launch_hearth(folder)
     page_server = PageServer(extra={"/events/driver.js": HERE / "driver.js", "/events/recorder.js": HERE / "recorder.js"})
     driver = new_chromium()
@@ -143,13 +140,28 @@ def main(names: list[str]) -> int:
                 failed.append(scenario["name"])
                 print(f"{scenario['name']}: not written\n{difference or errors}", file=sys.stderr)
                 continue
-            write(RECORDED / f"{scenario['name']}.json", transcript(scenario, ns, server.port, first))
-            print(f"{scenario['name']}: {sum(len(step['timeline']) for step in transcript(scenario, ns, server.port, first)['steps'])} entries")
+            document = transcript(scenario, ns, server.port, first)
+            write(RECORDED / f"{scenario['name']}.json", document)
+            print(f"{scenario['name']}: {sum(len(step['timeline']) for step in document['steps'])} entries")
     finally:
         driver.quit()
         page_server.close()
         server.stop()
-        remove_tree(folder)
+    return failed
+
+
+def main(names: list[str]) -> int:
+    if SDK is None:
+        print("the official Firebase JS SDK 9.8.1 was not found (set FIREBASE_JS_SDK)", file=sys.stderr)
+        return 2
+    scenarios = [scenario for scenario in load_scenarios() if not names or scenario["name"] in names]
+    missing = set(names) - {scenario["name"] for scenario in scenarios}
+    if missing:
+        print(f"no such scenarios: {', '.join(sorted(missing))}", file=sys.stderr)
+        return 2
+    RECORDED.mkdir(exist_ok=True)
+    with temp_folder("hearth-record-") as folder:
+        failed = record_all(scenarios, folder)
     print(f"{len(scenarios) - len(failed)} recorded, {len(failed)} not: {', '.join(failed)}" if failed
           else f"{len(scenarios)} recorded in {RECORDED}")
     return 1 if failed else 0

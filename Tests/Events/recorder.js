@@ -121,7 +121,17 @@ export async function record(scenario, ns, port) {
   const run = await runScenario(makeClient, scenario, ns, {
     step: (index) => entry({ kind: 'step', index }),
   });
-  // Let the sockets' last frames and closes arrive.
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // The clients are closed: wait for each socket's close, after which no frame can arrive.
+  await socketsClosed(5000);
   return { run, timeline: recording.messages() };
+}
+
+/// Resolves once every WebSocket opened in the run has fired its `close` event (noted on the
+/// timeline by socket-recorder.js), or after `ms` (the transcript's teardown then shows which
+/// did not).
+async function socketsClosed(ms) {
+  const opened = () => Object.values(recording.sockets).reduce((sum, count) => sum + count, 0);
+  const closed = () => recording.timeline.filter((item) => item.kind === 'close').length;
+  const started = Date.now();
+  while (closed() < opened() && Date.now() - started < ms) await new Promise((resolve) => setTimeout(resolve, 10));
 }

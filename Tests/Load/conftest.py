@@ -8,6 +8,9 @@ Fixtures:
   ``@pytest.mark.serve_args("--keep-alive-seconds", "0.5")`` adds `hearth serve` options.
 - ``bench``: the hearth-bench binary.
 
+The figures that depend on the machine's load (latency, transactions given up under contention)
+are reported at the end of the run (``harness.record``), never judged.
+
 Environment: HEARTH_BINARY (default: `swift build --show-bin-path`/hearth), HEARTH_BENCH_BINARY
 (default: hearth-bench beside HEARTH_BINARY), HEARTH_LOG_LEVEL (the server's, default warning).
 """
@@ -16,36 +19,16 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
-import subprocess
 import tempfile
-import threading
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from harness import HearthDidNotStart, HearthProcess, bench_binary
+
 STARTUP_SECONDS = 60
 OPEN_RULES = {"rules": {".read": True, ".write": True}}
-
-
-def _bin_path() -> Path:
-    try:
-        return Path(subprocess.check_output(["swift", "build", "--show-bin-path"], cwd=REPO, text=True).strip())
-    except (OSError, subprocess.CalledProcessError) as error:
-        pytest.fail(f"set HEARTH_BINARY and HEARTH_BENCH_BINARY (swift build --show-bin-path failed: {error})")
-
-
-def hearth_binary() -> str:
-    return os.environ.get("HEARTH_BINARY") or str(_bin_path() / "hearth")
-
-
-def bench_binary() -> str:
-    if os.environ.get("HEARTH_BENCH_BINARY"):
-        return os.environ["HEARTH_BENCH_BINARY"]
-    beside = Path(hearth_binary()).with_name("hearth-bench")
-    return str(beside if beside.exists() else _bin_path() / "hearth-bench")
 
 
 class Hearth:
@@ -55,41 +38,24 @@ class Hearth:
         rules = folder / "rules.json"
         rules.write_text(json.dumps(OPEN_RULES))
         self.lines: list[str] = []
-        self.process = subprocess.Popen(
-            [hearth_binary(), "serve", "--port", "0", "--data", str(folder / "data"), "--emulator", "--rules", str(rules),
+        self._hearth = HearthProcess(
+            ["serve", "--port", "0", "--data", str(folder / "data"), "--emulator", "--rules", str(rules),
              "--log-level", os.environ.get("HEARTH_LOG_LEVEL", "warning"), *extra_args],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
-        ready = threading.Event()
-        ports: list[int] = []
-
-        def read_output():
-            for line in self.process.stdout:
-                self.lines.append(line)
-                match = re.search(r"Hearth is serving http://[^:/\s]+:(\d+)/", line)
-                if match:
-                    ports.append(int(match.group(1)))
-                    ready.set()
-            ready.set()
-
-        threading.Thread(target=read_output, daemon=True).start()
-        ready.wait(STARTUP_SECONDS)
-        if not ports or self.process.poll() is not None:
+            timeout=STARTUP_SECONDS, into=self.lines)
+        self.process = self._hearth.process
+        try:
+            self._hearth.start()
+        except HearthDidNotStart as error:
             self.stop()
-            pytest.fail("hearth serve did not start:\n" + self.output())
-        self.url = f"http://127.0.0.1:{ports[0]}"
+            pytest.fail(f"hearth serve did not start: {error}")
+        self.url = f"http://127.0.0.1:{self._hearth.port}"
         self.pid = self.process.pid
 
     def output(self, last: int = 60) -> str:
         return "".join(self.lines[-last:])
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        self._hearth.stop(timeout=15)
 
 
 @pytest.fixture
@@ -110,3 +76,4 @@ def pytest_configure(config):
 @pytest.fixture
 def bench():
     return bench_binary()
+

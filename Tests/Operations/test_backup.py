@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ADMIN_TOKEN, hearth, launch, rest, stop, wait_until
+import harness
+from operations_support import ADMIN_TOKEN, hearth, launch, rest, stop, wait_until
 
 BUCKET = "hearth.appspot.com"
 
@@ -124,8 +125,11 @@ def test_a_database_is_restored_to_just_before_a_bad_write(folder):
             assert status == 200
         status, good = rest(served, "GET", "/.json")
         assert status == 200
-        just_before = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-        time.sleep(0.01)  # the bad write gets a later millisecond than the time noted
+        noted = datetime.now(timezone.utc)
+        just_before = noted.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        # The bad write gets a later millisecond than the time noted.
+        harness.wait_until(lambda: int(time.time() * 1000) > int(noted.timestamp() * 1000), 1, "the next millisecond",
+                           interval=0.001)
         assert rest(served, "PUT", "/posts.json", {"oops": True})[0] == 200  # the bad write
         assert rest(served, "PUT", "/after/one.json", 1)[0] == 200
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import launch, rest, stop, wait_until
+from operations_support import launch, rest, stop, wait_until
 
 SIZE = "12m"
 BALLAST_MB = 3

@@ -35,7 +35,8 @@ from pathlib import Path
 
 import pytest
 
-from realtime_support import SDK, Page, PageServer, launch_hearth, new_chromium, new_namespace, remove_tree
+from harness import remove_tree
+from realtime_support import SDK, Page, PageServer, launch_hearth, new_chromium, new_namespace
 
 TRANSPORTS = [mode.strip() for mode in os.environ.get("HEARTH_REALTIME_TRANSPORTS", "websocket,long-polling").split(",")
               if mode.strip()]

@@ -11,8 +11,6 @@ from __future__ import annotations
 import http.server
 import json
 import os
-import re
-import shutil
 import subprocess
 import threading
 import time
@@ -22,6 +20,9 @@ from pathlib import Path
 
 import pytest
 import requests
+
+import harness
+from harness import HearthDidNotStart, HearthProcess
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -54,13 +55,10 @@ def skip_without_sdk():
 
 
 def hearth_binary() -> str:
-    if os.environ.get("HEARTH_BINARY"):
-        return os.environ["HEARTH_BINARY"]
     try:
-        bin_path = subprocess.check_output(["swift", "build", "--show-bin-path"], cwd=REPO, text=True).strip()
-    except (OSError, subprocess.CalledProcessError) as error:
-        pytest.fail(f"set HEARTH_BINARY (swift build --show-bin-path failed: {error})")
-    return os.path.join(bin_path, "hearth")
+        return harness.hearth_binary()
+    except RuntimeError as error:
+        pytest.fail(str(error))
 
 
 def new_namespace(prefix: str = "rt") -> str:
@@ -94,47 +92,29 @@ class Hearth:
         deadline = time.monotonic() + 20
         while True:
             lines: list[str] = []
-            process = subprocess.Popen(
-                [hearth_binary(), "serve", "--port", str(wanted), "--data", str(self.data), "--emulator",
-                 "--rules", str(self.rules_file), "--log-level", os.environ.get("HEARTH_LOG_LEVEL", "warning"),
-                 *self.extra_args],
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
-            ready = threading.Event()
-            found: list[int] = []
-
-            def read_output(process=process, lines=lines, ready=ready, found=found):
-                for line in process.stdout:
-                    lines.append(line)
-                    self.lines.append(line)
-                    match = re.search(r"Hearth is serving http://[^:/\s]+:(\d+)/", line)
-                    if match:
-                        found.append(int(match.group(1)))
-                        ready.set()
-                ready.set()
-
-            threading.Thread(target=read_output, daemon=True).start()
-            ready.wait(STARTUP_SECONDS)
-            if found and process.poll() is None:
-                self.process, self.port = process, found[0]
+            hearth = HearthProcess(
+                ["serve", "--port", str(wanted), "--data", str(self.data), "--emulator", "--rules", str(self.rules_file),
+                 "--log-level", os.environ.get("HEARTH_LOG_LEVEL", "warning"), *self.extra_args],
+                # Each line goes to this start's lines and to the server's whole history.
+                binary=hearth_binary(), timeout=STARTUP_SECONDS, into=(lines, self.lines))
+            try:
+                hearth.start()
+                self.process, self.port = hearth.process, hearth.port
                 return self
-            if process.poll() is None:
-                process.kill()
-            process.wait()
+            except HearthDidNotStart:
+                pass
             output = "".join(lines)
             if wanted and "in use" in output.lower() and time.monotonic() < deadline:
-                time.sleep(0.2)
+                # The last process's port is not free yet: start again once it is.
+                harness.wait_until(lambda: harness.port_is_free(wanted), max(0.1, deadline - time.monotonic()),
+                                   f"port {wanted} to be free", ignoring=(OSError,))
                 continue
             pytest.fail(f"hearth serve did not start on port {wanted}:\n{output}")
 
     def stop(self):
         if self.process is None:
             return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        harness.stop_process(self.process, timeout=15)
         self.process = None
 
     def output(self, last: int = 60) -> str:
@@ -250,12 +230,20 @@ class Page:
 
     def load(self, port: int | None = None):
         self.driver.get(self.url(port))
-        deadline = time.monotonic() + 20
-        while not self.driver.execute_script("return window.harnessReady === true"):
-            errors = self.driver.execute_script("return window.harnessErrors || []")
-            if errors or time.monotonic() > deadline:
+        errors: list = []
+
+        def loaded():
+            if self.driver.execute_script("return window.harnessReady === true"):
+                return True
+            errors[:] = self.driver.execute_script("return window.harnessErrors || []")
+            if errors:
                 raise AssertionError(f"the test page did not load the SDK: {errors}")
-            time.sleep(0.02)
+            return False
+
+        try:
+            harness.wait_until(loaded, 20, "the test page to load the SDK", interval=0.02)
+        except harness.WaitTimeout:
+            raise AssertionError(f"the test page did not load the SDK: {errors}") from None
         return self
 
     def call(self, source: str, *args):
@@ -311,7 +299,3 @@ def new_chromium():
     driver = webdriver.Chrome(service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")), options=options)
     driver.set_script_timeout(120)
     return driver
-
-
-def remove_tree(path: Path):
-    shutil.rmtree(path, ignore_errors=True)

@@ -20,7 +20,6 @@ import hashlib
 import json
 import re
 import secrets
-import sys
 import tempfile
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
@@ -28,12 +27,12 @@ from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
 import pytest
 import requests
 
-from realtime_support import launch_hearth, remove_tree, skip_without_sdk
+from harness import remove_tree
+from realtime_support import launch_hearth, skip_without_sdk
 
 skip_without_sdk()
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "Support"))
-from oidc_server import OIDCProvider, OIDCUser, subject_for  # noqa: E402  (after the path is set)
+from oidc_server import OIDCProvider, OIDCUser, subject_for  # noqa: E402  (Tests/Support; after the skip)
 
 # The SDK's projectId in harness.js; the server gets the same one, so the emulator's code
 # listing is at /emulator/v1/projects/hearth/oobCodes and ID tokens have aud "hearth".

@@ -13,25 +13,14 @@ closed), against a real `hearth serve` that the test stops and starts.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 
-from realtime_support import REPO, new_namespace
-
-
-def bench_binary() -> str:
-    if os.environ.get("HEARTH_BENCH_BINARY"):
-        return os.environ["HEARTH_BENCH_BINARY"]
-    if os.environ.get("HEARTH_BINARY"):
-        beside = Path(os.environ["HEARTH_BINARY"]).with_name("hearth-bench")
-        if beside.is_file():
-            return str(beside)
-    bin_path = subprocess.check_output(["swift", "build", "--show-bin-path"], cwd=REPO, text=True).strip()
-    return os.path.join(bin_path, "hearth-bench")
+from harness import bench_binary
+from realtime_support import new_namespace
 
 
 class SwiftApp:

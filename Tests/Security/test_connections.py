@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from websockets.sync.client import connect as websocket_connect
 
-from conftest import browser_support
+import browser_support
 
 HEADER_TIMEOUT = 1.0
 BODY_TIMEOUT = 1.0

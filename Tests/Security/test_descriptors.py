@@ -8,21 +8,17 @@ a reserve, and what does not fit is answered 503 (or a closed connection).
 
 from __future__ import annotations
 
-import re
 import resource
 import shutil
 import socket
-import subprocess
 import tempfile
-import threading
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
 
-from conftest import browser_support
+from harness import HearthProcess, wait_until
 
 DESCRIPTORS = 256
 TOKEN = "descriptor-test-admin-token"
@@ -35,29 +31,11 @@ def starved_server():
     def limit():
         resource.setrlimit(resource.RLIMIT_NOFILE, (DESCRIPTORS, DESCRIPTORS))
 
-    process = subprocess.Popen(
-        [browser_support.HEARTH_BINARY, "serve", "--no-demo", "--port", "0", "--data", str(data / "data"),
-         "--admin-token", TOKEN, "--log-level", "warning"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=limit)
     lines: list[str] = []
-    ready = threading.Event()
-
-    def read():
-        for line in process.stdout:
-            lines.append(line)
-            if "Hearth is serving" in line:
-                ready.set()
-        ready.set()
-
-    threading.Thread(target=read, daemon=True).start()
-    assert ready.wait(60) and process.poll() is None, "".join(lines)
-    port = int(re.search(r"Hearth is serving http://[^:]+:(\d+)/", "".join(lines)).group(1))
-    yield process, port, lines
-    process.terminate()
-    try:
-        process.wait(10)
-    except subprocess.TimeoutExpired:
-        process.kill()
+    hearth = HearthProcess(["serve", "--no-demo", "--port", "0", "--data", str(data / "data"), "--admin-token", TOKEN,
+                            "--log-level", "warning"], timeout=60, into=lines, preexec_fn=limit).start()
+    yield hearth.process, hearth.port, lines
+    hearth.stop(timeout=10)
     shutil.rmtree(data, ignore_errors=True)
 
 
@@ -89,10 +67,8 @@ def test_running_out_of_descriptors_refuses_work_and_the_server_lives(starved_se
         connection.close()
 
     # More databases than the descriptors left allow: the rest are refused, cleanly.
-    deadline = time.monotonic() + 30
-    while status(port, "GET", "/.json") != 200:
-        assert time.monotonic() < deadline, "the server did not serve again after the connections closed"
-        time.sleep(0.1)
+    wait_until(lambda: status(port, "GET", "/.json") == 200, 30, "the server to serve again after the connections closed",
+               interval=0.1)
     created = [status(port, "PUT", f"/v.json?ns=many{index}", b"1") for index in range(60)]
     assert set(created) <= {200, 503}, created
     assert 200 in created and 503 in created, created

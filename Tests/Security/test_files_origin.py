@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from selenium.webdriver.common.by import By
 
-from conftest import browser_support, policy_violations, wait_for_download, watch_policy_violations
-from conftest import request as http_request
+from security_support import browser_support, policy_violations, wait_for_download, watch_policy_violations
+from security_support import request as http_request
 
 REPO = Path(__file__).resolve().parents[2]
 PHOTO = REPO / "Sources" / "HearthSocial" / "Resources" / "demo" / "beach.jpg"

@@ -9,7 +9,7 @@ import urllib.parse
 
 import pytest
 
-from conftest import BUCKET, media_url, request, sign_up, upload
+from security_support import BUCKET, media_url, request, sign_up, upload
 
 API_POLICY = "sandbox; default-src 'none'; frame-ancestors 'none'"
 FILE_POLICY = "sandbox; default-src 'none'"

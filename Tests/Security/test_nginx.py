@@ -29,7 +29,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import browser_support
+import browser_support
+import harness
+from harness import free_port, wait_for_port
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "docs" / "deploy" / "nginx.conf"
@@ -109,12 +111,6 @@ class PinnedHTTPSConnection(http.client.HTTPSConnection):
         self.sock = self._pinned_context.wrap_socket(sock, server_hostname=self.host)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def render(sample: str, replacements: dict[str, str]) -> str:
     """The sample with only its sample values replaced; each must be there to begin with."""
     for old, new in replacements.items():
@@ -128,36 +124,16 @@ def launch_hearth(data: Path, files_origin: str):
     served = browser_support.launch_server(data, extra_args=(
         "--files-port", "0", "--files-origin", files_origin, "--sign-in-failures-per-address", "3"))
     main = re.search(r"Hearth is serving http://127\.0\.0\.1:(\d+)/", served.output())
-    deadline = time.monotonic() + 10
-    while not (files := re.search(r"User files:\s+\S+ \(port (\d+)\)", served.output())):
-        if time.monotonic() > deadline:
-            browser_support.stop_server(served)
-            pytest.fail("no files port in hearth's output:\n" + served.output())
-        time.sleep(0.05)
+    try:
+        files = served.wait_for_output(re.compile(r"User files:\s+\S+ \(port (\d+)\)"), 10, "the files port")
+    except AssertionError as error:
+        browser_support.stop_server(served)
+        pytest.fail(f"no files port in hearth's output: {error}")
     return served, int(main.group(1)), int(files.group(1))
 
 
-def wait_for_port(port: int, process: subprocess.Popen, timeout: float = 10):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            return False
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.5).close()
-            return True
-        except OSError:
-            time.sleep(0.05)
-    return False
-
-
 def stop(process: subprocess.Popen):
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    harness.stop_process(process, timeout=10)
 
 
 @pytest.fixture(scope="module")

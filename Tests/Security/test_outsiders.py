@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from websockets.sync.client import connect as ws_connect
 
-from conftest import browser_support
+import browser_support
 
 UNKNOWN_DATABASE = "Firebase error. Please ensure that you spelled the name of your Firebase correctly"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import (
+from security_support import (
     browser_support, policy_violations, request, signed_in, watch_policy_violations,
 )
 

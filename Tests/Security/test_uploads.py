@@ -8,7 +8,7 @@ import json
 import pytest
 from selenium.common.exceptions import NoAlertPresentException
 
-from conftest import (
+from security_support import (
     browser_support, media_url, request, sign_up, signed_in, upload, wait_for_download,
 )
 

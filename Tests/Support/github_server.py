@@ -281,6 +281,8 @@ class GitHubServer:
 
     ``callback_urls``: the OAuth app's registered callback URL (GitHub Apps may have up to ten;
     each is matched as GitHub matches one). ``users``: the accounts. ``port`` 0 picks a free one.
+    ``clock``: the time codes and pending sign-ins expire by (``time.monotonic``; a test that
+    checks expiry gives a clock of its own and moves it on instead of waiting).
     """
 
     def __init__(
@@ -293,6 +295,7 @@ class GitHubServer:
         port: int = 0,
         code_lifetime: float = CODE_LIFETIME,
         refuse_unverified_primary_email: bool = True,
+        clock=time.monotonic,
     ):
         self.client_id = client_id
         self.client_secret = client_secret
@@ -304,6 +307,7 @@ class GitHubServer:
             self.add_user(user)
         self.port = port
         self.code_lifetime = code_lifetime
+        self.clock = clock
         self.refuse_unverified_primary_email = refuse_unverified_primary_email
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
@@ -428,7 +432,7 @@ class GitHubServer:
         scopes = _scopes(query.get("scope"))
         pending = _PendingAuthorization(
             client_id=client_id, redirect_uri=redirect_uri, scopes=scopes, state=state, challenge=challenge,
-            login_hint=query.get("login", ""), expires=time.monotonic() + 3600)
+            login_hint=query.get("login", ""), expires=self.clock() + 3600)
         if session_login is not None:
             with self._lock:
                 granted = self._granted.get((session_login, client_id), set())
@@ -449,7 +453,7 @@ class GitHubServer:
         with self._lock:
             self._codes[code] = _Grant(
                 login=login, client_id=pending.client_id, redirect_uri=pending.redirect_uri, scopes=pending.scopes,
-                challenge=pending.challenge, expires=time.monotonic() + self.code_lifetime)
+                challenge=pending.challenge, expires=self.clock() + self.code_lifetime)
             self._granted.setdefault((login, pending.client_id), set()).update(pending.scopes)
         parameters = [("code", code)]
         if pending.state is not None:
@@ -472,7 +476,7 @@ class GitHubServer:
         """The login/authorize form posted: ("redirect", url, new_session_login) or ("page", status, html, None)."""
         with self._lock:
             pending = self._pending.pop(form.get("authenticity_token", ""), None)
-        if pending is None or pending.expires < time.monotonic():
+        if pending is None or pending.expires < self.clock():
             return ("page", 422, "<!doctype html><title>Unprocessable</title><p>Your browser did something unexpected.</p>", None)
         if form.get("authorize") != "1":
             return ("redirect", self._error_redirect(pending.redirect_uri, "access_denied", ACCESS_DENIED_DESCRIPTION,
@@ -501,7 +505,7 @@ class GitHubServer:
         bad_code = self._token_error("bad_verification_code", "The code passed is incorrect or expired.", "bad-verification-code")
         with self._lock:
             grant = self._codes.get(form.get("code", ""))
-            if grant is None or grant.used or grant.expires < time.monotonic() or grant.client_id != client_id:
+            if grant is None or grant.used or grant.expires < self.clock() or grant.client_id != client_id:
                 return bad_code
             redirect_uri = form.get("redirect_uri")
             if redirect_uri and redirect_uri != grant.redirect_uri:

@@ -14,10 +14,16 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import socket
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
+
+try:
+    from harness import free_port
+except ImportError:  # used outside the test suites' pytest (Tests/pytest.ini puts Tests/ on the path)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from harness import free_port
 
 
 def postgres_bin() -> Path | None:
@@ -26,12 +32,6 @@ def postgres_bin() -> Path | None:
         if os.access(os.path.join(folder, "pg_ctl"), os.X_OK):
             return Path(folder)
     return None
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class PostgresServer:

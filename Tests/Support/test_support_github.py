@@ -208,9 +208,11 @@ def test_codes_are_single_use_expire_and_belong_to_their_pkce_verifier(github):
     # Without PKCE (GitHub does not require it) no verifier is asked for.
     assert "access_token" in exchange(github, code_for(github, OCTOCAT)).json()
 
-    with GitHubServer(CLIENT_ID, CLIENT_SECRET, [CALLBACK], [OCTOCAT], code_lifetime=0.2) as short:
+    # An expired code: the server's clock is moved past the code's lifetime (no waiting).
+    now = [time.monotonic()]
+    with GitHubServer(CLIENT_ID, CLIENT_SECRET, [CALLBACK], [OCTOCAT], code_lifetime=0.2, clock=lambda: now[0]) as short:
         stale = code_for(short, OCTOCAT)
-        time.sleep(0.5)
+        now[0] += 0.5
         assert exchange(short, stale).json()["error"] == "bad_verification_code"
 
 
