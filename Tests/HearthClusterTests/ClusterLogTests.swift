@@ -18,9 +18,15 @@ import Testing
 
     /// Runs `body` with `nodes` clients (one pool each, as separate nodes would have) on a new
     /// PostgreSQL, each log prepared.
+    ///
+    /// The logs' deadline is long: it only bounds a failure, and a CI run that builds and tests
+    /// side by side on two cores has stalled the test process for minutes (the 5 s default
+    /// then refused writes as "the cluster's log cannot be reached").
+    static let testOperationTimeout: Duration = .seconds(300)
+
     static func withLogs(nodes: Int = 1, _ body: ([ClusterLog]) async throws -> Void) async throws {
         try await TestPostgres.withClients(nodes, logger: logger) { clients in
-            let logs = clients.map { ClusterLog(client: $0, logger: logger) }
+            let logs = clients.map { ClusterLog(client: $0, operationTimeout: testOperationTimeout, logger: logger) }
             for log in logs { try await log.prepare() }
             try await body(logs)
         }

@@ -19,7 +19,8 @@ import Testing
     ) async throws {
         try await TestPostgres.withClients(count) { clients in
             try await withThrowingDiscardingTaskGroup { group in
-                let logs = clients.enumerated().map { ClusterLog(client: $1, node: "n\($0)", logger: ClusterLogTests.logger) }
+                let logs = clients.enumerated().map { ClusterLog(
+                    client: $1, node: "n\($0)", operationTimeout: ClusterLogTests.testOperationTimeout, logger: ClusterLogTests.logger) }
                 for log in logs { try await log.prepare() }
                 var replicas: [Database] = []
                 for log in logs {
