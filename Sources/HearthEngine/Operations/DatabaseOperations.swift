@@ -38,9 +38,7 @@ public struct DatabaseOperations: Sendable {
         if !databases.isOpen(named: name) {
             try await admitOpening(name, creating: creating)
         }
-        let database = try await databases.database(named: name)
-        rules.watch(database, hub: hub)
-        return database
+        return try await databases.database(named: name)
     }
 
     /// The database named `name` if it is open or opens without waiting (see
@@ -53,9 +51,7 @@ public struct DatabaseOperations: Sendable {
                 databases.openCount < limits.maxOpen
             else { return nil }
         }
-        guard let database = try databases.databaseIfReady(named: name) else { return nil }
-        rules.watch(database, hub: hub)
-        return database
+        return try databases.databaseIfReady(named: name)
     }
 
     /// Throws unless a database that is not open may be opened now.
@@ -91,7 +87,7 @@ public struct DatabaseOperations: Sendable {
                 database.name != limits.defaultDatabase && busy[database.name] == nil && !holds.isHeld(database.name)
             },
             willClose: { database in
-                // The next instance of it gets its own rules watch and commit observer.
+                // The next instance of it loads its rules again.
                 rules.forget(database.name)
                 hub.forget(database.name)
             })
@@ -276,5 +272,16 @@ public struct DatabaseOperations: Sendable {
         self.metrics = metrics
         self.requestLog = requestLog
         self.limits = limits
+        // The one subscription to the databases' events, for as long as the provider lives:
+        // commits go to the hub's fan-out, rules changes (made here or on another node) to
+        // the registry and the streams they judge. Build one operations layer per provider.
+        databases.events.subscribe { [rules, hub] database, event in
+            switch event {
+            case .committed(let committed, let version):
+                hub.committed(committed, version: version, database: database.name)
+            case .settingChanged(let name):
+                rules.settingChanged(named: name, in: database, hub: hub)
+            }
+        }
     }
 }
