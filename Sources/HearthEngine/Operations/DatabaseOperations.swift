@@ -9,6 +9,10 @@ import Logging
 /// checked here; transports (REST, Server-Sent Events, the realtime protocol) parse a request,
 /// call one of these, and encode the answer or the ``HearthCore/HearthError``.
 ///
+/// Building one subscribes its ``hub`` and ``rules`` to the provider's
+/// ``HearthStore/DatabaseProvider/events`` for as long as the provider lives: build one per
+/// provider (the composition root does).
+///
 /// Threading: every operation may run on any task. Reads use the newest committed version
 /// without locks; writes go through the database's single writer, which runs the rules and
 /// conditions in write order against the state that includes every earlier write.
