@@ -45,6 +45,13 @@ import Testing
         for await sequence in versions where sequence >= position { return }
     }
 
+    /// Every ``DatabaseBehaviour`` (the checks a single node's database passes), on a replica
+    /// of a new shared log with its replication task running.
+    @Test(arguments: DatabaseBehaviour.allCases)
+    func behaviour(_ behaviour: DatabaseBehaviour) async throws {
+        try await Self.withReplicas(1) { replicas, _ in try await behaviour.check(replicas[0]) }
+    }
+
     static func parsed(_ json: String) throws -> JSONParser.Parsed {
         try JSONParser.parse(Array(json.utf8))
     }
