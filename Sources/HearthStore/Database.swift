@@ -132,9 +132,14 @@ public final class Database: Sendable {
             guard state.pending.index(at: path, order: order) == nil else { return }
             state.indexes.append(DatabaseState.IndexID(path: path, order: order))
             state.pending = state.pending.addingIndex(at: path, order: order)
-            // Writes checked before now made states without it: finishing them adds it back.
-            if !state.queued.isEmpty || !state.inFlight.isEmpty { state.indexesBehind = true }
-            if state.base.index(at: path, order: order) == nil { state.base = state.base.addingIndex(at: path, order: order) }
+            if state.queued.isEmpty && state.inFlight.isEmpty {
+                // Nothing is queued: the pending version is the published one.
+                state.base = state.pending
+            } else {
+                // Writes checked before now made states without it: finishing them adds it back.
+                state.indexesBehind = true
+                if state.base.index(at: path, order: order) == nil { state.base = state.base.addingIndex(at: path, order: order) }
+            }
             let base = state.base
             published.withLock { $0 = Published(state: base, sequence: $0.sequence) }
         }
