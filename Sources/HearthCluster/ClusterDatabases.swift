@@ -4,7 +4,7 @@ import HearthStore
 import Logging
 import Synchronization
 
-/// A cluster node's databases: each a replica (``HearthStore/Database/replica(name:log:options:logger:)``)
+/// A cluster node's databases: each a replica (``HearthStore/Database/replica(name:log:options:events:logger:)``)
 /// of the shared log, opened on first use and then kept following the log by ``run()``.
 ///
 /// Threading: `state` guards the open and opening databases; opening one runs in a task that
@@ -19,6 +19,8 @@ public final class ClusterDatabases: DatabaseProvider {
     let log: ClusterLog
     let options: DatabaseOptions
     let logger: Logger
+    /// The commits and setting changes of every replica it opens.
+    public let events = DatabaseEvents()
     private let state = Mutex(State())
     private let opened: AsyncStream<Database>
     private let announceOpened: AsyncStream<Database>.Continuation
@@ -38,8 +40,8 @@ public final class ClusterDatabases: DatabaseProvider {
             if let database = state.open[name] { return (database, nil) }
             guard !state.closed else { return (nil, nil) }
             if let task = state.opening[name] { return (nil, task) }
-            let task = Task { [log, options, logger] in
-                try await Database.replica(name: name, log: log, options: options, logger: logger)
+            let task = Task { [log, options, events, logger] in
+                try await Database.replica(name: name, log: log, options: options, events: events, logger: logger)
             }
             state.opening[name] = task
             return (nil, task)

@@ -16,6 +16,8 @@ public final class DataFolder: Sendable {
     public let url: URL
     let options: DatabaseOptions
     let logger: Logger
+    /// The commits and setting changes of the databases it opens.
+    public let events = DatabaseEvents()
     private let lockDescriptor: Int32
     /// The open databases, with when each was last handed out (ms, `options.clock`).
     private let databases = Mutex<[String: (database: Database, lastUsed: Int64)]>([:])
@@ -67,7 +69,7 @@ public final class DataFolder: Sendable {
             let folder = url.appendingPathComponent("databases").appendingPathComponent(name)
             let isNew = !FileManager.default.fileExists(atPath: folder.path)
             do {
-                let database = try Database(name: name, folder: folder, options: options, logger: logger)
+                let database = try Database(name: name, folder: folder, options: options, events: events, logger: logger)
                 open[name] = (database, now)
                 return database
             } catch {

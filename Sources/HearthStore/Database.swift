@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import HearthCore
 import Logging
@@ -7,20 +6,24 @@ import Synchronization
 /// One database (namespace): the current tree, the single writer that orders every write, and
 /// the durable log behind it.
 ///
-/// A write is checked and applied, in arrival order, to the newest version (which includes
-/// every earlier write, committed or not), then queued for the log. One commit loop writes all
-/// queued records in a single SQLite transaction (group commit); only after that commit is the
-/// new version published to readers and the writers' calls return. Readers take the published
-/// version without waiting for the writer.
+/// A write is checked (limits, security rules, conditions; server values resolved) in arrival
+/// order against the newest version, which includes every earlier write, committed or not, then
+/// queued for the log. The log makes the queued writes durable in batches; only then is the new
+/// version published to readers, delivered to ``events``' subscribers, and the writers' calls
+/// answered. Readers take the published version without waiting for the writer.
 ///
-/// A database opened with ``replica(name:log:options:logger:)`` keeps its log in a cluster's
-/// ``SharedLog`` instead (see `Database+Replica.swift`): writes are checked the same way, then
-/// appended to the shared log after the position this node has applied, and checked again
+/// There is one writer (`Database+Writer.swift`) and one mode per log behind it
+/// (`DatabaseLog.swift`): a database opened from a folder keeps a `LocalLog` (SQLite; group
+/// commit of everything that arrived during the previous commit); one opened with
+/// ``replica(name:log:options:events:logger:)`` keeps a `ReplicaLog` over a cluster's
+/// ``SharedLog``, appends after the position this node has applied, and checks its writes again
 /// whenever another node's writes got there first.
 ///
-/// Threading: `writer` guards the writing state and is never held across a suspension or I/O;
-/// `published` is taken briefly by readers. Commit observers run on the commit thread (the
-/// replication task for a replica), one batch at a time, in log order.
+/// Threading: `writer` guards the writing state and is never held across a suspension, I/O or
+/// a subscriber; a write takes it once. `published` is taken inside it to publish and briefly by
+/// readers. The log's drainer (a single node's commit queue, or a replica's replication task)
+/// commits batches one at a time, and delivers their events and answers on its own thread, in
+/// log order.
 public final class Database: Sendable {
     /// A write that reached the disk.
     public struct Committed: Sendable {
@@ -28,7 +31,7 @@ public final class Database: Sendable {
         public let sequence: Int64
         /// The write with server values resolved, as logged.
         public let write: ResolvedWrite
-        /// The push ID, for writes made by ``push(at:value:)``.
+        /// The push ID, for writes made by ``push(at:value:authorize:)``.
         public let pushID: String?
     }
 
@@ -38,99 +41,59 @@ public final class Database: Sendable {
         public let sequence: Int64
     }
 
-    struct Pending {
-        let record: LogRecord
-        let committed: Committed
-        let completion: Completion?
-    }
-
-    struct WriterState {
-        var pending: DatabaseState
-        var nextSequence: Int64
-        var batch: [Pending] = []
-        var committing = false
-        var republish = false
-        /// Set while storage is failing: writes are refused until `retryAt` (the clock's ms),
-        /// then the next write tries the disk again.
-        var failure: (error: HearthError, retryAt: Int64)?
-        /// Set by ``close()``: a write through a reference kept past it is refused (the next
-        /// open of the same folder is another instance, the only writer).
-        var closed = false
-        var pushIDs = PushIDGenerator()
-        var random: any RandomNumberGenerator
-        var writesSinceSnapshot = 0
-        var bytesSinceSnapshot = 0
-        var lastSnapshotBytes = 0
-        var snapshotting = false
-        /// Refused writes whose refusal waits for the writes queued before them to be
-        /// published: `(the last of those, its completion, the error)`.
-        var deferredFailures: [(after: Int64, completion: Completion, error: any Error)] = []
-        /// For a replica: the shared log's state on this node and its local writes.
-        var replica: ReplicaQueue?
-    }
-
     /// The database's name.
     public let name: String
     let options: DatabaseOptions
-    /// The local log (single node), or nil for a replica.
-    let log: WriteLog?
-    /// The cluster's log, for a replica.
-    let shared: (any SharedLog)?
     let logger: Logger
+    /// Where this database's commits and setting changes are published: its provider's stream
+    /// (shared by the databases it opens), or one of its own.
+    public let events: DatabaseEvents
+    /// The log behind the writer.
+    let log: any DatabaseLog
     let writer: Mutex<WriterState>
     let published: Mutex<Published>
-    let observers = Mutex<[@Sendable ([Committed], Published) -> Void]>([])
-    let settingObservers = Mutex<[@Sendable (String) -> Void]>([])
-    let commitQueue: DispatchQueue
-    let snapshotQueue: DispatchQueue
-    /// Wakes a replica's replication task (local writes, announcements, polls).
-    let wake: AsyncStream<Void>.Continuation
-    let wakes: AsyncStream<Void>
 
     /// Opens (or creates) the database stored in `folder`: loads the newest snapshot and
     /// replays the log after it.
-    public convenience init(name: String, folder: URL, options: DatabaseOptions = DatabaseOptions(), logger: Logger) throws {
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let log = try WriteLog(folder: folder)
-        var state = DatabaseState()
-        var sequence: Int64 = 0
-        var snapshotBytes = 0
-        if let snapshot = try log.newestSnapshot() {
-            state = DatabaseState(root: try JSONParser.parse(snapshot.bytes).node)
-            sequence = snapshot.sequence
-            snapshotBytes = snapshot.bytes.count
-        }
-        var replayed = 0
-        var replayedBytes = 0
-        try log.forEachRecord(after: sequence) { record in
-            state = state.applying(try record.write())
-            sequence = record.sequence
-            replayed += 1
-            replayedBytes += record.data.count
-        }
-        self.init(
-            name: name, options: options, logger: logger, log: log, shared: nil,
-            writer: WriterState(
-                pending: state, nextSequence: sequence + 1, random: options.makeRandom(),
-                writesSinceSnapshot: replayed, bytesSinceSnapshot: replayedBytes, lastSnapshotBytes: snapshotBytes),
-            published: Published(state: state, sequence: sequence))
-        logger.debug("database opened", metadata: ["database": "\(name)", "sequence": "\(sequence)", "replayed": "\(replayed)"])
+    /// - Parameter events: where its commits and setting changes go (a ``DataFolder`` passes its own).
+    public convenience init(
+        name: String, folder: URL, options: DatabaseOptions = DatabaseOptions(), events: DatabaseEvents = DatabaseEvents(),
+        logger: Logger
+    ) throws {
+        let (log, opened) = try LocalLog.open(folder: folder, name: name)
+        self.init(name: name, log: log, opened: opened, options: options, events: events, logger: logger)
+        logger.debug("database opened", metadata: [
+            "database": "\(name)", "sequence": "\(opened.position)", "replayed": "\(opened.snapshots.records)",
+        ])
     }
 
-    init(
-        name: String, options: DatabaseOptions, logger: Logger, log: WriteLog?, shared: (any SharedLog)?,
-        writer: sending WriterState, published: Published
-    ) {
+    /// Opens a replica of the database `name` kept in `log`: the newest snapshot there, then
+    /// every record after it (a bounded number; the rest is followed after). Run
+    /// ``runReplication()`` to follow the log and send writes.
+    /// - Parameter events: where its commits and setting changes go (a cluster's provider passes its own).
+    public static func replica(
+        name: String, log: any SharedLog, options: DatabaseOptions = DatabaseOptions(), events: DatabaseEvents = DatabaseEvents(),
+        logger: Logger
+    ) async throws -> Database {
+        let (replica, opened) = try await ReplicaLog.open(name: name, log: log)
+        logger.debug("replica opened", metadata: [
+            "database": "\(name)", "position": "\(opened.position)", "replayed": "\(opened.snapshots.records)",
+        ])
+        return Database(name: name, log: replica, opened: opened, options: options, events: events, logger: logger)
+    }
+
+    init(name: String, log: any DatabaseLog, opened: Opened, options: DatabaseOptions, events: DatabaseEvents, logger: Logger) {
         self.name = name
         self.options = options
         self.logger = logger
+        self.events = events
         self.log = log
-        self.shared = shared
-        self.commitQueue = DispatchQueue(label: "hearth.commit.\(name)")
-        self.snapshotQueue = DispatchQueue(label: "hearth.snapshot.\(name)", qos: .utility)
-        self.writer = Mutex(writer)
-        self.published = Mutex(published)
-        (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        var state = WriterState(
+            base: opened.state, position: opened.position, pending: opened.state, settings: opened.settings,
+            random: options.makeRandom())
+        state.snapshots = opened.snapshots
+        self.writer = Mutex(state)
+        self.published = Mutex(Published(state: opened.state, sequence: opened.position))
     }
 
     // MARK: - Reading
@@ -162,19 +125,23 @@ public final class Database: Sendable {
         return current.state.queryValue(query, at: path)
     }
 
-    /// Starts keeping an index for `order` at `path`.
+    /// Starts keeping an index for `order` at `path`: the published version has it when this
+    /// returns, and every later version keeps it up to date.
     public func ensureIndex(at path: Path, order: Query.Order) {
         writer.withLock { state in
             guard state.pending.index(at: path, order: order) == nil else { return }
+            state.indexes.append(DatabaseState.IndexID(path: path, order: order))
             state.pending = state.pending.addingIndex(at: path, order: order)
-            if state.replica != nil {
-                addReplicaIndex(DatabaseState.IndexID(path: path, order: order), state: &state)
-            } else if state.committing || !state.batch.isEmpty {
-                state.republish = true
+            if state.queued.isEmpty && state.inFlight.isEmpty {
+                // Nothing is queued: the pending version is the published one.
+                state.base = state.pending
             } else {
-                let pending = state.pending
-                published.withLock { $0 = Published(state: pending, sequence: $0.sequence) }
+                // Writes checked before now made states without it: finishing them adds it back.
+                state.indexesBehind = true
+                if state.base.index(at: path, order: order) == nil { state.base = state.base.addingIndex(at: path, order: order) }
             }
+            let base = state.base
+            published.withLock { $0 = Published(state: base, sequence: $0.sequence) }
         }
     }
 
@@ -205,7 +172,7 @@ public final class Database: Sendable {
     public typealias Completion = @Sendable (Result<Committed, any Error>) -> Void
 
     /// Queues a write at once, in the order of the calls, and reports its outcome to
-    /// `completion` when it is durable (on the commit thread: keep `completion` short). For
+    /// `completion` when it is durable (on the log's thread: keep `completion` short). For
     /// transports that pipeline a connection's writes without a task per write.
     /// - Parameters: as for ``write(_:precondition:authorize:)``.
     public func submit(
@@ -214,7 +181,7 @@ public final class Database: Sendable {
         authorize: Authorization? = nil,
         completion: @escaping Completion
     ) {
-        enqueue(precondition: precondition, authorize: authorize, completion: completion) { _ in (write, nil) }
+        enqueue(completion: completion) { _ in .write(write, pushID: nil, precondition: precondition, authorize: authorize) }
     }
 
     /// Queues a push at once (as ``submit(_:precondition:authorize:completion:)`` does a write).
@@ -222,9 +189,9 @@ public final class Database: Sendable {
         at path: Path, value: JSONParser.Parsed, authorize: Authorization? = nil, completion: @escaping Completion
     ) {
         let now = options.clock()
-        enqueue(precondition: nil, authorize: authorize, completion: completion) { state in
+        enqueue(completion: completion) { state in
             let name = state.pushIDs.next(now: now, using: &state.random)
-            return (.set(path.child(ChildKey(name)), value), name)
+            return .write(.set(path.child(ChildKey(name)), value), pushID: name, precondition: nil, authorize: authorize)
         }
     }
 
@@ -241,208 +208,71 @@ public final class Database: Sendable {
     }
 
     /// Replaces the value at `path` with `value` as one atomic, durable write, however large:
-    /// the write is logged as several bounded records committed in one transaction. For
+    /// the write is logged as several bounded records appended together (one transaction). For
     /// imports; the value must already be valid data.
     public func replace(at path: Path, with value: Node, maxRecordBytes: Int = 8 << 20) async throws {
         let pieces = ResolvedWrite.chunkedSet(value, at: path, maxBytes: maxRecordBytes)
-        if shared != nil {
-            _ = try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Committed, any Error>) in
-                enqueueReplica(completion: { continuation.resume(with: $0) }) { _ in .replace(path, value, pieces: pieces) }
-            }
-            return
-        }
-        var remaining = pieces.count
-        // Every piece joins the same batch (they are queued under one lock hold), so they
-        // commit in one transaction; the last continuation reports the outcome.
+        let records = pieces.map { LogRecord(sequence: 0, write: $0) }
         _ = try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Committed, any Error>) in
-            let reportOutcome: Completion = { continuation.resume(with: $0) }
-            let startCommit = writer.withLock { state -> Bool in
-                if let failure = refusalWhileStorageFails(&state) {
-                    continuation.resume(throwing: failure)
-                    return false
-                }
-                // The pieces are for the log; in memory the value goes in as one set.
-                state.pending = state.pending.applying(.set(path, value))
-                for piece in pieces {
-                    remaining -= 1
-                    let sequence = state.nextSequence
-                    state.nextSequence += 1
-                    let committed = Committed(sequence: sequence, write: piece, pushID: nil)
-                    let pending = Pending(
-                        record: LogRecord(sequence: sequence, write: piece), committed: committed,
-                        completion: remaining == 0 ? reportOutcome : nil
-                    )
-                    state.batch.append(pending)
-                }
-                if state.committing { return false }
-                state.committing = true
-                return true
-            }
-            if startCommit { commitQueue.async { self.commitLoop() } }
+            enqueue(completion: { continuation.resume(with: $0) }) { _ in .replace(path, value, pieces: pieces, records: records) }
         }
-    }
-
-    private func enqueue(
-        precondition: (@Sendable (DatabaseState) throws -> Void)?,
-        authorize: Authorization?,
-        completion: @escaping Completion,
-        _ prepare: (inout WriterState) -> (Write, String?)
-    ) {
-        if shared != nil {
-            enqueueReplica(completion: completion) { state in
-                let (write, pushID) = prepare(&state)
-                return .write(write, pushID: pushID, precondition: precondition, authorize: authorize)
-            }
-            return
-        }
-        let startCommit = writer.withLock { state -> Bool in
-            if let failure = refusalWhileStorageFails(&state) {
-                completion(.failure(failure))
-                return false
-            }
-            do {
-                let (write, pushID) = prepare(&state)
-                let now = options.clock()
-                let (next, resolved) = try state.pending.applying(write, now: now)
-                // The rules judge first: a condition's answer (and the value it carries) is
-                // for writers the rules admit, never an oracle for anyone else.
-                try authorize?(state.pending, next, resolved, now)
-                if let precondition { try precondition(state.pending) }
-                let sequence = state.nextSequence
-                state.nextSequence += 1
-                state.pending = next
-                let committed = Committed(sequence: sequence, write: resolved, pushID: pushID)
-                state.batch.append(Pending(
-                    record: LogRecord(sequence: sequence, write: resolved), committed: committed, completion: completion
-                ))
-            } catch {
-                // A refusal is reported after the writes queued before it are published (and
-                // their commit observers ran), so a client told its condition failed has been
-                // sent the write that made it fail.
-                if state.committing {
-                    state.deferredFailures.append((state.nextSequence - 1, completion, error))
-                } else {
-                    completion(.failure(error))
-                }
-                return false
-            }
-            if state.committing { return false }
-            state.committing = true
-            return true
-        }
-        if startCommit { commitQueue.async { self.commitLoop() } }
-    }
-
-    /// Commits batches until none is waiting. Runs on `commitQueue` only.
-    private func commitLoop() {
-        while true {
-            let taken = writer.withLock { state -> ([Pending], DatabaseState)? in
-                if state.batch.isEmpty {
-                    state.committing = false
-                    // Everything queued is published: no refusal waits any longer.
-                    for failure in state.deferredFailures { failure.completion(.failure(failure.error)) }
-                    state.deferredFailures = []
-                    if state.republish {
-                        state.republish = false
-                        let pending = state.pending
-                        published.withLock { $0 = Published(state: pending, sequence: $0.sequence) }
-                    }
-                    return nil
-                }
-                let batch = state.batch
-                state.batch = []
-                return (batch, state.pending)
-            }
-            guard let (batch, state) = taken else { return }
-            do {
-                let started = ContinuousClock.now
-                try log!.append(batch.map(\.record), at: options.clock())
-                options.onCommit?(name, batch.count, ContinuousClock.now - started)
-            } catch {
-                fail(batch: batch, error: error)
-                return
-            }
-            let version = Published(state: state, sequence: batch[batch.count - 1].record.sequence)
-            published.withLock { $0 = version }
-            let committed = batch.map(\.committed)
-            for observer in observers.withLock({ $0 }) { observer(committed, version) }
-            for pending in batch { pending.completion?(.success(pending.committed)) }
-            let ready = writer.withLock { state -> [(after: Int64, completion: Completion, error: any Error)] in
-                let ready = state.deferredFailures.filter { $0.after <= version.sequence }
-                state.deferredFailures.removeAll { $0.after <= version.sequence }
-                return ready
-            }
-            for failure in ready { failure.completion(.failure(failure.error)) }
-            noteLogged(batch)
-        }
-    }
-
-    /// Storage failed (a full disk, an I/O error): the batch and everything queued behind it
-    /// are refused with `unavailable`, and the database falls back to its last published
-    /// version. Writes are refused for ``DatabaseOptions/storageRetryInterval``; then the next
-    /// write tries the disk again, so writes resume by themselves once it works.
-    private func fail(batch: [Pending], error: any Error) {
-        logger.critical("write log commit failed; refusing writes until storage works again", metadata: [
-            "database": "\(name)", "error": "\(error)",
-        ])
-        let failure = HearthError(.unavailable, "The database is unavailable: its storage failed. Try again later.")
-        let stranded = writer.withLock { state -> [Pending] in
-            state.failure = (failure, options.clock() + options.storageRetryInterval)
-            let published = published.withLock { $0 }
-            state.pending = published.state
-            // Nothing after the published version was logged, so its sequence numbers are reused.
-            state.nextSequence = published.sequence + 1
-            state.committing = false
-            let rest = state.batch
-            state.batch = []
-            for deferred in state.deferredFailures { deferred.completion(.failure(deferred.error)) }
-            state.deferredFailures = []
-            return rest
-        }
-        for pending in batch + stranded { pending.completion?(.failure(failure)) }
-    }
-
-    /// The error to refuse a write with while storage is failing, or nil when the write may try.
-    private func refusalWhileStorageFails(_ state: inout WriterState) -> HearthError? {
-        if state.closed { return HearthError(.unavailable, "The database was closed while idle. Try again.") }
-        guard let failure = state.failure else { return nil }
-        if options.clock() < failure.retryAt { return failure.error }
-        state.failure = nil
-        return nil
     }
 
     // MARK: - Settings
 
     /// A stored setting of this database (such as its rules document), or nil.
     public func setting(named name: String) throws -> String? {
-        if let replica = writer.withLock({ $0.replica }) { return replica.settings[name] }
-        return try log!.setting(named: name)
+        writer.withLock { $0.settings[name] }
     }
 
-    /// Stores a setting durably: on disk, or in a replica's shared log and applied on this node,
-    /// when this returns. Setting observers run on every node that applies it.
+    /// Stores a setting durably: on disk beside a single node's log, or in a replica's shared
+    /// log and applied on this node, when this returns. Every node that applies it publishes
+    /// ``DatabaseEvent/settingChanged(_:)``.
     public func setSetting(named name: String, to value: String) async throws {
-        guard shared != nil else {
-            try log!.setSetting(named: name, to: value)
-            for observer in settingObservers.withLock({ $0 }) { observer(name) }
-            return
-        }
-        _ = try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Committed, any Error>) in
-            enqueueReplica(completion: { continuation.resume(with: $0) }) { _ in .setting(name: name, value: value) }
-        }
+        try await log.storeSetting(named: name, to: value, in: self)
     }
 
-    /// Calls `observer` with a setting's name after it changed (on a replica, also when another
-    /// node changed it).
-    public func addSettingObserver(_ observer: @escaping @Sendable (String) -> Void) {
-        settingObservers.withLock { $0.append(observer) }
+    // MARK: - The log's own work
+
+    /// Writes a snapshot of the published version now and waits for it (a single node; a
+    /// replica's snapshots are the cluster's, see ``storeSharedSnapshot(force:)``).
+    public func snapshot() {
+        log.snapshotNow(of: self)
     }
 
-    // MARK: - Observing
+    /// Stores a snapshot of this replica's state in the shared log (which drops the log behind
+    /// the previous snapshot), unless another node is storing one or a newer one exists; false
+    /// on a single node.
+    /// - Parameter force: false when the node's counters asked for it: it then declines when
+    ///   another node stored one less than half a threshold ago.
+    /// - Returns: true when this node stored it.
+    @discardableResult
+    public func storeSharedSnapshot(force: Bool = true) async throws -> Bool {
+        try await log.storeSharedSnapshot(of: self, force: force)
+    }
 
-    /// Calls `observer` after every commit with the writes committed and the new version, on
-    /// the commit thread, in commit order. It must return quickly.
-    public func addCommitObserver(_ observer: @escaping @Sendable ([Committed], Published) -> Void) {
-        observers.withLock { $0.append(observer) }
+    /// Follows the shared log and sends this node's writes to it until ``close()``: call once,
+    /// from the task that owns the replica (the cluster's service). Returns at once for a
+    /// single node, whose log needs no task.
+    public func runReplication() async {
+        await log.run(self)
+    }
+
+    /// Asks the replication task to look for new records (after an announcement, or on a timer
+    /// in case one was missed).
+    public func poke() {
+        log.wake()
+    }
+
+    /// The last shared-log sequence this replica applied (nil for a single-node database).
+    public var appliedPosition: Int64? {
+        log.appliedPosition(of: self)
+    }
+
+    /// A single node waits for in-flight commits, then writes a final snapshot if the log has
+    /// grown since the last one, so the next start replays little. A replica stops its
+    /// replication task; local writes not yet in the log are refused.
+    public func close() {
+        log.close(self)
     }
 }

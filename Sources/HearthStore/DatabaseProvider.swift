@@ -1,6 +1,10 @@
 /// Where a server's databases come from: a local ``DataFolder`` (one node, SQLite), or a
 /// cluster's shared log (every node a replica; see HearthCluster).
 public protocol DatabaseProvider: Sendable {
+    /// The commits and setting changes of every database it opens, as they happen: made with
+    /// the provider and handed to each database when it is opened (see ``DatabaseEvents``).
+    var events: DatabaseEvents { get }
+
     /// The database called `name`, opened (and created) on first use.
     /// - Throws: `notFound` for a name that is not valid, or the storage's failure.
     func database(named name: String) async throws -> Database

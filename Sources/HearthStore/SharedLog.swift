@@ -1,6 +1,7 @@
 /// The ordered write log that the nodes of a cluster share (HearthCluster keeps it in
-/// PostgreSQL). A ``Database`` opened with ``Database/replica(name:log:options:logger:)`` appends
-/// its writes here and applies everything here, in order, so every node holds the same data.
+/// PostgreSQL). A ``Database`` opened with ``Database/replica(name:log:options:events:logger:)`` appends
+/// its writes here (through its `ReplicaLog`) and applies everything here, in order, so every
+/// node holds the same data.
 ///
 /// Records carry their sequence: 1, 2, 3… per database with no gaps. Records below the newest
 /// snapshot may be dropped (compaction); a node that needs them starts again from the snapshot.

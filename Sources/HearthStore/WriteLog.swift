@@ -2,8 +2,9 @@ import Foundation
 import GRDB
 import HearthCore
 
-/// The durable, ordered log of one database's writes, in SQLite (WAL mode, `synchronous=FULL`,
-/// so a commit is on disk before it returns), and its snapshots. Snapshots live in a second
+/// The files behind a single node's ``LocalLog``: the durable, ordered log of one database's
+/// writes, in SQLite (WAL mode, `synchronous=FULL`, so a commit is on disk before it returns),
+/// its settings, and its snapshots. Snapshots live in a second
 /// SQLite file so that writing one never holds up log commits, and are stored in chunks so that
 /// no single row has to hold a whole large tree.
 final class WriteLog: Sendable {
@@ -86,10 +87,24 @@ final class WriteLog: Sendable {
         try queue.read { db in try String.fetchOne(db, sql: "SELECT value FROM setting WHERE name = ?", arguments: [name]) }
     }
 
-    /// Stores a setting durably.
-    func setSetting(named name: String, to value: String) throws {
-        try queue.write { db in
-            try db.execute(sql: "INSERT OR REPLACE INTO setting (name, value) VALUES (?, ?)", arguments: [name, value])
+    /// Every stored setting.
+    func settings() throws -> [String: String] {
+        try queue.read { db in
+            Dictionary(
+                try Row.fetchAll(db, sql: "SELECT name, value FROM setting").map { ($0[0] as String, $0[1] as String) },
+                uniquingKeysWith: { _, last in last })
+        }
+    }
+
+    /// Stores a setting durably, then runs `stored` before any other write to the log's file
+    /// can start: concurrent changes reach `stored` in the order they reached the disk.
+    func setSetting(named name: String, to value: String, stored: () -> Void = {}) throws {
+        try queue.writeWithoutTransaction { db in
+            try db.inTransaction {
+                try db.execute(sql: "INSERT OR REPLACE INTO setting (name, value) VALUES (?, ?)", arguments: [name, value])
+                return .commit
+            }
+            stored()
         }
     }
 

@@ -38,10 +38,19 @@ import Testing
     /// Waits until `replica` has applied the log up to `position` (woken by its commit observer).
     static func waitUntil(_ replica: Database, applied position: Int64) async {
         let (versions, next) = AsyncStream<Int64>.makeStream()
-        replica.addCommitObserver { _, version in next.yield(version.sequence) }
+        replica.events.subscribe { _, event in
+            if case .committed(_, let version) = event { next.yield(version.sequence) }
+        }
         replica.poke()
         if (replica.appliedPosition ?? 0) >= position { return }
         for await sequence in versions where sequence >= position { return }
+    }
+
+    /// Every ``DatabaseBehaviour`` (the checks a single node's database passes), on a replica
+    /// of a new shared log with its replication task running.
+    @Test(arguments: DatabaseBehaviour.allCases)
+    func behaviour(_ behaviour: DatabaseBehaviour) async throws {
+        try await Self.withReplicas(1) { replicas, _ in try await behaviour.check(replicas[0]) }
     }
 
     static func parsed(_ json: String) throws -> JSONParser.Parsed {
@@ -52,7 +61,9 @@ import Testing
         try await Self.withReplicas(3) { replicas, _ in
             let seen = Mutex<[[Int64]]>([[], [], []])
             for (index, replica) in replicas.enumerated() {
-                replica.addCommitObserver { committed, _ in seen.withLock { $0[index] += committed.map(\.sequence) } }
+                replica.events.subscribe { _, event in
+                    if case .committed(let committed, _) = event { seen.withLock { $0[index] += committed.map(\.sequence) } }
+                }
             }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (index, replica) in replicas.enumerated() {
@@ -128,7 +139,9 @@ import Testing
     @Test func settingsReachEveryReplica() async throws {
         try await Self.withReplicas(2) { replicas, _ in
             let (changed, change) = AsyncStream<String>.makeStream()
-            replicas[1].addSettingObserver { change.yield($0) }
+            replicas[1].events.subscribe { _, event in
+                if case .settingChanged(let name) = event { change.yield(name) }
+            }
             try await replicas[0].setSetting(named: "rules", to: #"{"rules": {}}"#)
             #expect(try replicas[0].setting(named: "rules") == #"{"rules": {}}"#)
             replicas[1].poke()
@@ -161,7 +174,9 @@ import Testing
             // A replica at 0 whose next records were compacted: it starts over from the snapshot.
             let behind = try await Database.replica(name: "other", log: logs[1], logger: ClusterLogTests.logger)
             let (wholes, whole) = AsyncStream<ResolvedWrite>.makeStream()
-            behind.addCommitObserver { committed, _ in for entry in committed { whole.yield(entry.write) } }
+            behind.events.subscribe { _, event in
+                if case .committed(let committed, _) = event { for entry in committed { whole.yield(entry.write) } }
+            }
             let records = (1...3).map { LogRecord(sequence: 0, write: .set(try! Path(parsing: "/x\($0)"), .int(Int64($0)))) }
             #expect(try await logs[0].append(database: "other", after: 0, records: records) == .appended(last: 3))
             let source = try await Database.replica(name: "other", log: logs[0], logger: ClusterLogTests.logger)

@@ -29,7 +29,8 @@ struct RESTConcurrencyTests {
             // Watch the database behind the server, to learn the order the pushes committed in.
             let database = try server.folder.database(named: "default")
             let names = Names()
-            database.addCommitObserver { committed, _ in
+            database.events.subscribe { source, event in
+                guard source.name == "default", case .committed(let committed, _) = event else { return }
                 names.committed.withLock { $0 += committed.compactMap(\.pushID) }
             }
             let start = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))

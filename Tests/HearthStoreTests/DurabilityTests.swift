@@ -116,7 +116,8 @@ struct DurabilityTests {
         let writer = database!
         let batches = SendableBox<[[Int64]]>([])
         let versions = SendableBox<[Int64]>([])
-        writer.addCommitObserver { committed, version in
+        writer.events.subscribe { _, event in
+            guard case .committed(let committed, let version) = event else { return }
             batches.mutate { $0.append(committed.map(\.sequence)) }
             versions.mutate { $0.append(version.sequence) }
         }
@@ -152,7 +153,8 @@ struct DurabilityTests {
         defer { fixture.remove() }
         let database = try fixture.open()
         let seen = SendableBox<[Int64]>([])
-        database.addCommitObserver { _, version in
+        database.events.subscribe { _, event in
+            guard case .committed(_, let version) = event else { return }
             seen.mutate { $0.append(version.sequence) }
         }
         for index in 1...20 {

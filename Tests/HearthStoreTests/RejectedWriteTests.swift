@@ -15,7 +15,9 @@ struct RejectedWriteTests {
         let database = try fixture.open()
         try await database.write(set("/", initial))
         let commits = SendableBox(0)
-        database.addCommitObserver { committed, _ in commits.mutate { $0 += committed.count } }
+        database.events.subscribe { _, event in
+            if case .committed(let committed, _) = event { commits.mutate { $0 += committed.count } }
+        }
         return (database, commits)
     }
 

@@ -75,7 +75,9 @@ struct ReplaceTests {
         defer { fixture.remove() }
         let database = try fixture.open()
         let batches = SendableBox<[[Int64]]>([])
-        database.addCommitObserver { committed, _ in batches.mutate { $0.append(committed.map(\.sequence)) } }
+        database.events.subscribe { _, event in
+            if case .committed(let committed, _) = event { batches.mutate { $0.append(committed.map(\.sequence)) } }
+        }
         let tree = try Self.bigTree()
         try await database.replace(at: try path("/import"), with: tree, maxRecordBytes: 400)
         database.settle()

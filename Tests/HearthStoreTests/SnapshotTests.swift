@@ -75,9 +75,9 @@ struct SnapshotTests {
         try await write(20..<23)
         #expect(try inspector.logSequences() == [21, 22, 23])
         // The engine's own view of the files agrees.
-        let newest = try #require(try database!.log!.newestSnapshot())
+        let newest = try #require(try WriteLog(folder: fixture.folder).newestSnapshot())
         #expect(newest.sequence == 20)
-        #expect(try database!.log!.recordCount(after: 0) == 3)
+        #expect(try WriteLog(folder: fixture.folder).recordCount(after: 0) == 3)
 
         let expected = database!.current.state.root
         #expect(expected.children?.count == 1 && expected.child(ChildKey("items")).childCount == 23)

@@ -75,9 +75,7 @@ struct StoreFixture {
 extension Database {
     /// Waits until the commit loop and any background snapshot it started are idle.
     func settle() {
-        commitQueue.sync {}
-        snapshotQueue.sync {}
-        commitQueue.sync {}
+        log.settle()
     }
 }
 

@@ -9,8 +9,9 @@ import Synchronization
 /// Every open listen (Server-Sent Events streams and realtime listens), by database and path,
 /// and the fan-out of committed writes to them.
 ///
-/// Each database's commits are fanned out in commit order on one serial queue, off the commit
-/// path. The hub works out the transport-neutral event each location gets (``ListenerEvent``,
+/// Each database's commits reach the hub through its provider's event stream (``committed(_:version:database:)``,
+/// subscribed by ``DatabaseOperations``) and are fanned out in commit order on one serial
+/// queue, off the commit path. The hub works out the transport-neutral event each location gets (``ListenerEvent``,
 /// or a query's new result) and encodes it once per format (``ListenerEncoding``); listeners at
 /// the same path share those bytes. A new listener's initial value and the events it receives
 /// line up by sequence number, so nothing is missed or repeated.
@@ -27,7 +28,6 @@ public final class ListenerHub: Sendable {
 
     private struct Registry {
         var groups: [String: SortedTree<Path, Group>] = [:]
-        var observed: Set<String> = []
         var count = 0
         /// True once the server is shutting down: new streams end at once.
         var shutDown = false
@@ -36,6 +36,9 @@ public final class ListenerHub: Sendable {
     }
 
     private let registry = Mutex(Registry())
+    /// True once a listener subscribed: until then, commits are not worth a trip to the
+    /// fan-out queue (a server nobody listens to writes at full speed).
+    private let listening = Atomic<Bool>(false)
     private let fanOutQueue = DispatchQueue(label: "hearth.fanout")
     /// The largest event sent; a bigger one cancels the stream instead.
     public let maxEventBytes: Int
@@ -90,16 +93,9 @@ public final class ListenerHub: Sendable {
         buffer: EventBuffer = EventBuffer(),
         deliverInitial: (Node) -> Void = { _ in }
     ) throws(HearthError) -> (Listener, Node) {
-        let observe = registry.withLock { registry -> Bool in
-            registry.observed.insert(database.name).inserted
-        }
-        if observe {
-            let name = database.name
-            database.addCommitObserver { [weak self] committed, version in
-                guard let hub = self else { return }
-                hub.fanOutQueue.async { hub.fanOut(committed, version: version, database: name) }
-            }
-        }
+        // Before the initial value is read: a commit published after that read finds the flag
+        // set (the version's lock orders the two), so its events are not skipped.
+        listening.store(true, ordering: .sequentiallyConsistent)
         let now = clock()
         return try registry.withLock { registry throws(HearthError) in
             let version = database.current
@@ -175,11 +171,9 @@ public final class ListenerHub: Sendable {
         for listener in listeners { listener.buffer.close() }
     }
 
-    /// Forgets the database `name`, which was closed with no listener on it: its next
-    /// instance gets a commit observer of its own.
+    /// Forgets the database `name`, which was closed with no listener on it.
     public func forget(_ name: String) {
         registry.withLock { registry in
-            registry.observed.remove(name)
             if registry.groups[name]?.isEmpty ?? false { registry.groups[name] = nil }
             registry.dataDependent[name] = nil
         }
@@ -251,6 +245,13 @@ public final class ListenerHub: Sendable {
     }
 
     // MARK: - Fan-out
+
+    /// Takes a database's commit, as its ``HearthStore/DatabaseEvents`` deliver it (on the
+    /// commit thread, in commit order), and queues its fan-out; returns at once.
+    public func committed(_ committed: [Database.Committed], version: Database.Published, database: String) {
+        guard listening.load(ordering: .sequentiallyConsistent) else { return }
+        fanOutQueue.async { self.fanOut(committed, version: version, database: database) }
+    }
 
     private func fanOut(_ committed: [Database.Committed], version: Database.Published, database: String) {
         registry.withLock { registry in

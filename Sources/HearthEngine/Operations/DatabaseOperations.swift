@@ -9,6 +9,10 @@ import Logging
 /// checked here; transports (REST, Server-Sent Events, the realtime protocol) parse a request,
 /// call one of these, and encode the answer or the ``HearthCore/HearthError``.
 ///
+/// Building one subscribes its ``hub`` and ``rules`` to the provider's
+/// ``HearthStore/DatabaseProvider/events`` for as long as the provider lives: build one per
+/// provider (the composition root does).
+///
 /// Threading: every operation may run on any task. Reads use the newest committed version
 /// without locks; writes go through the database's single writer, which runs the rules and
 /// conditions in write order against the state that includes every earlier write.
@@ -38,9 +42,7 @@ public struct DatabaseOperations: Sendable {
         if !databases.isOpen(named: name) {
             try await admitOpening(name, creating: creating)
         }
-        let database = try await databases.database(named: name)
-        rules.watch(database, hub: hub)
-        return database
+        return try await databases.database(named: name)
     }
 
     /// The database named `name` if it is open or opens without waiting (see
@@ -53,9 +55,7 @@ public struct DatabaseOperations: Sendable {
                 databases.openCount < limits.maxOpen
             else { return nil }
         }
-        guard let database = try databases.databaseIfReady(named: name) else { return nil }
-        rules.watch(database, hub: hub)
-        return database
+        return try databases.databaseIfReady(named: name)
     }
 
     /// Throws unless a database that is not open may be opened now.
@@ -91,7 +91,7 @@ public struct DatabaseOperations: Sendable {
                 database.name != limits.defaultDatabase && busy[database.name] == nil && !holds.isHeld(database.name)
             },
             willClose: { database in
-                // The next instance of it gets its own rules watch and commit observer.
+                // The next instance of it loads its rules again.
                 rules.forget(database.name)
                 hub.forget(database.name)
             })
@@ -276,5 +276,16 @@ public struct DatabaseOperations: Sendable {
         self.metrics = metrics
         self.requestLog = requestLog
         self.limits = limits
+        // The one subscription to the databases' events, for as long as the provider lives:
+        // commits go to the hub's fan-out, rules changes (made here or on another node) to
+        // the registry and the streams they judge. Build one operations layer per provider.
+        databases.events.subscribe { [rules, hub] database, event in
+            switch event {
+            case .committed(let committed, let version):
+                hub.committed(committed, version: version, database: database.name)
+            case .settingChanged(let name):
+                rules.settingChanged(named: name, in: database, hub: hub)
+            }
+        }
     }
 }

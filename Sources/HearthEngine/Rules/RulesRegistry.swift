@@ -10,7 +10,6 @@ public final class RulesRegistry: Sendable {
 
     public let defaultRules: SecurityRules
     private let compiled = Mutex<[String: SecurityRules]>([:])
-    private let watched = Mutex<Set<String>>([])
 
     public init(defaultRules: SecurityRules) {
         self.defaultRules = defaultRules
@@ -36,27 +35,23 @@ public final class RulesRegistry: Sendable {
         compiled.withLock { $0[name] }
     }
 
-    /// Forgets the database `name` (it was closed): its next instance loads and watches its
-    /// rules again.
+    /// Forgets the database `name` (it was closed): its next instance loads its rules again.
     public func forget(_ name: String) {
-        watched.withLock { _ = $0.remove(name) }
         compiled.withLock { $0[name] = nil }
     }
 
-    /// Follows changes of `database`'s stored rules made elsewhere (another node of a cluster):
-    /// the compiled copy is dropped and `hub`'s streams are judged again. Once per database.
-    public func watch(_ database: Database, hub: ListenerHub) {
-        guard watched.withLock({ $0.insert(database.name).inserted }) else { return }
-        database.addSettingObserver { [weak self, weak hub, weak database] name in
-            guard name == Self.settingName, let self, let database else { return }
-            // Compiled from the text now in force (observers run in log order).
-            if let text = try? database.setting(named: Self.settingName), let rules = try? SecurityRules(parsing: text) {
-                self.compiled.withLock { $0[database.name] = rules }
-            } else {
-                self.compiled.withLock { $0[database.name] = nil }
-            }
-            hub?.rulesChanged(for: database)
+    /// Takes a change of `database`'s setting `name`, as its ``HearthStore/DatabaseEvents``
+    /// deliver it (in log order; on a cluster node also a change made on another node): a
+    /// rules change drops the compiled copy for the text now in force, and `hub`'s streams are
+    /// judged again.
+    public func settingChanged(named name: String, in database: Database, hub: ListenerHub) {
+        guard name == Self.settingName else { return }
+        if let text = try? database.setting(named: Self.settingName), let rules = try? SecurityRules(parsing: text) {
+            compiled.withLock { $0[database.name] = rules }
+        } else {
+            compiled.withLock { $0[database.name] = nil }
         }
+        hub.rulesChanged(for: database)
     }
 
     /// Checks and compiles `text` and makes it the rules of `database`, durably.

@@ -87,6 +87,8 @@ public func buildApplication(
         "header_timeout": "\(limits.headerTimeout)", "body_timeout": "\(limits.bodyTimeout)", "idle_timeout": "\(limits.idleTimeout)",
     ])
     let databases: any DatabaseProvider = cluster?.databases ?? folder
+    // The one subscription to the databases' commits and setting changes: the operations layer
+    // hands them to `hub` and `rules` (see DatabaseOperations.init).
     var operations = DatabaseOperations(databases: databases, rules: rules, hub: hub, clock: configuration.clock, logger: logger)
     operations.metrics = metrics
     operations.requestLog = requestLog
