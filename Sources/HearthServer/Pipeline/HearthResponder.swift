@@ -43,7 +43,7 @@ struct HearthResponder: HTTPResponder {
                 Namespace(transport: .files, matches: { request, _ in request.method == .options }) { request, _ in
                     CORS.preflight(request)
                 },
-                Namespace(transport: .files, headers: .file, matches: { request, _ in FilesResponder.handles(request.uri.path) }) {
+                Namespace(transport: .files, headers: .file, path: { FilesResponder.handles($0) }) {
                     request, context in
                     await files.respond(to: request, context: context, onAppOrigin: false)
                 },
@@ -56,20 +56,20 @@ struct HearthResponder: HTTPResponder {
                     transport: .files, matches: { request, _ in filesOrigin.isFilesHost(request.head.authority) },
                     responder: filesOnlyTable),
                 // Same-origin only: no CORS headers.
-                Namespace(transport: .session, crossOrigin: false, matches: { request, _ in WebSessionResponder.handles(request.uri.path) }) {
+                Namespace(transport: .session, crossOrigin: false, path: { WebSessionResponder.handles($0) }) {
                     request, context in
                     await session.respond(to: request, context: context)
                 },
                 Namespace(transport: .preflight, matches: { request, _ in request.method == .options }) { request, _ in
                     CORS.preflight(request)
                 },
-                Namespace(transport: .admin, matches: { request, _ in request.uri.path == MetricsResponder.path }) { request, context in
+                Namespace(transport: .admin, path: { $0 == MetricsResponder.path }) { request, context in
                     await metricsResponder.respond(to: request, context: context)
                 },
-                Namespace(transport: .auth, matches: { request, _ in AuthResponder.handles(request.uri.path) }) { request, context in
+                Namespace(transport: .auth, path: { AuthResponder.handles($0) }) { request, context in
                     await auth.respond(to: request, context: context)
                 },
-                Namespace(transport: .files, headers: .file, matches: { request, _ in FilesResponder.handles(request.uri.path) }) {
+                Namespace(transport: .files, headers: .file, path: { FilesResponder.handles($0) }) {
                     request, context in
                     if let response = redirect.response(to: request, context: context) {
                         context.note.update { $0.headers = .api }
@@ -77,24 +77,24 @@ struct HearthResponder: HTTPResponder {
                     }
                     return await files.respond(to: request, context: context, onAppOrigin: true)
                 },
-                Namespace(transport: .longPolling, matches: { request, _ in request.uri.path == RealtimeLongPolling.path }) {
+                Namespace(transport: .longPolling, path: { $0 == RealtimeLongPolling.path }) {
                     request, context in
                     if RealtimeLongPolling.isDisconnectFrame(request) { context.note.update { $0.headers = .longPollFrame } }
                     return await longPolling.respond(to: request, connection: context.channel)
                 },
-                Namespace(transport: .admin, matches: { request, _ in request.uri.path == StatsResponder.path }) { request, _ in
+                Namespace(transport: .admin, path: { $0 == StatsResponder.path }) { request, _ in
                     await stats.respond(to: request)
                 },
-                Namespace(transport: .admin, matches: { request, _ in request.uri.path == RecentLogsResponder.path }) { request, _ in
+                Namespace(transport: .admin, path: { $0 == RecentLogsResponder.path }) { request, _ in
                     logs.respond(to: request)
                 },
-                Namespace(transport: .admin, matches: { request, _ in request.uri.path == RequestLogResponder.path }) { request, _ in
+                Namespace(transport: .admin, path: { $0 == RequestLogResponder.path }) { request, _ in
                     requests.respond(to: request)
                 },
-                Namespace(transport: .admin, matches: { request, _ in BackupsResponder.handles(request.uri.path) }) { request, _ in
+                Namespace(transport: .admin, path: { BackupsResponder.handles($0) }) { request, _ in
                     await backups.respond(to: request)
                 },
-                Namespace(transport: .admin, matches: { request, _ in DataBrowseResponder.handles(request.uri.path) }) { request, _ in
+                Namespace(transport: .admin, path: { DataBrowseResponder.handles($0) }) { request, _ in
                     await dataBrowse.respond(to: request)
                 },
                 Namespace(transport: .web, matches: { request, _ in WebResponder.handles(request) }) { request, context in
@@ -104,7 +104,7 @@ struct HearthResponder: HTTPResponder {
                 },
             ],
             fallback: Namespace(transport: .rest, matches: { _, _ in true }) { request, context in
-                if request.headers[.accept]?.contains("text/event-stream") == true { context.note.update { $0.transport = .sse } }
+                if request.headers.value(of: .accept)?.contains("text/event-stream") == true { context.note.update { $0.transport = .sse } }
                 return await database.respond(to: request, context: context)
             })
         let requestLog = requests.log

@@ -19,18 +19,34 @@ struct Namespace: Sendable {
     /// False for same-origin endpoints, which get no CORS headers.
     var crossOrigin = true
     /// Whether a request belongs here.
-    var matches: @Sendable (Request, Context) -> Bool
+    var matches: Match
     var responder: any HTTPResponder<Context>
+
+    /// How a namespace tells its requests.
+    enum Match: Sendable {
+        /// By the request's path alone: the table reads the path once for all of these (each
+        /// read of `request.uri.path` makes a new string).
+        case path(@Sendable (String) -> Bool)
+        /// By anything else about the request.
+        case request(@Sendable (Request, Context) -> Bool)
+    }
 
     init(
         transport: HearthResponder.Transport, headers: SecurityHeaders.Kind = .api, crossOrigin: Bool = true,
-        matches: @escaping @Sendable (Request, Context) -> Bool, responder: any HTTPResponder<Context>
+        matches: Match, responder: any HTTPResponder<Context>
     ) {
         self.transport = transport
         self.headers = headers
         self.crossOrigin = crossOrigin
         self.matches = matches
         self.responder = responder
+    }
+
+    init(
+        transport: HearthResponder.Transport, headers: SecurityHeaders.Kind = .api, crossOrigin: Bool = true,
+        matches: @escaping @Sendable (Request, Context) -> Bool, responder: any HTTPResponder<Context>
+    ) {
+        self.init(transport: transport, headers: headers, crossOrigin: crossOrigin, matches: .request(matches), responder: responder)
     }
 
     /// A namespace answered by `respond`.
@@ -40,8 +56,26 @@ struct Namespace: Sendable {
         respond: @escaping @Sendable (Request, Context) async throws -> Response
     ) {
         self.init(
-            transport: transport, headers: headers, crossOrigin: crossOrigin, matches: matches,
+            transport: transport, headers: headers, crossOrigin: crossOrigin, matches: .request(matches),
             responder: CallbackResponder(callback: respond))
+    }
+
+    /// A namespace of the paths `path` accepts, answered by `respond`.
+    init(
+        transport: HearthResponder.Transport, headers: SecurityHeaders.Kind = .api, crossOrigin: Bool = true,
+        path: @escaping @Sendable (String) -> Bool,
+        respond: @escaping @Sendable (Request, Context) async throws -> Response
+    ) {
+        self.init(
+            transport: transport, headers: headers, crossOrigin: crossOrigin, matches: .path(path),
+            responder: CallbackResponder(callback: respond))
+    }
+
+    func accepts(_ request: Request, path: String, context: Context) -> Bool {
+        switch matches {
+        case .path(let matches): return matches(path)
+        case .request(let matches): return matches(request, context)
+        }
     }
 }
 
@@ -53,7 +87,12 @@ struct NamespaceTable: HTTPResponder {
     let fallback: Namespace
 
     func respond(to request: Request, context: Context) async throws -> Response {
-        let namespace = namespaces.first { $0.matches(request, context) } ?? fallback
+        let path = request.uri.path
+        // Through the buffer: the namespaces passed over are not copied (a copy retains its closures).
+        let index = namespaces.withUnsafeBufferPointer { namespaces in
+            namespaces.indices.first { namespaces[$0].accepts(request, path: path, context: context) }
+        }
+        let namespace = index.map { namespaces[$0] } ?? fallback
         context.note.update {
             $0.transport = namespace.transport
             $0.headers = namespace.headers
