@@ -151,8 +151,14 @@ struct DatabaseResponder: Sendable {
     /// The first label of a host name (`mydb` of `mydb.firebaseio.com:443`, lowercased); nil for
     /// an IP address or a name of one label such as `localhost`.
     static func databaseName(host authority: String?) -> String? {
-        // Read as bytes: this runs on every request, and Character properties are slow.
-        guard let authority = authority?.utf8, authority.first != UInt8(ascii: "[")  // IPv6
+        guard let authority else { return nil }
+        // Read as bytes, borrowed: this runs on every request, and Character properties are slow.
+        if let name = authority.utf8.withContiguousStorageIfAvailable({ databaseName(host: $0) }) { return name }
+        return databaseName(host: authority.utf8[...])
+    }
+
+    private static func databaseName<Bytes: BidirectionalCollection<UInt8>>(host authority: Bytes) -> String? {
+        guard authority.first != UInt8(ascii: "[")  // IPv6
         else { return nil }
         let host = authority.lastIndex(of: UInt8(ascii: ":")).map { authority[..<$0] } ?? authority[...]
         guard let dot = host.firstIndex(of: UInt8(ascii: ".")), dot != host.startIndex,
