@@ -249,11 +249,21 @@ public struct JSONWriter {
     private mutating func appendString(utf8 bytes: UnsafeBufferPointer<UInt8>) {
         output.append(UInt8(ascii: "\""))
         var runStart = 0
-        for index in 0..<bytes.count {
+        var index = 0
+        while index < bytes.count {
+            // Eight bytes at a time while none of them needs escaping (most text has none).
+            if index + 8 <= bytes.count,
+                !Self.mayNeedEscaping(UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self))
+            {
+                index += 8
+                continue
+            }
             let byte = bytes[index]
+            index += 1
             guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-            if runStart < index { output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index])) }
-            runStart = index + 1
+            let position = index - 1
+            if runStart < position { output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<position])) }
+            runStart = index
             switch byte {
             case UInt8(ascii: "\""): append("\\\"")
             case UInt8(ascii: "\\"): append("\\\\")
@@ -271,6 +281,18 @@ public struct JSONWriter {
         }
         if runStart < bytes.count { output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...])) }
         output.append(UInt8(ascii: "\""))
+    }
+
+    /// False when none of the eight bytes of `word` is below 0x20, `"` or `\` (true may be
+    /// wrong only the safe way: the bytes are then looked at one by one).
+    @inline(__always)
+    static func mayNeedEscaping(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let control = (word &- ones &* 0x20) & ~word & highs
+        let quote = word ^ (ones &* 0x22)
+        let backslash = word ^ (ones &* 0x5C)
+        return (control | ((quote &- ones) & ~quote & highs) | ((backslash &- ones) & ~backslash & highs)) != 0
     }
 }
 

@@ -40,11 +40,15 @@ public struct Path: Hashable, Sendable, CustomStringConvertible {
         let split = text.utf8.withContiguousStorageIfAvailable { bytes -> [ChildKey] in
             var keys: [ChildKey] = []
             var start = 0
-            for index in 0...bytes.count where index == bytes.count || bytes[index] == UInt8(ascii: "/") {
-                if start < index {
-                    keys.append(ChildKey(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)))
+            var index = 0
+            while index <= bytes.count {
+                if index == bytes.count || bytes[index] == UInt8(ascii: "/") {
+                    if start < index {
+                        keys.append(ChildKey(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)))
+                    }
+                    start = index + 1
                 }
-                start = index + 1
+                index += 1
             }
             return keys
         }

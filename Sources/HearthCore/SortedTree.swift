@@ -60,21 +60,27 @@ public struct SortedTree<Key: TreeKey, Value: Sendable>: Sendable {
             // Small objects (most request bodies): a stable insertion sort in place, then equal
             // keys folded to the last, as below, without enumerating and sorting copies.
             var items = entries
-            for index in items.indices.dropFirst() {
-                var position = index
-                while position > 0 && Key.compare(items[position - 1].0, items[position].0) > 0 {
-                    items.swapAt(position - 1, position)
-                    position -= 1
+            // Through the buffer: comparing elements in place copies (and retains) nothing.
+            let kept = items.withUnsafeMutableBufferPointer { items -> Int in
+                var index = 1
+                while index < items.count {
+                    var position = index
+                    while position > 0 && Key.compare(items[position - 1].0, items[position].0) > 0 {
+                        items.swapAt(position - 1, position)
+                        position -= 1
+                    }
+                    index += 1
                 }
-            }
-            var kept = 0
-            for index in items.indices {
-                if kept > 0 && Key.compare(items[kept - 1].0, items[index].0) == 0 {
-                    items[kept - 1] = items[index]
-                } else {
-                    if kept != index { items[kept] = items[index] }
-                    kept += 1
+                var kept = 0
+                for index in items.indices {
+                    if kept > 0 && Key.compare(items[kept - 1].0, items[index].0) == 0 {
+                        items.swapAt(kept - 1, index)
+                    } else {
+                        if kept != index { items.swapAt(kept, index) }
+                        kept += 1
+                    }
                 }
+                return kept
             }
             items.removeLast(items.count - kept)
             self.init(sortedUniqueEntries: items)

@@ -163,7 +163,7 @@ struct DatabaseResponder: Sendable {
         let host = authority.lastIndex(of: UInt8(ascii: ":")).map { authority[..<$0] } ?? authority[...]
         guard let dot = host.firstIndex(of: UInt8(ascii: ".")), dot != host.startIndex,
             host[host.index(after: dot)...].contains(where: { $0 != UInt8(ascii: ".") }),
-            !host.allSatisfy({ $0 == UInt8(ascii: ".") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })  // IPv4
+            !host.allSatisfy({ $0 == UInt8(ascii: ".") || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) })  // IPv4
         else { return nil }
         return String(decoding: host[..<dot], as: UTF8.self).lowercased()
     }

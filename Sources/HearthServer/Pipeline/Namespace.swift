@@ -9,18 +9,21 @@ import Hummingbird
 /// is left. Hummingbird's trie router cannot express that: it does not fall back from a constant
 /// path to a `/**` sibling (with `/metrics` and `/**` registered, `/metrics/a.json`, data under a
 /// key named `metrics`, would be a 404). Inside a namespace, routing is its responder's.
-struct Namespace: Sendable {
+///
+/// A class: the table is walked on every request, and a copy of a namespace would retain each
+/// of its closures.
+final class Namespace: Sendable {
     typealias Context = HearthRequestContext
 
     /// Counted as this, unless the responder says otherwise (``RequestNote``).
-    var transport: HearthResponder.Transport
+    let transport: HearthResponder.Transport
     /// The security headers its responses get, unless the responder says otherwise.
-    var headers: SecurityHeaders.Kind = .api
+    let headers: SecurityHeaders.Kind
     /// False for same-origin endpoints, which get no CORS headers.
-    var crossOrigin = true
+    let crossOrigin: Bool
     /// Whether a request belongs here.
-    var matches: Match
-    var responder: any HTTPResponder<Context>
+    let matches: Match
+    let responder: any HTTPResponder<Context>
 
     /// How a namespace tells its requests.
     enum Match: Sendable {
@@ -42,7 +45,7 @@ struct Namespace: Sendable {
         self.responder = responder
     }
 
-    init(
+    convenience init(
         transport: HearthResponder.Transport, headers: SecurityHeaders.Kind = .api, crossOrigin: Bool = true,
         matches: @escaping @Sendable (Request, Context) -> Bool, responder: any HTTPResponder<Context>
     ) {
@@ -50,7 +53,7 @@ struct Namespace: Sendable {
     }
 
     /// A namespace answered by `respond`.
-    init(
+    convenience init(
         transport: HearthResponder.Transport, headers: SecurityHeaders.Kind = .api, crossOrigin: Bool = true,
         matches: @escaping @Sendable (Request, Context) -> Bool,
         respond: @escaping @Sendable (Request, Context) async throws -> Response
@@ -61,7 +64,7 @@ struct Namespace: Sendable {
     }
 
     /// A namespace of the paths `path` accepts, answered by `respond`.
-    init(
+    convenience init(
         transport: HearthResponder.Transport, headers: SecurityHeaders.Kind = .api, crossOrigin: Bool = true,
         path: @escaping @Sendable (String) -> Bool,
         respond: @escaping @Sendable (Request, Context) async throws -> Response
@@ -88,11 +91,7 @@ struct NamespaceTable: HTTPResponder {
 
     func respond(to request: Request, context: Context) async throws -> Response {
         let path = request.uri.path
-        // Through the buffer: the namespaces passed over are not copied (a copy retains its closures).
-        let index = namespaces.withUnsafeBufferPointer { namespaces in
-            namespaces.indices.first { namespaces[$0].accepts(request, path: path, context: context) }
-        }
-        let namespace = index.map { namespaces[$0] } ?? fallback
+        let namespace = namespaces.first { $0.accepts(request, path: path, context: context) } ?? fallback
         context.note.update {
             $0.transport = namespace.transport
             $0.headers = namespace.headers

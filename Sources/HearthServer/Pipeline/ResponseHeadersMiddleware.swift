@@ -8,8 +8,6 @@ struct ResponseHeadersMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response = try await next(request, context)
-        // Room for what is added below at once, rather than growing twice.
-        response.headers.reserveCapacity(response.headers.count + 8)
         let facts = context.note.current
         if facts.crossOrigin { CORS.decorate(&response) }
         SecurityHeaders.apply(facts.headers, to: &response.headers)
