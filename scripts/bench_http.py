@@ -167,6 +167,33 @@ def wrk(url, duration, method="GET", body=None, connections=16, lua=None, denied
     return rate
 
 
+def cpu_pressure():
+    """The share of the last 10 s in which some runnable task waited for a CPU (Linux PSI), or None."""
+    try:
+        with open("/proc/pressure/cpu") as handle:
+            return float(re.search(r"some avg10=([\d.]+)", handle.read()).group(1))
+    except (OSError, AttributeError):
+        return None
+
+
+def wait_for_quiet(limit, timeout=900):
+    """Waits until other work has left the CPUs alone (pressure below `limit`) for 30 s."""
+    deadline = time.time() + timeout
+    quiet_since = None
+    while time.time() < deadline:
+        pressure = cpu_pressure()
+        if pressure is None:
+            return None
+        if pressure < limit:
+            quiet_since = quiet_since or time.time()
+            if time.time() - quiet_since >= 30:
+                return pressure
+        else:
+            quiet_since = None
+        time.sleep(2)
+    return cpu_pressure()
+
+
 def measure(url, duration, **kwargs):
     wrk(url, 2, **kwargs)  # warm-up, not reported
     return wrk(url, duration, **kwargs)
@@ -384,6 +411,7 @@ def main():
     kinds = ["writes", "reads", "top", "fanout", "idle", "rules", "signin", "files"]
     parser.add_argument("--only", choices=kinds, action="append")
     parser.add_argument("--rounds", type=int, default=1, help="measure the writes and reads this many times, on the same servers")
+    parser.add_argument("--quiet", type=float, help="before each round, wait until the CPU pressure (PSI) stays below this %% for 30 s")
     args = parser.parse_args()
     wanted = set(args.only or kinds)
     version = subprocess.run([args.pocketbase, "--version"], capture_output=True, text=True).stdout.strip()
@@ -404,8 +432,8 @@ def main():
         request("PUT", f"{hearth}/bench/posts/p1.json", POST_BODY)
 
         for round_number in range(args.rounds):
-            if args.rounds > 1:
-                print(f"round {round_number + 1} of {args.rounds}", flush=True)
+            pressure = wait_for_quiet(args.quiet) if args.quiet else cpu_pressure()
+            print(f"round {round_number + 1} of {args.rounds} (CPU pressure {pressure}% when it began)", flush=True)
             if "writes" in wanted:
                 h = measure(f"{hearth}/bench/posts.json", args.duration, method="POST", body=POST_BODY)
                 p = measure(f"{pocketbase}/api/collections/posts/records", args.duration, method="POST", body=POST_BODY)
