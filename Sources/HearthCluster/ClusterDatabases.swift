@@ -93,6 +93,10 @@ public final class ClusterDatabases: DatabaseProvider {
         state.withLock { $0.open }
     }
 
+    public func openDatabase(named name: String) -> Database? {
+        state.withLock { $0.open[name] }
+    }
+
     public func isOpen(named name: String) -> Bool {
         state.withLock { $0.open[name] != nil }
     }

@@ -19,20 +19,30 @@ public struct ChildKey: Hashable, Sendable, CustomStringConvertible {
 
     /// The key's value when it is an integer key (`-?0*\d{1,10}` within `Int32`), else `nil`.
     public var integerValue: Int32? {
-        var utf8 = string.utf8[...]
-        guard let first = utf8.first, first == UInt8(ascii: "-") || (first >= 48 && first <= 57) else { return nil }
+        // Borrowed bytes (native and small strings): this runs in every comparison of two keys
+        // that may be integers, such as push IDs, which start with "-".
+        if let value = string.utf8.withContiguousStorageIfAvailable(Self.parseInteger) { return value }
+        return Array(string.utf8).withUnsafeBufferPointer(Self.parseInteger)
+    }
+
+    static func parseInteger(_ utf8: UnsafeBufferPointer<UInt8>) -> Int32? {
+        var index = 0
+        let end = utf8.count
+        guard index < end else { return nil }
         var negative = false
-        if first == UInt8(ascii: "-") {
+        if utf8[index] == UInt8(ascii: "-") {
             negative = true
-            utf8 = utf8.dropFirst()
+            index += 1
         }
         // Leading zeros are allowed and do not count towards the ten-digit limit.
-        while utf8.count > 1, utf8.first == 48 { utf8 = utf8.dropFirst() }
-        guard !utf8.isEmpty, utf8.count <= 10 else { return nil }
+        while end - index > 1, utf8[index] == 48 { index += 1 }
+        guard index < end, end - index <= 10 else { return nil }
         var value: Int64 = 0
-        for byte in utf8 {
+        while index < end {
+            let byte = utf8[index]
             guard byte >= 48 && byte <= 57 else { return nil }
             value = value * 10 + Int64(byte - 48)
+            index += 1
         }
         if negative { value = -value }
         guard value >= Int64(Int32.min) && value <= Int64(Int32.max) else { return nil }
@@ -82,25 +92,35 @@ extension ChildKey: Comparable {
 
     /// Three-way comparison in Firebase key order: negative, zero or positive.
     public static func compare(_ lhs: ChildKey, _ rhs: ChildKey) -> Int {
-        let left = lhs.string.utf8
-        let right = rhs.string.utf8
+        // Borrow both keys' bytes (native and small strings hold them contiguously): comparisons
+        // run in every tree lookup and insert, and walking `String.UTF8View` costs far more.
+        let borrowed = lhs.string.utf8.withContiguousStorageIfAvailable { left in
+            rhs.string.utf8.withContiguousStorageIfAvailable { right in compare(left, right) }
+        }
+        if let borrowed, let result = borrowed { return result }
+        return Array(lhs.string.utf8).withUnsafeBufferPointer { left in
+            Array(rhs.string.utf8).withUnsafeBufferPointer { right in compare(left, right) }
+        }
+    }
+
+    private static func compare(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Int {
         let leftMaybeInt = left.first.map(Self.startsInteger) ?? false
         let rightMaybeInt = right.first.map(Self.startsInteger) ?? false
         if leftMaybeInt || rightMaybeInt {
-            let leftInt = leftMaybeInt ? lhs.integerValue : nil
-            let rightInt = rightMaybeInt ? rhs.integerValue : nil
+            let leftInt = leftMaybeInt ? parseInteger(left) : nil
+            let rightInt = rightMaybeInt ? parseInteger(right) : nil
             switch (leftInt, rightInt) {
             case let (l?, r?):
                 if l != r { return l < r ? -1 : 1 }
                 if left.count != right.count { return left.count < right.count ? -1 : 1 }
                 // Same number and length but different text ("-0" and "00"): still distinct keys.
-                return compareUTF16Order(lhs.string, rhs.string)
+                return compareUTF16Order(left, right)
             case (.some, nil): return -1
             case (nil, .some): return 1
             case (nil, nil): break
             }
         }
-        return compareUTF16Order(lhs.string, rhs.string)
+        return compareUTF16Order(left, right)
     }
 
     private static func startsInteger(_ byte: UInt8) -> Bool {

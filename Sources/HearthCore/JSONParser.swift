@@ -321,6 +321,8 @@ public struct JSONParser: ~Copyable {
             position += 1
             return .null
         }
+        // Room for a small object's keys at once (appending from empty reallocates three times).
+        entries.reserveCapacity(4)
         while true {
             skipWhitespace()
             guard peek() == UInt8(ascii: "\"") else { throw HearthError.unparseableData }
@@ -413,17 +415,21 @@ public struct JSONParser: ~Copyable {
         position += 1  // opening quote
         let start = position
         // Fast path: no escapes.
+        var highBits: UInt8 = 0
         while position < bytes.count {
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<position])
                 position += 1
                 guard slice.count <= Self.maxStringBytes else { throw Self.stringTooLong }
+                // ASCII needs no validation (and decoding it repairs nothing).
+                if highBits < 0x80 { return String(decoding: slice, as: UTF8.self) }
                 guard let string = String(validating: slice, as: UTF8.self) else { throw HearthError.unparseableData }
                 return string
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw HearthError.unparseableData }
+            highBits |= byte
             position += 1
         }
         var buffer = Array(UnsafeBufferPointer(rebasing: bytes[start..<position]))

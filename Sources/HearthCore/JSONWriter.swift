@@ -34,6 +34,8 @@ public struct JSONWriter {
         self.format = format
         self.flushThreshold = .max
         self.sink = nil
+        // Most answers are small: one allocation instead of several regrowths.
+        output.reserveCapacity(128)
     }
 
     /// A writer that hands `sink` a chunk whenever about `chunkSize` bytes are ready.
@@ -149,7 +151,8 @@ public struct JSONWriter {
             writePriority(priority)
             first = false
         }
-        for (key, value) in children {
+        // In order without an iterator (whose stack is an allocation per object).
+        children.forEachInOrder { key, value in
             writeKey(key.string, indent: indent + 1, first: first)
             writeNode(value, indent: indent + 1)
             first = false
@@ -236,33 +239,60 @@ public struct JSONWriter {
     }
 
     private mutating func appendString(_ value: String) {
-        output.append(UInt8(ascii: "\""))
-        var value = value
-        value.withUTF8 { bytes in
-            var runStart = 0
-            for index in 0..<bytes.count {
-                let byte = bytes[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                if runStart < index { output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index])) }
-                runStart = index + 1
-                switch byte {
-                case UInt8(ascii: "\""): append("\\\"")
-                case UInt8(ascii: "\\"): append("\\\\")
-                case 0x0A: append("\\n")
-                case 0x0D: append("\\r")
-                case 0x09: append("\\t")
-                case 0x08: append("\\b")
-                case 0x0C: append("\\f")
-                default:
-                    append("\\u00")
-                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                    output.append(hex[Int(byte >> 4)])
-                    output.append(hex[Int(byte & 0x0F)])
-                }
-            }
-            if runStart < bytes.count { output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...])) }
+        // Borrowed bytes where the string holds them contiguously (native and small strings).
+        if value.utf8.withContiguousStorageIfAvailable({ appendString(utf8: $0) }) == nil {
+            var value = value
+            value.withUTF8 { appendString(utf8: $0) }
         }
+    }
+
+    private mutating func appendString(utf8 bytes: UnsafeBufferPointer<UInt8>) {
         output.append(UInt8(ascii: "\""))
+        var runStart = 0
+        var index = 0
+        while index < bytes.count {
+            // Eight bytes at a time while none of them needs escaping (most text has none).
+            if index + 8 <= bytes.count,
+                !Self.mayNeedEscaping(UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self))
+            {
+                index += 8
+                continue
+            }
+            let byte = bytes[index]
+            index += 1
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            let position = index - 1
+            if runStart < position { output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<position])) }
+            runStart = index
+            switch byte {
+            case UInt8(ascii: "\""): append("\\\"")
+            case UInt8(ascii: "\\"): append("\\\\")
+            case 0x0A: append("\\n")
+            case 0x0D: append("\\r")
+            case 0x09: append("\\t")
+            case 0x08: append("\\b")
+            case 0x0C: append("\\f")
+            default:
+                append("\\u00")
+                let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                output.append(hex[Int(byte >> 4)])
+                output.append(hex[Int(byte & 0x0F)])
+            }
+        }
+        if runStart < bytes.count { output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...])) }
+        output.append(UInt8(ascii: "\""))
+    }
+
+    /// False when none of the eight bytes of `word` is below 0x20, `"` or `\` (true may be
+    /// wrong only the safe way: the bytes are then looked at one by one).
+    @inline(__always)
+    static func mayNeedEscaping(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let control = (word &- ones &* 0x20) & ~word & highs
+        let quote = word ^ (ones &* 0x22)
+        let backslash = word ^ (ones &* 0x5C)
+        return (control | ((quote &- ones) & ~quote & highs) | ((backslash &- ones) & ~backslash & highs)) != 0
     }
 }
 

@@ -35,13 +35,31 @@ public struct Path: Hashable, Sendable, CustomStringConvertible {
     /// Splits at the "/" scalar, not at "/" characters: a "/" followed by a combining mark is
     /// one Character in Swift but still ends a key.
     public static func keys(splitting text: String) -> [ChildKey] {
-        text.unicodeScalars.split(separator: "/", omittingEmptySubsequences: true).map { ChildKey(String($0)) }
+        // "/" is one byte in UTF-8 and never part of another scalar's bytes, so splitting the
+        // bytes at it is splitting the scalars, and every segment is valid UTF-8 of its own.
+        let split = text.utf8.withContiguousStorageIfAvailable { bytes -> [ChildKey] in
+            var keys: [ChildKey] = []
+            var start = 0
+            var index = 0
+            while index <= bytes.count {
+                if index == bytes.count || bytes[index] == UInt8(ascii: "/") {
+                    if start < index {
+                        keys.append(ChildKey(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)))
+                    }
+                    start = index + 1
+                }
+                index += 1
+            }
+            return keys
+        }
+        return split ?? text.unicodeScalars.split(separator: "/", omittingEmptySubsequences: true).map { ChildKey(String($0)) }
     }
 
     /// True when `key` may name a child: 1–768 UTF-8 bytes, none of `. $ # [ ] /`, no controls.
     public static func isValidKey(_ key: String) -> Bool {
         let utf8 = key.utf8
         guard !utf8.isEmpty, utf8.count <= maxKeyBytes else { return false }
+        if let valid = utf8.withContiguousStorageIfAvailable({ !$0.contains(where: isForbiddenKeyByte) }) { return valid }
         for byte in utf8 where isForbiddenKeyByte(byte) { return false }
         return true
     }
@@ -76,7 +94,14 @@ public struct Path: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// This path extended by one key.
-    public func child(_ key: ChildKey) -> Path { Path(keys: keys + [key]) }
+    public func child(_ key: ChildKey) -> Path {
+        // One allocation (`keys + [key]` makes two): rules walk paths a key at a time.
+        var extended: [ChildKey] = []
+        extended.reserveCapacity(keys.count + 1)
+        extended.append(contentsOf: keys)
+        extended.append(key)
+        return Path(keys: extended)
+    }
 
     /// This path extended by another.
     public func appending(_ other: Path) -> Path { Path(keys: keys + other.keys) }
@@ -91,7 +116,19 @@ public struct Path: Hashable, Sendable, CustomStringConvertible {
 
     /// `/a/b` form; the root is `/`.
     public var description: String {
-        keys.isEmpty ? "/" : "/" + keys.map(\.string).joined(separator: "/")
+        guard !keys.isEmpty else { return "/" }
+        // Written once into a string of the right size (every log record names its path).
+        var length = 0
+        for key in keys { length += 1 + key.string.utf8.count }
+        return String(unsafeUninitializedCapacity: length) { buffer in
+            var offset = 0
+            for key in keys {
+                buffer[offset] = UInt8(ascii: "/")
+                offset += 1
+                offset = buffer[offset...].initialize(fromContentsOf: key.string.utf8)
+            }
+            return offset
+        }
     }
 }
 

@@ -22,7 +22,14 @@ public struct PushIDGenerator: Sendable {
             }
             if index >= 0 { lastRandom[index] += 1 }
         } else {
-            for index in 0..<12 { lastRandom[index] = Int.random(in: 0..<64, using: &random) }
+            // 72 random bits from two draws: ten digits from the first, two from the second. A
+            // draw from the system generator is a system call, and `Int.random(in:using:)` per
+            // digit (twelve draws, through generic arithmetic when the generator is an
+            // existential) cost more than the rest of a write.
+            let first = random.next()
+            let second = random.next()
+            for index in 0..<10 { lastRandom[index] = Int(truncatingIfNeeded: (first >> UInt64(58 - 6 * index)) & 63) }
+            for index in 0..<2 { lastRandom[10 + index] = Int(truncatingIfNeeded: (second >> UInt64(58 - 6 * index)) & 63) }
         }
         lastTime = time
         var bytes = [UInt8](repeating: 0, count: 20)

@@ -26,6 +26,13 @@ public struct SortedTree<Key: TreeKey, Value: Sendable>: Sendable {
             self.right = right
             self.size = (left?.size ?? 0) + (right?.size ?? 0) + 1
         }
+
+        @usableFromInline
+        func forEachInOrder(_ body: (Key, Value) throws -> Void) rethrows {
+            try left?.forEachInOrder(body)
+            try body(key, value)
+            try right?.forEachInOrder(body)
+        }
     }
 
     @usableFromInline
@@ -48,7 +55,37 @@ public struct SortedTree<Key: TreeKey, Value: Sendable>: Sendable {
     }
 
     /// Builds a tree from entries in any order; a later duplicate key replaces an earlier one.
-    public init(entries: [(Key, Value)]) {
+    public init(entries: consuming [(Key, Value)]) {
+        if entries.count <= 16 {
+            // Small objects (most request bodies): a stable insertion sort in place, then equal
+            // keys folded to the last, as below, without enumerating and sorting copies.
+            var items = entries
+            // Through the buffer: comparing elements in place copies (and retains) nothing.
+            let kept = items.withUnsafeMutableBufferPointer { items -> Int in
+                var index = 1
+                while index < items.count {
+                    var position = index
+                    while position > 0 && Key.compare(items[position - 1].0, items[position].0) > 0 {
+                        items.swapAt(position - 1, position)
+                        position -= 1
+                    }
+                    index += 1
+                }
+                var kept = 0
+                for index in items.indices {
+                    if kept > 0 && Key.compare(items[kept - 1].0, items[index].0) == 0 {
+                        items.swapAt(kept - 1, index)
+                    } else {
+                        if kept != index { items.swapAt(kept, index) }
+                        kept += 1
+                    }
+                }
+                return kept
+            }
+            items.removeLast(items.count - kept)
+            self.init(sortedUniqueEntries: items)
+            return
+        }
         // Ties go to input position, so the later of two equal keys comes last and wins below.
         let sorted = entries.enumerated().sorted {
             let order = Key.compare($0.element.0, $1.element.0)
@@ -64,6 +101,12 @@ public struct SortedTree<Key: TreeKey, Value: Sendable>: Sendable {
             }
         }
         self.init(sortedUniqueEntries: unique)
+    }
+
+    /// Calls `body` with every entry in key order, without an iterator's stack.
+    @inlinable
+    public func forEachInOrder(_ body: (Key, Value) throws -> Void) rethrows {
+        try root?.forEachInOrder(body)
     }
 
     /// The number of entries.

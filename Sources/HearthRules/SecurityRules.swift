@@ -10,8 +10,22 @@ import HearthCore
 /// - An expression that fails at run time is false.
 public struct SecurityRules: Sendable {
     /// The document the rules were compiled from.
-    public let document: RulesDocument
-    let root: CompiledRule
+    public var document: RulesDocument { compiled.document }
+    var root: CompiledRule { compiled.root }
+
+    /// Held by reference: rules are handed out for every request (a copy of the document's
+    /// nested values cost a dozen reference-count operations each time).
+    private let compiled: Compiled
+
+    private final class Compiled: Sendable {
+        let document: RulesDocument
+        let root: CompiledRule
+
+        init(document: RulesDocument, root: CompiledRule) {
+            self.document = document
+            self.root = root
+        }
+    }
 
     /// Rules that deny everything: what a new database starts with.
     public static let closed = try! SecurityRules(RulesDocument.closed)
@@ -19,9 +33,8 @@ public struct SecurityRules: Sendable {
     /// Compiles every expression of `document`.
     /// - Throws: ``RulesError`` for the first expression that does not compile.
     public init(_ document: RulesDocument) throws(RulesError) {
-        let compiled = try document.compileAll()
-        self.document = document
-        self.root = CompiledRule(document.root, compiled: compiled)
+        let expressions = try document.compileAll()
+        compiled = Compiled(document: document, root: CompiledRule(document.root, compiled: expressions))
     }
 
     /// Parses and compiles a rules document.

@@ -82,6 +82,16 @@ public final class DataFolder: Sendable {
         }
     }
 
+    /// The database `name` if it is open, noted as used now; nil otherwise (nothing is opened).
+    public func openDatabase(named name: String) -> Database? {
+        let now = options.clock()
+        return databases.withLock { open in
+            guard let index = open.index(forKey: name) else { return nil }
+            open.values[index].lastUsed = now
+            return open.values[index].database
+        }
+    }
+
     /// True when the database `name` is open.
     public func isOpen(named name: String) -> Bool {
         databases.withLock { $0[name] != nil }

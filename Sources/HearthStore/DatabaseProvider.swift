@@ -23,6 +23,11 @@ public protocol DatabaseProvider: Sendable {
     /// True when the database `name` is open (cheap: asked on every request).
     func isOpen(named name: String) -> Bool
 
+    /// The database `name` if it is open, handed out as ``database(named:)`` hands it out (a
+    /// local folder notes it was used); nil otherwise, and nothing is opened. One lock taken:
+    /// asked on every request.
+    func openDatabase(named name: String) -> Database?
+
     /// The number of open databases.
     var openCount: Int { get }
 

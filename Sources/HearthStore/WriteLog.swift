@@ -20,10 +20,11 @@ final class WriteLog: Sendable {
         var configuration = Configuration()
         configuration.journalMode = .wal
         configuration.busyMode = .timeout(5)
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-        }
         let queue = try DatabaseQueue(path: path, configuration: configuration)
+        // After opening: GRDB's WAL set-up runs after `prepareDatabase` and sets synchronous to
+        // NORMAL, under which a commit is not synced (only checkpoints are). FULL syncs the WAL
+        // at every commit, so a write is on disk before it is acknowledged.
+        try queue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
         try migrator.migrate(queue)
         return queue
     }

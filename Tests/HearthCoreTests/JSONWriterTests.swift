@@ -58,6 +58,37 @@ import Testing
         }
     }
 
+    /// Strings are scanned eight bytes at a time: escapes at every position of a word and of a
+    /// tail, next to multi-byte characters, render as a byte-by-byte reference renders them.
+    @Test func escapesMatchAReferenceAtEveryPosition() {
+        func reference(_ text: String) -> [UInt8] {
+            let hex = Array("0123456789abcdef".utf8)
+            var out: [UInt8] = [0x22]
+            for unit in text.utf8 {
+                switch unit {
+                case 0x22: out += Array(#"\""#.utf8)
+                case 0x5C: out += Array(#"\\"#.utf8)
+                case 0x0A: out += Array(#"\n"#.utf8)
+                case 0x0D: out += Array(#"\r"#.utf8)
+                case 0x09: out += Array(#"\t"#.utf8)
+                case 0x08: out += Array(#"\b"#.utf8)
+                case 0x0C: out += Array(#"\f"#.utf8)
+                case 0..<0x20: out += Array(#"\u00"#.utf8) + [hex[Int(unit >> 4)], hex[Int(unit & 0x0F)]]
+                default: out.append(unit)
+                }
+            }
+            return out + [0x22]
+        }
+        let pieces = ["a", "é", "\"", "\\", "\n", "\u{01}", "\u{1F}", " ", "~", "\u{7F}", "😀", "中", "abcdefgh"]
+        var random = SeededGenerator(seed: 21)
+        for length in 0..<40 {
+            for _ in 0..<20 {
+                let text = (0..<length).map { _ in pieces.randomElement(using: &random)! }.joined()
+                #expect(Array(json(.string(text)).utf8) == reference(text), "\(text.debugDescription)")
+            }
+        }
+    }
+
     @Test func keysAreEscapedToo() throws {
         let value = Node.object([(key("a\"b\\c"), .int(1))])
         #expect(json(value) == #"{"a\"b\\c":1}"#)

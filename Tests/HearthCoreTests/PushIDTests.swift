@@ -146,6 +146,37 @@ import Testing
         }
     }
 
+    /// A generator that counts its draws.
+    struct CountingGenerator: RandomNumberGenerator {
+        var inner: SeededGenerator
+        var draws: [UInt64] = []
+        mutating func next() -> UInt64 {
+            let value = inner.next()
+            draws.append(value)
+            return value
+        }
+    }
+
+    /// A new millisecond's 72 random bits come from two draws (a draw from the system generator
+    /// is a system call): ten digits from the first, read from its top bits, and two from the second.
+    @Test func randomDigitsComeFromTwoDraws() {
+        var generator = PushIDGenerator()
+        var random = CountingGenerator(inner: SeededGenerator(seed: 99))
+        for step in 0..<200 {
+            let id = generator.next(now: 1_700_000_000_000 + Int64(step), using: &random)
+            #expect(random.draws.count == 2)
+            let (first, second) = (random.draws[0], random.draws[1])
+            func digit(_ word: UInt64, _ index: Int) -> Int { Int((word >> UInt64(58 - 6 * index)) & 63) }
+            var expected: [Int] = (0..<10).map { digit(first, $0) }
+            expected += (0..<2).map { digit(second, $0) }
+            #expect(Self.randomPart(id) == expected)
+            random.draws = []
+        }
+        // Within a millisecond the digits are incremented, not drawn.
+        _ = generator.next(now: 1_700_000_000_199, using: &random)
+        #expect(random.draws.isEmpty)
+    }
+
     @Test func theSameSeedGivesTheSameIDs() {
         func run(seed: UInt64) -> [String] {
             var generator = PushIDGenerator()

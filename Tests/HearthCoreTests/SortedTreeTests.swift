@@ -77,6 +77,32 @@ typealias IntTree = SortedTree<IntKey, Int>
         Self.checkInvariants(tree)
     }
 
+    /// Small and large inputs are built by different code (insertion into a sorted array up to
+    /// 16 entries, a stable sort above): both keep the last of equal keys, in key order.
+    @Test(arguments: [0, 1, 2, 5, 15, 16, 17, 40])
+    func buildingFromUnsortedEntriesMatchesAReference(count: Int) {
+        var random = SeededGenerator(seed: UInt64(count) + 100)
+        for _ in 0..<50 {
+            let entries = (0..<count).map { index in (IntKey(Int.random(in: 0..<max(1, count / 2 + 1), using: &random)), index) }
+            var reference: [Int: Int] = [:]
+            for (key, value) in entries { reference[key.value] = value }
+            let tree = IntTree(entries: entries)
+            #expect(tree.map(\.key.value) == reference.keys.sorted())
+            #expect(tree.map(\.value) == reference.keys.sorted().map { reference[$0]! })
+            Self.checkInvariants(tree)
+        }
+    }
+
+    @Test func inOrderVisitMatchesIteration() {
+        var tree = IntTree()
+        for value in [5, 3, 9, 1, 4, 7, 11, 0, 2] { tree.insert(IntKey(value), value * 10) }
+        var visited: [(Int, Int)] = []
+        tree.forEachInOrder { key, value in visited.append((key.value, value)) }
+        #expect(visited.map(\.0) == tree.map(\.key.value))
+        #expect(visited.map(\.1) == tree.map(\.value))
+        IntTree().forEachInOrder { _, _ in Issue.record("an empty tree has no entries") }
+    }
+
     @Test func buildingFromASliceWithAnOffsetStart() {
         let all = (0..<50).map { (IntKey($0), $0 * 10) }
         let tree = IntTree(sortedUniqueEntries: all[10..<20])

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import HearthServer
 import HearthTesting
 import Testing
 
@@ -21,6 +22,26 @@ struct RESTErrorTests {
             for body in ["{", #"{"a":1"#, #"{"a":}"#, "[1", "x"] {
                 try await server.expectRejected("PATCH", "/a.json", body: body, error: ErrorText.unparseable)
             }
+        }
+    }
+
+    /// A refusal by the rules is answered from bytes made once: the same text, status and
+    /// headers as any other error, on reads and writes, repeated.
+    @Test func refusalsByTheRulesAreFirebasesAnswer() async throws {
+        let rules = #"{"rules": {"open": {".read": true, ".write": true}, "closed": {".read": false, ".write": false}}}"#
+        try await TestServer.with(configure: { $0.defaultRules = rules }) { (server: TestServer) async throws in
+            for (method, path, body) in [("GET", "/closed/a.json", nil), ("PUT", "/closed/a.json", "1"), ("GET", "/closed/a.json", nil)] as [(String, String, String?)] {
+                let refused = try await server.request(method, path, body: body)
+                #expect(refused.status == 401)
+                #expect(refused.text == "{\n  \"error\" : \"Permission denied\"\n}\n")
+                #expect(refused.header("Content-Type") == "application/json; charset=utf-8")
+                #expect(refused.header("Access-Control-Allow-Origin") == "*")
+                #expect(refused.header("X-Content-Type-Options") == "nosniff")
+            }
+            // Another error in the same shape, built as it is asked for.
+            let unknown = try await server.request("GET", "/open.json?orderBy=%22x%22")
+            #expect(unknown.status == 400)
+            #expect(unknown.text.hasPrefix("{\n  \"error\" : "))
         }
     }
 

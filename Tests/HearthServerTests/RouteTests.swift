@@ -4,6 +4,7 @@ import HearthEngine
 import HearthServer
 import HearthStore
 import HearthTesting
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
@@ -32,6 +33,31 @@ struct RouteTests {
     }
 
     static func text(_ response: TestResponse) -> String { String(buffer: response.body) }
+
+    /// A plain JSON answer gets its header fields in one piece, made once; they are the same
+    /// fields, in the same order, as an answer that gets them added one by one (here one with
+    /// an ETag, which takes that path).
+    @Test func jsonAnswersGetTheSameFieldsEitherWay() async throws {
+        try await Self.withApplication { client in
+            _ = try await client.execute(uri: "/open/a.json", method: .put, body: ByteBuffer(string: "1"))
+            let plain = try await client.execute(uri: "/open/a.json", method: .get)
+            let tagged = try await client.execute(uri: "/open/a.json", method: .get, headers: [.init("X-Firebase-ETag")!: "true"])
+            let names = { (response: TestResponse) in response.headers.map(\.name.canonicalName).filter { $0 != "etag" } }
+            #expect(names(plain) == names(tagged))
+            #expect(names(plain) == [
+                "content-type", "content-length", "access-control-allow-origin", "access-control-expose-headers",
+                "x-content-type-options", "content-security-policy", "x-frame-options", "referrer-policy", "x-request-id",
+            ])
+            #expect(plain.headers[.contentLength] == "1")
+            // Every field but the request's own ID is the same.
+            for name in names(plain) where name != "x-request-id" {
+                let field = HTTPField.Name(name)!
+                #expect(plain.headers[field] == tagged.headers[field], "\(name)")
+            }
+            let refused = try await client.execute(uri: "/mine/ana.json", method: .get)
+            #expect(names(refused) == names(plain))
+        }
+    }
 
     @Test func restWritesReadsAndRefusals() async throws {
         try await Self.withApplication { client in

@@ -37,6 +37,30 @@ public final class ServerMetrics: Sendable {
     private let timers = Mutex<[String: CoreMetrics.Timer]>([:])
     private let recorders = Mutex<[String: CoreMetrics.Recorder]>([:])
     private let gauges = Mutex<[String: CoreMetrics.Gauge]>([:])
+    /// The metrics of every request and refusal, by their labels: these are counted on every
+    /// request, and looking them up by their label values is much cheaper than by the text key.
+    private let requestSeries = Mutex<[RequestSeries: (CoreMetrics.Counter, CoreMetrics.Timer)]>([:])
+    private let denialSeries = Mutex<[DenialSeries: CoreMetrics.Counter]>([:])
+
+    private struct RequestSeries: Hashable {
+        let transport: String
+        let operation: String
+        let status: Int
+    }
+
+    private let commitSeries = Mutex<[String: CommitSeries]>([:])
+
+    private struct CommitSeries: Sendable {
+        let commits: CoreMetrics.Counter
+        let writes: CoreMetrics.Counter
+        let records: CoreMetrics.Recorder
+        let duration: CoreMetrics.Timer
+    }
+
+    private struct DenialSeries: Hashable {
+        let database: String
+        let access: String
+    }
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
@@ -54,8 +78,17 @@ public final class ServerMetrics: Sendable {
 
     /// An HTTP request answered (a stream: when its headers went out).
     public func request(transport: String, operation: String, status: Int, duration: Duration) {
-        counter("hearth_requests_total", ["transport": transport, "operation": operation, "status": String(status)]).increment()
-        timer("hearth_request_duration_seconds", ["transport": transport, "operation": operation]).recordNanoseconds(duration.nanoseconds)
+        let series = RequestSeries(transport: transport, operation: operation, status: status)
+        let (requests, durations) = requestSeries.withLock({ $0[series] }) ?? {
+            let made = (
+                counter("hearth_requests_total", ["transport": transport, "operation": operation, "status": String(status)]),
+                timer("hearth_request_duration_seconds", ["transport": transport, "operation": operation])
+            )
+            requestSeries.withLock { $0[series] = made }
+            return made
+        }()
+        requests.increment()
+        durations.recordNanoseconds(duration.nanoseconds)
     }
 
     /// A realtime-protocol request received (`put`, `transaction`, `merge`, `listen`, …).
@@ -65,15 +98,30 @@ public final class ServerMetrics: Sendable {
 
     /// A durable commit of `records` writes to `database`, which took `duration`.
     public func committed(database: String, records: Int, duration: Duration) {
-        counter("hearth_commits_total", ["database": database]).increment()
-        counter("hearth_writes_total", ["database": database]).increment(by: records)
-        recorder("hearth_commit_records", ["database": database]).record(records)
-        timer("hearth_commit_duration_seconds", ["database": database]).recordNanoseconds(duration.nanoseconds)
+        let series = commitSeries.withLock({ $0[database] }) ?? {
+            let made = CommitSeries(
+                commits: counter("hearth_commits_total", ["database": database]),
+                writes: counter("hearth_writes_total", ["database": database]),
+                records: recorder("hearth_commit_records", ["database": database]),
+                duration: timer("hearth_commit_duration_seconds", ["database": database]))
+            commitSeries.withLock { $0[database] = made }
+            return made
+        }()
+        series.commits.increment()
+        series.writes.increment(by: records)
+        series.records.record(records)
+        series.duration.recordNanoseconds(duration.nanoseconds)
     }
 
     /// A read or write the security rules refused.
     public func denied(database: String, access: String) {
-        counter("hearth_rules_denials_total", ["database": database, "access": access]).increment()
+        let series = DenialSeries(database: database, access: access)
+        let denials = denialSeries.withLock({ $0[series] }) ?? {
+            let made = counter("hearth_rules_denials_total", ["database": database, "access": access])
+            denialSeries.withLock { $0[series] = made }
+            return made
+        }()
+        denials.increment()
     }
 
     /// File content stored (`in`) or served (`out`).

@@ -39,6 +39,8 @@ public struct DatabaseOperations: Sendable {
     /// for an unknown database. Open databases are bounded: past ``limits``' bound the least
     /// recently used idle ones close, and when none is idle the request is refused (503).
     public func database(named name: String, creating: Bool) async throws -> Database {
+        // The common case, an open database, takes the provider's lock once.
+        if let database = databases.openDatabase(named: name) { return database }
         if !databases.isOpen(named: name) {
             try await admitOpening(name, creating: creating)
         }

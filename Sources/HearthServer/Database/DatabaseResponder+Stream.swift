@@ -11,7 +11,7 @@ import Synchronization
 extension DatabaseResponder {
     /// True when the request asks for a Server-Sent Events stream.
     static func wantsStream(_ request: Request) -> Bool {
-        request.method == .get && (request.headers[.accept]?.contains("text/event-stream") ?? false)
+        request.method == .get && (request.headers.value(of: .accept)?.contains("text/event-stream") ?? false)
     }
 
     /// `GET` with `Accept: text/event-stream`: the initial `put` at `/`, then an event for every

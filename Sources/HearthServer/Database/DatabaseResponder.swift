@@ -26,13 +26,14 @@ struct DatabaseResponder: Sendable {
     /// The answer to a REST request; failures are thrown, and written by the namespace's
     /// ``RealtimeDatabaseErrors``.
     func respond(to request: Request, context: Context) async throws -> Response {
-        if request.uri.path == "/.settings/rules.json" {
+        let path = request.uri.path
+        if path == "/.settings/rules.json" {
             return try await handleRulesSettings(request)
         }
-        if request.uri.path == Self.simulatePath {
+        if path == Self.simulatePath {
             return try await handleSimulation(request)
         }
-        guard let rest = try RESTRequest(request) else {
+        guard let rest = try RESTRequest(request, path: path) else {
             throw HearthError(.notFound, "Not found.")
         }
         let auth = try await RequestAuth.resolve(
@@ -104,8 +105,7 @@ struct DatabaseResponder: Sendable {
             let parsed = try await withBody(of: request, auth: auth) { try JSONParser.parse($0.readableBytesView) }
             let committed = try await operations.push(database, at: rest.path, value: parsed, auth: auth)
             guard !rest.silent else { return JSONResponse.silent() }
-            let name = Node.object([(ChildKey("name"), .string(committed.pushID ?? ""))])
-            return JSONResponse.make(node: name, format: rest.format)
+            return JSONResponse.make(bytes: Self.nameObject(committed.pushID ?? "", format: rest.format))
 
         case .patch:
             _ = try ETagConditions(request, method: rest.method)
@@ -143,13 +143,19 @@ struct DatabaseResponder: Sendable {
     /// The first label of a host name (`mydb` of `mydb.firebaseio.com:443`, lowercased); nil for
     /// an IP address or a name of one label such as `localhost`.
     static func databaseName(host authority: String?) -> String? {
-        // Read as bytes: this runs on every request, and Character properties are slow.
-        guard let authority = authority?.utf8, authority.first != UInt8(ascii: "[")  // IPv6
+        guard let authority else { return nil }
+        // Read as bytes, borrowed: this runs on every request, and Character properties are slow.
+        if let name = authority.utf8.withContiguousStorageIfAvailable({ databaseName(host: $0) }) { return name }
+        return databaseName(host: authority.utf8[...])
+    }
+
+    private static func databaseName<Bytes: BidirectionalCollection<UInt8>>(host authority: Bytes) -> String? {
+        guard authority.first != UInt8(ascii: "[")  // IPv6
         else { return nil }
         let host = authority.lastIndex(of: UInt8(ascii: ":")).map { authority[..<$0] } ?? authority[...]
         guard let dot = host.firstIndex(of: UInt8(ascii: ".")), dot != host.startIndex,
             host[host.index(after: dot)...].contains(where: { $0 != UInt8(ascii: ".") }),
-            !host.allSatisfy({ $0 == UInt8(ascii: ".") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })  // IPv4
+            !host.allSatisfy({ $0 == UInt8(ascii: ".") || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) })  // IPv4
         else { return nil }
         return String(decoding: host[..<dot], as: UTF8.self).lowercased()
     }
@@ -180,7 +186,7 @@ struct DatabaseResponder: Sendable {
     func withBody<T>(of request: Request, auth: RequestAuth, _ use: (ByteBuffer) throws -> T) async throws -> T {
         guard !auth.isAdmin else { return try use(try await body(of: request)) }
         let limit = configuration.maxWriteBytes
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+        if let length = request.headers.value(of: .contentLength).flatMap(Int.init), length > limit {
             throw HearthError.writeTooBig
         }
         var reserved = 0
@@ -197,13 +203,40 @@ struct DatabaseResponder: Sendable {
         return try use(collected)
     }
 
+    /// `{"name":"<push ID>"}`, the answer to a `POST`: written directly when compact (a push
+    /// ID's characters need no escaping), as ``HearthCore/JSONWriter`` writes it.
+    static func nameObject(_ pushID: String, format: JSONWriter.Format) -> [UInt8] {
+        let plain = pushID.utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+        guard !format.pretty, plain else {
+            return JSONWriter.bytes(Node.object([(ChildKey("name"), .string(pushID))]), format: format)
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(pushID.utf8.count + 12)
+        bytes.append(contentsOf: #"{"name":""#.utf8)
+        bytes.append(contentsOf: pushID.utf8)
+        bytes.append(contentsOf: #""}"#.utf8)
+        return bytes
+    }
+
+    /// Firebase's 401 for a refusal by the rules, as ``HearthCore/HearthError/response()`` writes it, made once.
+    static func permissionDenied() -> Response {
+        JSONResponse.make(status: HearthError.permissionDeniedByRules.code.httpStatus, buffer: permissionDeniedBody)
+    }
+
+    private static let permissionDeniedBody: ByteBuffer = {
+        let body = Node.object([(ChildKey("error"), .string(HearthError.permissionDeniedByRules.message))])
+        var bytes = JSONWriter.bytes(body, format: .init(pretty: true))
+        bytes.append(0x0A)
+        return ByteBuffer(bytes: bytes)
+    }()
+
     /// The answer while the budget for request bodies is spent.
     static let busy = HearthError(.unavailable, "The server is busy with other large writes. Try again.")
 
     /// Reads the whole body, refusing more than the write limit.
     func body(of request: Request) async throws -> ByteBuffer {
         let limit = configuration.maxWriteBytes
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+        if let length = request.headers.value(of: .contentLength).flatMap(Int.init), length > limit {
             throw HearthError.writeTooBig
         }
         do {

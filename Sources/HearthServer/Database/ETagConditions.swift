@@ -19,9 +19,9 @@ struct ETagConditions {
     let ifNoneMatch: String?
 
     init(_ request: Request, method: RESTRequest.Method) throws(HearthError) {
-        askedForETag = request.headers[Self.firebaseETag]?.lowercased() == "true"
-        ifMatch = request.headers[.ifMatch]
-        ifNoneMatch = request.headers[.ifNoneMatch]
+        askedForETag = request.headers.value(of: Self.firebaseETag)?.lowercased() == "true"
+        ifMatch = request.headers.value(of: .ifMatch)
+        ifNoneMatch = request.headers.value(of: .ifNoneMatch)
         if ifMatch != nil && method != .put && method != .delete {
             throw HearthError(.invalidQuery, "if-match is only supported on PUT and DELETE requests")
         }

@@ -23,7 +23,11 @@ struct RESTRequest {
     /// - Returns: nil when the URL is not a database resource (it does not end in `.json`).
     /// - Throws: ``HearthError`` for a bad path or an unsupported method.
     init?(_ request: Request) throws(HearthError) {
-        let rawPath = request.uri.path
+        try self.init(request, path: request.uri.path)
+    }
+
+    /// Parses the request line, whose path (`request.uri.path`) the caller has read already.
+    init?(_ request: Request, path rawPath: String) throws(HearthError) {
         guard rawPath.hasSuffix(".json") else { return nil }
         let encodedPath = rawPath.dropLast(5)
         if encodedPath.utf8.contains(UInt8(ascii: "%")) {

@@ -21,7 +21,16 @@ enum CORS {
 
     /// Adds the headers every response carries.
     static func decorate(_ response: inout Response) {
-        response.headers[.accessControlAllowOrigin] = "*"
-        response.headers[.accessControlExposeHeaders] = exposedHeaders
+        guard !response.headers.contains(.accessControlAllowOrigin), !response.headers.contains(.accessControlExposeHeaders) else {
+            response.headers[.accessControlAllowOrigin] = "*"
+            response.headers[.accessControlExposeHeaders] = exposedHeaders
+            return
+        }
+        // Made once: a field checks its value when made, and this list is long.
+        response.headers.append(contentsOf: fields)
     }
+
+    private static let fields = [
+        HTTPField(name: .accessControlAllowOrigin, value: "*"), HTTPField(name: .accessControlExposeHeaders, value: exposedHeaders),
+    ]
 }

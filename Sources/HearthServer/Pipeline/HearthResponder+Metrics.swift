@@ -54,8 +54,13 @@ extension HearthResponder {
     /// (``RealtimeLongPolling/isMessageParameter(_:)``), which carry its `auth` requests and
     /// their ID tokens.
     static func loggablePath(_ uri: URI) -> String {
-        guard let query = uri.query, !query.isEmpty else { return uri.path }
-        let longPolling = uri.path == RealtimeLongPolling.path
+        loggablePath(uri, path: uri.path)
+    }
+
+    /// The same, given `uri.path` (each read of it makes a new string).
+    static func loggablePath(_ uri: URI, path: String) -> String {
+        guard let query = uri.query, !query.isEmpty else { return path }
+        let longPolling = path == RealtimeLongPolling.path
         let parts = query.split(separator: "&", omittingEmptySubsequences: false).map { part -> String in
             guard let equals = part.firstIndex(of: "=") else { return String(part) }
             let name = part[..<equals]
@@ -63,7 +68,12 @@ extension HearthResponder {
             let secret = secretParameters.contains(decoded) || (longPolling && RealtimeLongPolling.isMessageParameter(decoded))
             return secret ? "\(name)=***" : String(part)
         }
-        return uri.path + "?" + parts.joined(separator: "&")
+        return path + "?" + parts.joined(separator: "&")
+    }
+
+    /// True for the ``monitoringPaths``; most paths are told apart without hashing them.
+    static func isMonitoringPath(_ path: String) -> Bool {
+        (path.hasPrefix("/.hearth/") || path == MetricsResponder.path) && monitoringPaths.contains(path)
     }
 }
 

@@ -52,7 +52,7 @@ struct HearthResponder: HTTPResponder {
                     CORS.preflight(request)
                 },
                 Namespace(
-                    transport: .files, headers: .file, matches: { request, _ in FilesResponder.handles(request.uri.path) },
+                    transport: .files, headers: .file, path: { FilesResponder.handles($0) },
                     responder: files.responder(onAppOrigin: false)),
             ],
             fallback: Namespace(transport: .files, matches: { _, _ in true }) { _, _ in StorageErrors.response(for: .notFound) })
@@ -64,14 +64,14 @@ struct HearthResponder: HTTPResponder {
                     responder: filesOnlyTable),
                 // Same-origin only: no CORS headers.
                 Namespace(
-                    transport: .session, crossOrigin: false, matches: { request, _ in WebSessionResponder.handles(request.uri.path) },
+                    transport: .session, crossOrigin: false, path: { WebSessionResponder.handles($0) },
                     responder: session.responder()),
                 Namespace(transport: .preflight, matches: { request, _ in request.method == .options }) { request, _ in
                     CORS.preflight(request)
                 },
-                Namespace(transport: .admin, matches: { request, _ in AdminRoutes.handles(request.uri.path) }, responder: adminRoutes),
-                Namespace(transport: .auth, matches: { request, _ in AuthResponder.handles(request.uri.path) }, responder: auth.responder()),
-                Namespace(transport: .files, headers: .file, matches: { request, _ in FilesResponder.handles(request.uri.path) }) {
+                Namespace(transport: .admin, path: { AdminRoutes.handles($0) }, responder: adminRoutes),
+                Namespace(transport: .auth, path: { AuthResponder.handles($0) }, responder: auth.responder()),
+                Namespace(transport: .files, headers: .file, path: { FilesResponder.handles($0) }) {
                     request, context in
                     if let response = redirect.response(to: request, context: context) {
                         context.note.update { $0.headers = .api }
@@ -79,7 +79,7 @@ struct HearthResponder: HTTPResponder {
                     }
                     return try await filesOnAppOrigin.respond(to: request, context: context)
                 },
-                Namespace(transport: .longPolling, matches: { request, _ in request.uri.path == RealtimeLongPolling.path }) {
+                Namespace(transport: .longPolling, path: { $0 == RealtimeLongPolling.path }) {
                     request, context in
                     if RealtimeLongPolling.isDisconnectFrame(request) { context.note.update { $0.headers = .longPollFrame } }
                     return await longPolling.respond(to: request, connection: context.channel)
@@ -91,7 +91,7 @@ struct HearthResponder: HTTPResponder {
                 }.guarded(by: database),
             ],
             fallback: Namespace(transport: .rest, matches: { _, _ in true }) { request, context in
-                if request.headers[.accept]?.contains("text/event-stream") == true { context.note.update { $0.transport = .sse } }
+                if request.headers.value(of: .accept)?.contains("text/event-stream") == true { context.note.update { $0.transport = .sse } }
                 return try await databaseResponder.respond(to: request, context: context)
             }.guarded(by: database))
         let requestLog = requests.log

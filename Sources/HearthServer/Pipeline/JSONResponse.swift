@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HTTPTypes
 import HearthEngine
 import Hummingbird
 
@@ -8,10 +9,21 @@ enum JSONResponse {
     static let contentType = "application/json; charset=utf-8"
 
     static func make(status: HTTPResponse.Status = .ok, bytes: [UInt8], headers: HTTPFields = [:]) -> Response {
-        var fields = headers
-        fields[.contentType] = contentType
-        return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+        make(status: status, buffer: ByteBuffer(bytes: bytes), headers: headers)
     }
+
+    static func make(status: HTTPResponse.Status = .ok, buffer: ByteBuffer, headers: HTTPFields = [:]) -> Response {
+        var fields = headers
+        if fields.isEmpty {
+            fields.append(contentTypeField)
+        } else {
+            fields[.contentType] = contentType
+        }
+        return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: buffer))
+    }
+
+    /// Made once: a field checks its value when made.
+    private static let contentTypeField = HTTPField(name: .contentType, value: contentType)
 
     static func make(status: HTTPResponse.Status = .ok, node: Node, format: JSONWriter.Format) -> Response {
         make(status: status, bytes: JSONWriter.bytes(node, format: format))

@@ -45,7 +45,9 @@ struct ProxyTrust: Sendable {
 
     /// ``forwardedClient(of:peer:)`` from the values of the request's `X-Forwarded-For` fields.
     func forwardedClient(forwardedFor values: [String], peer: SocketAddress?) -> String? {
-        guard trusts(peer) else { return nil }
+        // No header names no one, whoever the peer is (asked on every request: the peer's
+        // address is text made for each check).
+        guard !values.isEmpty, trusts(peer) else { return nil }
         let forwarded = values
             .flatMap { $0.split(separator: ",") }
             .map { $0.trimmingCharacters(in: .whitespaces) }

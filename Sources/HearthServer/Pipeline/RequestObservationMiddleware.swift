@@ -26,8 +26,9 @@ struct RequestObservationMiddleware: RouterMiddleware {
         let transport = context.note.current.transport
         let operation = HearthResponder.operation(of: request, transport: transport)
         metrics.request(transport: transport.rawValue, operation: operation, status: Int(response.status.code), duration: duration)
-        let kept = requestLog.isEnabled && !HearthResponder.monitoringPaths.contains(request.uri.path)
-        let loggedPath = kept || accessLog ? HearthResponder.loggablePath(request.uri) : nil
+        let path = request.uri.path
+        let kept = requestLog.isEnabled && !HearthResponder.isMonitoringPath(path)
+        let loggedPath = kept || accessLog ? HearthResponder.loggablePath(request.uri, path: path) : nil
         if kept, let loggedPath {
             requestLog.record(
                 path: loggedPath, time: Date(), method: request.method.rawValue, status: Int(response.status.code),

@@ -21,7 +21,8 @@ struct RealtimeDatabaseErrors: APIErrorFormat {
     func response(for error: any Error, to request: Request, context: HearthRequestContext) -> Response {
         switch error {
         case let error as HearthError:
-            return error.response()
+            // A refusal by the rules, the commonest error, costs no more than an answer.
+            return error == .permissionDeniedByRules ? DatabaseResponder.permissionDenied() : error.response()
         case let failed as DatabaseOperations.ConditionFailed:
             return ETagConditions.mismatch(current: failed.current)
         case let error as BackupError:
