@@ -92,9 +92,9 @@ class Servers:
         self.folders.append(folder)
         return folder
 
-    def hearth(self, rules_text=OPEN_RULES):
+    def hearth(self, rules_text=OPEN_RULES, binary=None):
         """A Hearth server; by default everyone may read and write (data and files), as PocketBase's
-        collections here allow."""
+        collections here allow. `binary` is another build's `hearth` (an earlier commit's)."""
         port = free_port()
         folder = self.folder()
         rules = os.path.join(folder, "bench.rules.json")
@@ -104,7 +104,7 @@ class Servers:
         with open(storage_rules, "w") as handle:
             handle.write(OPEN_STORAGE_RULES)
         data = os.path.join(folder, "data")
-        process = self.start([f"{self.bin_path}/hearth", "serve", "--host", "127.0.0.1", "--port", str(port),
+        process = self.start([binary or f"{self.bin_path}/hearth", "serve", "--host", "127.0.0.1", "--port", str(port),
                               "--data", data, "--admin-token", ADMIN_TOKEN, "--log-level", "warning",
                               "--rules", rules, "--storage-rules", storage_rules], "hearth.log")
         url = f"http://127.0.0.1:{port}"
@@ -411,6 +411,7 @@ def main():
     kinds = ["writes", "reads", "top", "fanout", "idle", "rules", "signin", "files"]
     parser.add_argument("--only", choices=kinds, action="append")
     parser.add_argument("--rounds", type=int, default=1, help="measure the writes and reads this many times, on the same servers")
+    parser.add_argument("--before", help="an earlier build's hearth binary, measured beside this one in each round of writes and reads")
     parser.add_argument("--quiet", type=float, help="before each round, wait until the CPU pressure (PSI) stays below this %% for 30 s")
     args = parser.parse_args()
     wanted = set(args.only or kinds)
@@ -419,7 +420,7 @@ def main():
 
     def row(what, hearth, peer, peer_name, ratio, target):
         verdict = "met" if ratio >= target else "NOT met"
-        rows.append(f"| {what} | {hearth} | {peer} | {ratio:.2f}× {peer_name} | ≥ {target:g}× ({verdict}) |")
+        rows.append(f"| {what} | {hearth} | {peer} | {ratio:.2f}× {peer_name} | " + (f"≥ {target:g}× ({verdict}) |" if target else "– |"))
         print(rows[-1], flush=True)
 
     servers = Servers(args.bin_path, args.pocketbase)
@@ -430,6 +431,10 @@ def main():
         setup_pocketbase(pocketbase)
         record = request("POST", f"{pocketbase}/api/collections/posts/records", POST_BODY)["id"]
         request("PUT", f"{hearth}/bench/posts/p1.json", POST_BODY)
+        before = None
+        if args.before:
+            before, _ = servers.hearth(rules_text=BENCH_RULES, binary=args.before)
+            request("PUT", f"{before}/bench/posts/p1.json", POST_BODY)
 
         for round_number in range(args.rounds):
             pressure = wait_for_quiet(args.quiet) if args.quiet else cpu_pressure()
@@ -440,6 +445,9 @@ def main():
                 c = measure(f"{ceiling}/", args.duration, method="POST", body=POST_BODY)
                 row("POST writes/s (durable), 16 connections", f"{h:,.0f}/s", f"{p:,.0f}/s", "PocketBase", h / p, 4)
                 row("POST writes/s vs the HTTP ceiling (POST \"ok\")", f"{h:,.0f}/s", f"{c:,.0f}/s", "ceiling", h / c, 0.45)
+                if before:
+                    b = measure(f"{before}/bench/posts.json", args.duration, method="POST", body=POST_BODY)
+                    row("POST writes/s, this build against the earlier one", f"{h:,.0f}/s", f"{b:,.0f}/s", "before", h / b, None)
             if "reads" in wanted:
                 h = measure(f"{hearth}/bench/posts/p1.json", args.duration)
                 # The same server and rules, a path they refuse: 401 Permission denied every time;
@@ -454,6 +462,11 @@ def main():
                 allowed = (h + again) / 2
                 row("point reads/s denied by rules (401), against allowed before and after it", f"{d:,.0f}/s",
                     f"{allowed:,.0f}/s", "allowed", d / allowed, 1)
+                if before:
+                    b = measure(f"{before}/bench/posts/p1.json", args.duration)
+                    bd = measure(f"{before}{DENIED_READ}", args.duration, denied=True)
+                    row("point reads/s, this build against the earlier one", f"{allowed:,.0f}/s", f"{b:,.0f}/s", "before", allowed / b, None)
+                    row("denied reads/s, this build against the earlier one", f"{d:,.0f}/s", f"{bd:,.0f}/s", "before", d / bd, None)
         if "top" in wanted:
             load_top_children(hearth, pocketbase_data, 100_000)
             h = measure(f'{hearth}/bench/top.json?orderBy=%22stars%22&limitToLast=20', args.duration)

@@ -14,7 +14,7 @@ struct WebSessionErrors: APIErrorFormat {
         let error = IdentityToolkitErrors(failureMessage: "web session request failed").authError(error, context: context)
         var response = IdentityToolkitErrors.response(for: error)
         if Self.endedSession.contains(error) {
-            let secure = proxies.scheme(of: request, peer: context.remoteAddress) == "https"
+            let secure = WebSessionResponder.isSecure(request, context, proxies: proxies)
             response.setCookie(WebSessionResponder.expiredCookie(for: request, secure: secure))
         }
         return response

@@ -51,7 +51,8 @@ struct WebSessionResponder: Sendable {
                 guard let refreshToken = fields["refreshToken"] as? String, !refreshToken.isEmpty else {
                     throw AuthError.missingRefreshToken
                 }
-                return try await answer(refreshToken: refreshToken, request: request, secure: isSecure(request, context))
+                let secure = Self.isSecure(request, context, proxies: proxies)
+                return try await answer(refreshToken: refreshToken, request: request, secure: secure)
             },
             .delete: sameOrigin { request, context in
                 let refreshToken = try Self.cookieToken(of: request)
@@ -60,11 +61,12 @@ struct WebSessionResponder: Sendable {
                 } catch let error as AuthError where error == .invalidRefreshToken {
                     // Already over: signing out still succeeds.
                 }
-                return Self.signedOut(request, secure: isSecure(request, context))
+                return Self.signedOut(request, secure: Self.isSecure(request, context, proxies: proxies))
             },
         ])
         router.endpoint(RouterPath(Self.tokenPath), .post, sameOrigin { request, context in
-            try await answer(refreshToken: try Self.cookieToken(of: request), request: request, secure: isSecure(request, context))
+            let secure = Self.isSecure(request, context, proxies: proxies)
+            return try await answer(refreshToken: try Self.cookieToken(of: request), request: request, secure: secure)
         })
         return router.buildResponder()
     }
@@ -80,7 +82,7 @@ struct WebSessionResponder: Sendable {
     }
 
     /// True when the browser used TLS (the cookie is then `Secure`).
-    func isSecure(_ request: Request, _ context: HearthRequestContext) -> Bool {
+    static func isSecure(_ request: Request, _ context: HearthRequestContext, proxies: ProxyTrust) -> Bool {
         proxies.scheme(of: request, peer: context.remoteAddress) == "https"
     }
 
