@@ -419,7 +419,7 @@ def main():
     rows = []
 
     def row(what, hearth, peer, peer_name, ratio, target):
-        verdict = "met" if ratio >= target else "NOT met"
+        verdict = "met" if target and ratio >= target else "NOT met"
         rows.append(f"| {what} | {hearth} | {peer} | {ratio:.2f}× {peer_name} | " + (f"≥ {target:g}× ({verdict}) |" if target else "– |"))
         print(rows[-1], flush=True)
 
