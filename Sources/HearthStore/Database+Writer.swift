@@ -451,13 +451,7 @@ extension Database {
                     committed.append(Committed(sequence: sequence, write: write, pushID: nil))
                 }
             }
-            state.base = base
-            state.position = records[records.count - 1].sequence
-            state.delivering = true
-            recheckQueued(&state)
-            let version = Published(state: base, sequence: state.position)
-            published.withLock { $0 = version }
-            return version
+            return install(base, at: records[records.count - 1].sequence, &state)
         }
         guard let version else { return }
         if !committed.isEmpty { events.publish(.committed(committed, version), from: self) }
@@ -465,6 +459,18 @@ extension Database {
         publishSettings(changedSettings)
         // The rules may have changed: queued writes are judged by the new ones.
         if !changedSettings.isEmpty { writer.withLock { recheckQueued(&$0) } }
+    }
+
+    /// Makes `base`, which other writers' records made, the published version at `position`
+    /// and checks the queued writes again on top; its events are delivered next (`delivering`).
+    private func install(_ base: DatabaseState, at position: Int64, _ state: inout WriterState) -> Published {
+        state.base = base
+        state.position = position
+        state.delivering = true
+        recheckQueued(&state)
+        let version = Published(state: base, sequence: position)
+        published.withLock { $0 = version }
+        return version
     }
 
     /// The state a log dropped the records before (compacted) and the position it is at.
@@ -483,17 +489,11 @@ extension Database {
             guard snapshot.position > state.position else { return nil }
             var base = snapshot.state
             for index in state.indexes { base = base.addingIndex(at: index.path, order: index.order) }
-            state.base = base
-            state.position = snapshot.position
             state.settings = snapshot.settings
             state.snapshots.records = 0
             state.snapshots.bytes = 0
             state.snapshots.lastBytes = snapshot.bytes
-            state.delivering = true
-            recheckQueued(&state)
-            let version = Published(state: base, sequence: snapshot.position)
-            published.withLock { $0 = version }
-            return version
+            return install(base, at: snapshot.position, &state)
         }
         guard let version else { return }
         let whole = Committed(sequence: snapshot.position, write: .set(.root, version.state.root), pushID: nil)
