@@ -11,11 +11,15 @@ import HearthStore
 public struct BackupCatalog: Sendable {
     /// One backup folder.
     public struct Listing: Sendable, Encodable, Equatable {
+        /// The folder's name (`hearth-backup-<time>`).
         public var name: String
         /// When it was made (ms since the epoch); nil when its manifest cannot be read.
         public var startedAt: Int64?
+        /// When it finished (ms since the epoch); nil when its manifest cannot be read.
         public var finishedAt: Int64?
+        /// Its size: the manifest's total, or what the folder holds when there is no manifest.
         public var bytes: Int64
+        /// The databases it holds, by name.
         public var databases: [String]
         /// True when every file matches the manifest's size and SHA-256.
         public var verified: Bool
@@ -26,12 +30,14 @@ public struct BackupCatalog: Sendable {
     /// The folder holding the backups.
     public let folder: URL
     /// Checks already made, when the catalog is asked again and again (the console's list).
-    public let cache: BackupCheckCache?
+    let cache: BackupCheckCache?
 
+    /// The backups in `folder`, checked again on every call.
     public init(folder: URL) {
         self.init(folder: folder, cache: nil)
     }
 
+    /// The backups in `folder`; `cache` remembers checks of backups that did not change.
     public init(folder: URL, cache: BackupCheckCache?) {
         self.folder = folder.standardizedFileURL
         self.cache = cache
@@ -52,6 +58,7 @@ public struct BackupCatalog: Sendable {
         return names.map(listing(named:))
     }
 
+    /// The backup folder `name`, checked against its manifest.
     public func listing(named name: String) -> Listing {
         let url = folder.appendingPathComponent(name)
         let manifest = try? BackupManifest.read(from: url)
@@ -75,7 +82,7 @@ public struct BackupCatalog: Sendable {
 
     /// The backup folder named `name`.
     /// - Throws: ``BackupError`` when the name is not one of this folder's backups.
-    public func backup(named name: String) throws -> URL {
+    func backup(named name: String) throws -> URL {
         guard !name.isEmpty, !name.hasPrefix("."), !name.contains("/"), !name.hasSuffix(".partial") else {
             throw BackupError("'\(name)' is not a backup name")
         }
@@ -113,7 +120,7 @@ public struct BackupCatalog: Sendable {
     }
 
     /// The bytes of the files under `url` (for a folder without a readable manifest).
-    public static func size(of url: URL) -> Int64 {
+    static func size(of url: URL) -> Int64 {
         guard let enumerator = FileManager.default.enumerator(at: url, includingPropertiesForKeys: [.fileSizeKey]) else { return 0 }
         var total: Int64 = 0
         for case let file as URL in enumerator {

@@ -7,12 +7,13 @@ import Synchronization
 ///
 /// Threading: a lock guards the remembered results.
 public final class BackupCheckCache: Sendable {
+    /// A cache with nothing checked yet; keep one for as long as the catalog is asked again and again.
     public init() {}
 
     private let results = Mutex<[String: (signature: String, problem: String?)]>([:])
 
     /// The outcome of checking the backup at `url`: nil when it is whole, else the problem.
-    public func problem(of url: URL, check: () throws -> Void) -> String? {
+    func problem(of url: URL, check: () throws -> Void) -> String? {
         let signature = Self.signature(of: url)
         if let known = results.withLock({ $0[url.path] }), known.signature == signature { return known.problem }
         var problem: String?
@@ -26,7 +27,7 @@ public final class BackupCheckCache: Sendable {
     }
 
     /// Every file's path, size and modification time, in one string.
-    public static func signature(of url: URL) -> String {
+    static func signature(of url: URL) -> String {
         let keys: [URLResourceKey] = [.fileSizeKey, .contentModificationDateKey, .isRegularFileKey]
         guard let enumerator = FileManager.default.enumerator(at: url, includingPropertiesForKeys: keys) else { return "" }
         var parts: [String] = []

@@ -8,6 +8,7 @@ import Synchronization
 public final class BackupGate: Sendable {
     private let state = Mutex<DataFolderBackup.Progress?>(nil)
 
+    /// A gate with no backup running.
     public init() {}
 
     /// Marks a backup as running; false when one already is.
@@ -19,12 +20,13 @@ public final class BackupGate: Sendable {
         }
     }
 
-    public func report(_ progress: DataFolderBackup.Progress) {
+    func report(_ progress: DataFolderBackup.Progress) {
         state.withLock { state in
             if state != nil { state = progress }
         }
     }
 
+    /// Marks the running backup as done, so another may start.
     public func leave() {
         state.withLock { $0 = nil }
     }

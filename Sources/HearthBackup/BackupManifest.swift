@@ -3,31 +3,40 @@ import Foundation
 /// `hearth-backup.json`, written last into a backup: what it holds, with a SHA-256 of every
 /// file, so a restore can tell a whole backup from a damaged or unfinished one.
 public struct BackupManifest: Codable, Sendable, Equatable {
-    public static let fileName = "hearth-backup.json"
-    public static let currentFormat = 1
+    static let fileName = "hearth-backup.json"
+    static let currentFormat = 1
 
     /// One copied file, by its path inside the backup.
     public struct File: Codable, Sendable, Equatable {
+        /// Its path inside the backup.
         public var path: String
+        /// Its size in bytes, checked with the hash before a restore.
         public var bytes: Int64
+        /// Its SHA-256, hex, checked before a restore.
         public var sha256: String
     }
 
     /// A database: the last write the backup holds.
     public struct DatabaseEntry: Codable, Sendable, Equatable {
+        /// Which database (its folder's name in the data folder).
         public var name: String
+        /// The last write the backup holds.
         public var sequence: Int64
     }
 
+    /// The manifest's format version, refused when newer than this build reads.
     public var format: Int
     /// When the backup started and finished (ms since the epoch).
     public var startedAt: Int64
+    /// When the backup finished (ms since the epoch).
     public var finishedAt: Int64
     /// The data folder it was made from.
     public var source: String
+    /// Each database the backup holds, with the last write it holds.
     public var databases: [DatabaseEntry]
     /// Stored files (objects) the backup holds content for.
     public var objects: Int
+    /// Every copied file, with its size and hash.
     public var files: [File]
 
     /// The total size of the backup's files.
@@ -35,7 +44,7 @@ public struct BackupManifest: Codable, Sendable, Equatable {
 
     /// Reads the manifest of the backup in `folder`.
     /// - Throws: ``BackupError`` when there is none or it cannot be read.
-    public static func read(from folder: URL) throws -> BackupManifest {
+    static func read(from folder: URL) throws -> BackupManifest {
         let url = folder.appendingPathComponent(fileName)
         guard let data = FileManager.default.contents(atPath: url.path) else {
             throw BackupError("\(folder.path) is not a finished Hearth backup (no \(fileName))")
@@ -53,7 +62,7 @@ public struct BackupManifest: Codable, Sendable, Equatable {
         }
     }
 
-    public func encoded() throws -> Data {
+    func encoded() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         return try encoder.encode(self)
@@ -62,9 +71,10 @@ public struct BackupManifest: Codable, Sendable, Equatable {
 
 /// Why a backup or a restore could not be made, in words for the operator.
 public struct BackupError: Error, CustomStringConvertible, Sendable {
+    /// What went wrong, in words for the operator.
     public let description: String
 
-    public init(_ description: String) {
+    init(_ description: String) {
         self.description = description
     }
 }

@@ -6,6 +6,7 @@ public struct BackupReport: Sendable {
     /// A backup failed.
     public var failed: @Sendable () -> Void
 
+    /// Reports to `finished` and `failed`.
     public init(
         finished: @escaping @Sendable (_ bytes: Int64, _ duration: Duration, _ time: Int64) -> Void,
         failed: @escaping @Sendable () -> Void

@@ -11,15 +11,17 @@ import Logging
 public struct BackupRestore: Sendable {
     /// What a restore did.
     public struct Outcome: Sendable {
+        /// The manifest of the backup restored.
         public var manifest: BackupManifest
         /// Where the data folder that was replaced went, or nil.
         public var previous: URL?
     }
 
     /// The backup to restore.
-    public let backup: URL
-    public let clock: @Sendable () -> Int64
+    let backup: URL
+    let clock: @Sendable () -> Int64
 
+    /// A restore from the backup folder `backup`; `clock` (milliseconds) names the replaced folder.
     public init(backup: URL, clock: @escaping @Sendable () -> Int64) {
         self.backup = backup.standardizedFileURL
         self.clock = clock
@@ -29,7 +31,7 @@ public struct BackupRestore: Sendable {
     /// - Parameter progress: bytes checked and the total.
     /// - Throws: ``BackupError`` naming the first file that is missing or differs.
     @discardableResult
-    public func verify(progress: (Int64, Int64) -> Void = { _, _ in }) throws -> BackupManifest {
+    func verify(progress: (Int64, Int64) -> Void = { _, _ in }) throws -> BackupManifest {
         let manifest = try BackupManifest.read(from: backup)
         var checked: Int64 = 0
         for file in manifest.files {
@@ -94,7 +96,7 @@ public struct BackupRestore: Sendable {
     }
 
     /// A manifest path stays inside the backup: relative, without `..`.
-    public static func isSafe(_ path: String) -> Bool {
+    static func isSafe(_ path: String) -> Bool {
         !path.isEmpty && !path.hasPrefix("/") && !path.split(separator: "/").contains { $0 == ".." || $0 == "." || $0.isEmpty }
     }
 }

@@ -10,18 +10,20 @@ import ServiceLifecycle
 /// at the next interval.
 public struct BackupSchedule: Service {
     /// A backup folder's name: the prefix, then the time in UTC, sortable.
-    public static let prefix = "hearth-backup-"
+    static let prefix = "hearth-backup-"
 
-    public let backup: DataFolderBackup
+    let backup: DataFolderBackup
+    /// The folder the backups are made in (`--backup-dir`).
     public let folder: URL
-    public let interval: Duration
-    public let keep: Int
+    let interval: Duration
+    let keep: Int
     /// Where finished and failed backups are reported (the server's metrics).
-    public let report: BackupReport?
-    public let logger: Logger
+    let report: BackupReport?
+    let logger: Logger
     /// Shared with backups asked for from the console, so two never run at once.
-    public var gate = BackupGate()
+    var gate = BackupGate()
 
+    /// Makes a backup every `interval` and prunes to `keep`, until the service group shuts down.
     public func run() async throws {
         // A backup under way when the server stops is finished (the data folder stays open
         // until it is); only the wait for the next one is cut short.
@@ -49,7 +51,7 @@ public struct BackupSchedule: Service {
 
     /// Makes one backup and prunes old ones.
     @discardableResult
-    public func runOnce() async -> URL? {
+    func runOnce() async -> URL? {
         if case .made(let url, _) = await attempt() { return url }
         return nil
     }
@@ -89,7 +91,7 @@ public struct BackupSchedule: Service {
     }
 
     /// Removes finished backups beyond the newest `keep`, and unfinished ones left by a crash.
-    public func prune() {
+    func prune() {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
             .filter { $0.hasPrefix(Self.prefix) }.sorted()
         let finished = names.filter { !$0.hasSuffix(".partial") }
@@ -103,7 +105,7 @@ public struct BackupSchedule: Service {
     }
 
     /// `20261125T021500Z`-style UTC time, with milliseconds so two backups never share a name.
-    public static func stamp(_ milliseconds: Int64) -> String {
+    static func stamp(_ milliseconds: Int64) -> String {
         let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
@@ -113,6 +115,7 @@ public struct BackupSchedule: Service {
             parts.second!, Int(milliseconds % 1000))
     }
 
+    /// Backups of `backup` into `folder` every `interval`, keeping the newest `keep`; `gate` is shared with backups asked for from the console.
     public init(backup: DataFolderBackup, folder: URL, interval: Duration, keep: Int, report: BackupReport?, logger: Logger, gate: BackupGate = BackupGate()) {
         self.backup = backup
         self.folder = folder

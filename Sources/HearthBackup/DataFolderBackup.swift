@@ -23,6 +23,7 @@ import HearthStore
 public struct DataFolderBackup: Sendable {
     /// How far a backup is.
     public struct Progress: Sendable, Equatable {
+        /// Bytes copied so far.
         public var doneBytes: Int64
         /// Grows once the stored files' content is known.
         public var totalBytes: Int64
@@ -31,12 +32,13 @@ public struct DataFolderBackup: Sendable {
     }
 
     /// The data folder.
-    public let source: URL
+    let source: URL
     /// Where the stored files are kept when not in `files/` of the data folder (`--files-dir`).
-    public let filesDirectory: URL?
+    let filesDirectory: URL?
     /// The clock, in milliseconds since the epoch.
-    public let clock: @Sendable () -> Int64
+    let clock: @Sendable () -> Int64
 
+    /// Backs up the data folder `source`; `filesDirectory` is the stored files' folder when not `source/files`; `clock` is milliseconds since 1970.
     public init(source: URL, filesDirectory: URL? = nil, clock: @escaping @Sendable () -> Int64) {
         self.source = source.standardizedFileURL
         self.filesDirectory = filesDirectory?.standardizedFileURL
@@ -101,18 +103,18 @@ public struct DataFolderBackup: Sendable {
 
     // MARK: - What to copy
 
-    public struct Item {
-        public enum Kind { case sqlite, plain }
-        public var url: URL
+    struct Item {
+        enum Kind { case sqlite, plain }
+        var url: URL
         /// The path inside the backup.
-        public var path: String
-        public var kind: Kind
-        public var estimatedBytes: Int64
-        public var isFileMetadata: Bool
+        var path: String
+        var kind: Kind
+        var estimatedBytes: Int64
+        var isFileMetadata: Bool
     }
 
     /// Every file to copy, in the order that keeps each database consistent.
-    public func inventory() throws -> [Item] {
+    func inventory() throws -> [Item] {
         var items: [Item] = []
         let filesFolder = (filesDirectory ?? source.appendingPathComponent("files")).standardizedFileURL
         items += try walk(source, prefix: "", skipping: filesFolder)
@@ -197,7 +199,7 @@ public struct DataFolderBackup: Sendable {
     }
 
     /// Blob names are Hearth's own (UUIDs): anything else would escape the folder.
-    public static func isBlobName(_ name: String) -> Bool {
+    static func isBlobName(_ name: String) -> Bool {
         !name.isEmpty && name.utf8.allSatisfy { byte in
             (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
                 || byte == UInt8(ascii: "-")
@@ -218,7 +220,7 @@ public struct DataFolderBackup: Sendable {
 
 extension DataFolderBackup.Item {
     /// Copy order: each database's log before its snapshots, then everything else.
-    public var rank: Int {
+    var rank: Int {
         if path.hasSuffix("/log.sqlite") { return 0 }
         if path.hasSuffix("/snapshots.sqlite") { return 1 }
         return 2
@@ -226,22 +228,22 @@ extension DataFolderBackup.Item {
 }
 
 /// Adds up a backup's progress and reports it.
-public struct ProgressTracker {
-    public var total: Int64
-    public var done: Int64 = 0
-    public var item = ""
-    public let report: (DataFolderBackup.Progress) -> Void
+struct ProgressTracker {
+    var total: Int64
+    var done: Int64 = 0
+    var item = ""
+    let report: (DataFolderBackup.Progress) -> Void
 
-    public init(total: Int64, report: @escaping (DataFolderBackup.Progress) -> Void) {
+    init(total: Int64, report: @escaping (DataFolderBackup.Progress) -> Void) {
         self.total = total
         self.report = report
     }
 
-    public mutating func add(_ bytes: Int64) {
+    mutating func add(_ bytes: Int64) {
         set(done: done + bytes)
     }
 
-    public mutating func set(done: Int64) {
+    mutating func set(done: Int64) {
         self.done = done
         total = max(total, done)
         report(DataFolderBackup.Progress(doneBytes: done, totalBytes: total, item: item))
@@ -249,11 +251,11 @@ public struct ProgressTracker {
 }
 
 /// Plain file copies for backups and restores: streamed, hashed, synced.
-public enum BackupCopying {
-    public static let chunkSize = 1 << 20
+enum BackupCopying {
+    static let chunkSize = 1 << 20
 
     /// Copies `source` to `destination` (created), returning its size and SHA-256.
-    public static func copy(from source: URL, to destination: URL) throws -> (bytes: Int64, sha256: String) {
+    static func copy(from source: URL, to destination: URL) throws -> (bytes: Int64, sha256: String) {
         guard FileManager.default.createFile(atPath: destination.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
             throw BackupError("cannot create \(destination.path)")
         }
@@ -265,7 +267,7 @@ public enum BackupCopying {
     }
 
     /// The manifest entry of a file already in place.
-    public static func describe(_ url: URL, as path: String) throws -> BackupManifest.File {
+    static func describe(_ url: URL, as path: String) throws -> BackupManifest.File {
         let read = try hashed(url) { _ in }
         return BackupManifest.File(path: path, bytes: read.bytes, sha256: read.sha256)
     }

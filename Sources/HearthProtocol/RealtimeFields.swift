@@ -1,12 +1,12 @@
 import HearthCore
 
 /// The members of one JSON object inside a message, each read only when asked for.
-public struct RealtimeFields: Sendable {
+struct RealtimeFields: Sendable {
     private let bytes: [UInt8]
     private let members: [String: Range<Int>]
     private let what: String
 
-    public init(_ bytes: [UInt8], in range: Range<Int>, what: String) throws(RealtimeProtocolError) {
+    init(_ bytes: [UInt8], in range: Range<Int>, what: String) throws(RealtimeProtocolError) {
         self.bytes = bytes
         self.what = what
         do {
@@ -26,14 +26,14 @@ public struct RealtimeFields: Sendable {
         self.what = what
     }
 
-    public static func empty(_ bytes: [UInt8]) -> RealtimeFields { RealtimeFields(bytes: bytes, members: [:], what: "body") }
+    static func empty(_ bytes: [UInt8]) -> RealtimeFields { RealtimeFields(bytes: bytes, members: [:], what: "body") }
 
     private func raw(_ key: String) throws(RealtimeProtocolError) -> ArraySlice<UInt8> {
         guard let range = members[key] else { throw .malformed("The \(what) has no \(key).") }
         return bytes[range]
     }
 
-    public func value(_ key: String) throws(RealtimeProtocolError) -> Node {
+    func value(_ key: String) throws(RealtimeProtocolError) -> Node {
         let text = try raw(key)
         do {
             return try JSONParser.parse(text).node
@@ -42,41 +42,41 @@ public struct RealtimeFields: Sendable {
         }
     }
 
-    public func optionalValue(_ key: String) throws(RealtimeProtocolError) -> Node? {
+    func optionalValue(_ key: String) throws(RealtimeProtocolError) -> Node? {
         members[key] == nil ? nil : try value(key)
     }
 
-    public func string(_ key: String) throws(RealtimeProtocolError) -> String {
+    func string(_ key: String) throws(RealtimeProtocolError) -> String {
         guard case .string(let text) = try value(key) else { throw .malformed("\(key) of the \(what) must be a string.") }
         return text
     }
 
     /// The string at `key`; nil when it is absent or null.
-    public func optionalString(_ key: String) throws(RealtimeProtocolError) -> String? {
+    func optionalString(_ key: String) throws(RealtimeProtocolError) -> String? {
         guard let value = try optionalValue(key), !value.isNull else { return nil }
         guard case .string(let text) = value else { throw .malformed("\(key) of the \(what) must be a string.") }
         return text
     }
 
-    public func object(_ key: String) throws(RealtimeProtocolError) -> RealtimeFields {
+    func object(_ key: String) throws(RealtimeProtocolError) -> RealtimeFields {
         guard let range = members[key] else { throw .malformed("The \(what) has no \(key).") }
         return try RealtimeFields(bytes, in: range, what: key)
     }
 
-    public func optionalObject(_ key: String) throws(RealtimeProtocolError) -> RealtimeFields? {
+    func optionalObject(_ key: String) throws(RealtimeProtocolError) -> RealtimeFields? {
         members[key] == nil ? nil : try object(key)
     }
 
     /// `p`, the location a request is about (`/a/b` or `a/b`); a write may name a priority
     /// (`/a/.priority`, the SDKs' `setPriority`).
-    public func path(allowPriority: Bool = false) throws(RealtimeProtocolError) -> Path {
+    func path(allowPriority: Bool = false) throws(RealtimeProtocolError) -> Path {
         let text = try string("p")
         guard let path = try? Path(parsing: text, allowPriority: allowPriority) else { throw .malformed("Invalid path \(text).") }
         return path
     }
 
     /// `d`, a value to write, in export format (priorities allowed), checked as REST checks bodies.
-    public func data() throws(RealtimeProtocolError) -> JSONParser.Parsed {
+    func data() throws(RealtimeProtocolError) -> JSONParser.Parsed {
         let text = try raw("d")
         do {
             return try JSONParser.parse(text)
@@ -86,7 +86,7 @@ public struct RealtimeFields: Sendable {
     }
 
     /// `d` of a merge: relative paths and their values.
-    public func update() throws(RealtimeProtocolError) -> [(path: Path, value: JSONParser.Parsed)] {
+    func update() throws(RealtimeProtocolError) -> [(path: Path, value: JSONParser.Parsed)] {
         let text = try raw("d")
         do {
             return try JSONParser.parseUpdate(text)
@@ -96,7 +96,7 @@ public struct RealtimeFields: Sendable {
     }
 
     /// A listen's query (`q`) and tag (`t`).
-    public func view() throws(RealtimeProtocolError) -> RealtimeRequest.QueryView {
+    func view() throws(RealtimeProtocolError) -> RealtimeRequest.QueryView {
         guard let range = members["q"] else { return .whole }
         let query = try RealtimeQueryObject.query(from: bytes[range])
         var tag: Int64?

@@ -40,10 +40,11 @@ public struct RealtimeFrameAssembler: Sendable {
     }
 
     /// The longest message accepted, in UTF-8 bytes.
-    public let maxMessageBytes: Int
+    let maxMessageBytes: Int
     private var remainingChunks = 0
     private var pending = ""
 
+    /// An assembler refusing messages past `maxMessageBytes` bytes.
     public init(maxMessageBytes: Int) {
         self.maxMessageBytes = maxMessageBytes
     }

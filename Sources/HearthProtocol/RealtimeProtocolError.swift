@@ -11,6 +11,7 @@ public enum RealtimeProtocolError: Error, Equatable, CustomStringConvertible {
     /// request is answered with the error and the connection stays.
     case invalidData(HearthError)
 
+    /// The protocol error a framing error amounts to, for the connection to answer.
     public init(_ error: RealtimeFrameError) {
         switch error {
         case .malformed(let detail): self = .malformed(detail)
@@ -18,6 +19,7 @@ public enum RealtimeProtocolError: Error, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The text sent to the client in the `e` message.
     public var description: String {
         switch self {
         case .malformed(let detail): return "Invalid message: \(detail)"

@@ -9,8 +9,8 @@ import HearthCore
 /// `endBefore(v)` as an end at `v` with the key `[MIN_NAME]`: the names that sort after and
 /// before every key.
 public enum RealtimeQueryObject {
-    public static let minName = "[MIN_NAME]"
-    public static let maxName = "[MAX_NAME]"
+    static let minName = "[MIN_NAME]"
+    static let maxName = "[MAX_NAME]"
 
     /// The query the JSON object in `bytes` describes; nil for an empty object (a plain listen).
     public static func query(from bytes: some Collection<UInt8>) throws(RealtimeProtocolError) -> Query? {

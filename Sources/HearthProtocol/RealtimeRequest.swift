@@ -41,21 +41,23 @@ public enum RealtimeRequest: Sendable {
     /// A listen's view: the whole location, or a query under the client's tag, with the query
     /// object as sent (echoed back when the listen is revoked).
     public struct QueryView: Sendable {
+        /// The query; nil for the whole location.
         public var query: Query?
+        /// The client's tag for the query view, echoed on its data pushes; nil for the whole location.
         public var tag: Int64?
         /// The query object's JSON as the client sent it; nil for a whole location.
         public var queryObject: [UInt8]?
 
-        public init(query: Query?, tag: Int64?, queryObject: [UInt8]?) {
+        init(query: Query?, tag: Int64?, queryObject: [UInt8]?) {
             self.query = query
             self.tag = tag
             self.queryObject = queryObject
         }
 
-        public static let whole = QueryView(query: nil, tag: nil, queryObject: nil)
+        static let whole = QueryView(query: nil, tag: nil, queryObject: nil)
     }
 
-    public init(action: String, body: RealtimeFields) throws(RealtimeProtocolError) {
+    init(action: String, body: RealtimeFields) throws(RealtimeProtocolError) {
         switch action {
         case "s": self = .stats
         case "auth", "gauth":

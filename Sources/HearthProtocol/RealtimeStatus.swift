@@ -2,9 +2,12 @@
 /// the status codes the SDKs know, so they raise the error their apps expect
 /// (`PERMISSION_DENIED: Permission denied`, a transaction retried on `datastale`, …).
 public struct RealtimeStatus: Equatable, Sendable {
+    /// The wire status (one of the constants below).
     public var status: String
+    /// The human-readable text sent with a status other than `ok`.
     public var message: String
 
+    /// A status as sent on the wire.
     public init(status: String, message: String) {
         self.status = status
         self.message = message

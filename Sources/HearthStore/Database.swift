@@ -37,7 +37,9 @@ public final class Database: Sendable {
 
     /// The published version and the sequence number of its last write.
     public struct Published: Sendable {
+        /// The tree as of `sequence`.
         public let state: DatabaseState
+        /// The last write this version includes.
         public let sequence: Int64
     }
 
@@ -118,7 +120,7 @@ public final class Database: Sendable {
     }
 
     /// The result of `query` at `path` as the object REST returns, indexing as ``run(_:at:index:)`` does.
-    public func queryValue(_ query: Query, at path: Path) -> Node {
+    func queryValue(_ query: Query, at path: Path) -> Node {
         if query.usesIndex && current.state.index(at: path, order: query.order) == nil {
             ensureIndex(at: path, order: query.order)
         }
@@ -185,7 +187,7 @@ public final class Database: Sendable {
     }
 
     /// Queues a push at once (as ``submit(_:precondition:authorize:completion:)`` does a write).
-    public func submitPush(
+    func submitPush(
         at path: Path, value: JSONParser.Parsed, authorize: Authorization? = nil, completion: @escaping Completion
     ) {
         let now = options.clock()
@@ -236,7 +238,7 @@ public final class Database: Sendable {
 
     /// Writes a snapshot of the published version now and waits for it (a single node; a
     /// replica's snapshots are the cluster's, see ``storeSharedSnapshot(force:)``).
-    public func snapshot() {
+    func snapshot() {
         log.snapshotNow(of: self)
     }
 

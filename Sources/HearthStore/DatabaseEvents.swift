@@ -24,7 +24,7 @@ public enum DatabaseEvent: Sendable {
 /// subscriber must return quickly and never wait on the database (the listener hub hands the
 /// work to a queue of its own).
 ///
-/// The list of subscribers is small and bounded (``maxSubscribers``): subscribing is for the
+/// The list of subscribers is small and bounded (`maxSubscribers`): subscribing is for the
 /// composition root and tests, not for each request. Threading: `subscribers` is read (one
 /// uncontended lock) once per event.
 public final class DatabaseEvents: Sendable {
@@ -32,15 +32,16 @@ public final class DatabaseEvents: Sendable {
     public typealias Subscriber = @Sendable (Database, DatabaseEvent) -> Void
 
     /// The most subscribers one stream takes.
-    public let maxSubscribers: Int
+    let maxSubscribers: Int
     private let subscribers = Mutex<[Subscriber]>([])
 
+    /// A stream taking at most `maxSubscribers` subscribers, a bound that catches a subscription per request.
     public init(maxSubscribers: Int = 16) {
         self.maxSubscribers = maxSubscribers
     }
 
     /// Calls `subscriber` with every event published from now on, for as long as the stream
-    /// lives. A subscription past ``maxSubscribers`` is a programming error (a subscription
+    /// lives. A subscription past `maxSubscribers` is a programming error (a subscription
     /// made per request rather than once) and stops the process.
     public func subscribe(_ subscriber: @escaping Subscriber) {
         subscribers.withLock { subscribers in

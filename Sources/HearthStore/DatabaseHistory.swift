@@ -11,13 +11,16 @@ import HearthCore
 public struct DatabaseHistory: Sendable {
     /// One logged write, as `hearth history` lists it.
     public struct Entry: Sendable, Equatable {
+        /// Its position in the log.
         public var sequence: Int64
         /// When it was committed (ms since the epoch); nil for records logged before commit
         /// times were kept.
         public var committedAt: Int64?
         /// `set` or `update` (see ``LogRecord``).
         public var kind: String
+        /// Where it wrote.
         public var path: String
+        /// The size of its stored value, in bytes.
         public var bytes: Int
     }
 
@@ -29,6 +32,7 @@ public struct DatabaseHistory: Sendable {
         public var earliestTime: Int64?
         /// The last write's sequence number.
         public var latestSequence: Int64
+        /// When that write was committed (ms since the epoch); nil when not recorded.
         public var latestTime: Int64?
     }
 
@@ -173,7 +177,7 @@ public struct DatabaseHistory: Sendable {
     }
 
     /// The database's settings (such as its rules), as stored now.
-    public func settings() throws -> [String: String] {
+    func settings() throws -> [String: String] {
         try log.read { db in
             Dictionary(
                 try Row.fetchAll(db, sql: "SELECT name, value FROM setting").map { ($0[0] as String, $0[1] as String) },
@@ -184,7 +188,7 @@ public struct DatabaseHistory: Sendable {
     /// Writes a new database folder holding `tree` as of write `sequence` and `settings`: one
     /// snapshot and an empty log, so the database goes on from `sequence + 1`.
     /// - Throws: ``StoreError`` when `folder` already holds a database.
-    public static func writeDatabase(
+    static func writeDatabase(
         tree: Node, sequence: Int64, settings: [String: String], to folder: URL, createdAt: Int64
     ) throws {
         if FileManager.default.fileExists(atPath: folder.appendingPathComponent("log.sqlite").path) {

@@ -33,7 +33,7 @@ protocol DatabaseLog: Sendable {
     /// background, and report with ``Database/snapshotFinished(covering:bytes:)``.
     func takeSnapshot(of database: Database)
 
-    /// Takes a snapshot now and waits for it, if the log keeps its own (see ``Database/snapshot()``).
+    /// Takes a snapshot now and waits for it, if the log keeps its own (see `Database.snapshot()`).
     func snapshotNow(of database: Database)
 
     /// Offers the cluster a snapshot (see ``Database/storeSharedSnapshot(force:)``); false for

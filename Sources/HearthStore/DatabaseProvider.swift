@@ -48,6 +48,7 @@ public protocol DatabaseProvider: Sendable {
 }
 
 extension DataFolder: DatabaseProvider {
+    /// A local folder has no state to wait for: the database, opened if needed.
     public func databaseIfReady(named name: String) throws -> Database? {
         try database(named: name)
     }

@@ -21,10 +21,12 @@ public protocol DisconnectQueue: Sendable {
 }
 
 extension DisconnectQueueStore: DisconnectQueue {
+    /// A local file keeps everything it holds until it is removed.
     public func leftovers() async throws -> [Record] {
         try await all()
     }
 
+    /// No other node can take a local session's operations: `known` as it is.
     public func claim(session: String, known: [Record]) async throws -> [Record] {
         known
     }

@@ -10,12 +10,15 @@ import GRDB
 public final class DisconnectQueueStore: Sendable {
     /// One queued operation, as the transport wrote it.
     public struct Record: Sendable, Equatable {
+        /// The realtime session that queued it.
         public var session: String
         /// Its place among the session's operations.
         public var position: Int64
+        /// The database it writes.
         public var database: String
         /// What to do (`set` or `update`).
         public var kind: String
+        /// Where it writes.
         public var path: String
         /// The value (export JSON), or the update object.
         public var data: [UInt8]
@@ -24,6 +27,7 @@ public final class DisconnectQueueStore: Sendable {
         /// operation is judged again as this identity when it runs.
         public var auth: [UInt8]?
 
+        /// A record as the session queued it; `auth` nil means an admin queued it.
         public init(
             session: String, position: Int64, database: String, kind: String, path: String, data: [UInt8], auth: [UInt8]? = nil
         ) {

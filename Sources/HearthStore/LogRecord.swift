@@ -3,16 +3,21 @@ import HearthCore
 /// How a ``ResolvedWrite`` is stored in a log row: its kind, its path, and its value as JSON in
 /// export form (priorities kept). An update's value is an object keyed by relative paths.
 public struct LogRecord: Sendable, Equatable {
-    public static let setKind = "set"
-    public static let updateKind = "update"
+    static let setKind = "set"
+    static let updateKind = "update"
     /// A change of a setting (in a shared log): `path` is its name, `data` its UTF-8 value.
-    public static let settingKind = "setting"
+    static let settingKind = "setting"
 
+    /// Its position in the log.
     public var sequence: Int64
+    /// `set`, `update` or, in a shared log, `setting`.
     public var kind: String
+    /// Where it writes (or the setting's name).
     public var path: String
+    /// The value as export JSON, the update object, or the setting's UTF-8 value.
     public var data: [UInt8]
 
+    /// The row that stores `write` at `sequence`.
     public init(sequence: Int64, write: ResolvedWrite) {
         self.sequence = sequence
         var writer = JSONWriter(format: .init(export: true))
@@ -29,6 +34,7 @@ public struct LogRecord: Sendable, Equatable {
         }
     }
 
+    /// A row as stored (read back from a log).
     public init(sequence: Int64, kind: String, path: String, data: [UInt8]) {
         self.sequence = sequence
         self.kind = kind
@@ -37,7 +43,7 @@ public struct LogRecord: Sendable, Equatable {
     }
 
     /// Decodes the stored write.
-    public func write() throws -> ResolvedWrite {
+    func write() throws -> ResolvedWrite {
         // A set of a priority (`/a/.priority`) is logged at its `.priority` path.
         let path = try Path(parsing: self.path, allowPriority: true)
         switch kind {

@@ -11,8 +11,11 @@ import GRDB
 public enum SQLiteOnlineCopy {
     /// How far a copy is: pages copied of the total.
     public struct Progress: Sendable, Equatable {
+        /// Pages copied so far.
         public var copiedPages: Int
+        /// Pages in the source database.
         public var totalPages: Int
+        /// Bytes per page, to turn pages into bytes.
         public var pageSize: Int
     }
 

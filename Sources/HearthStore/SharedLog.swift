@@ -57,6 +57,7 @@ public struct SharedSnapshot: Sendable {
     /// The database's settings (its rules document) at that position.
     public var settings: [String: String]
 
+    /// A snapshot as stored at `sequence`.
     public init(sequence: Int64, chunks: [[UInt8]], settings: [String: String]) {
         self.sequence = sequence
         self.chunks = chunks

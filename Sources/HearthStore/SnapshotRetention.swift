@@ -9,14 +9,14 @@
 /// the log kept stays within about 1¼ windows.
 ///
 /// Pure logic: the caller supplies the snapshots and the time.
-public enum SnapshotRetention {
+enum SnapshotRetention {
     /// A snapshot: the last write it includes, and when it was written (ms since the epoch).
     /// Sequence 0 stands for the empty tree before the first write.
-    public struct Point: Sendable, Equatable {
-        public var sequence: Int64
-        public var createdAt: Int64
+    struct Point: Sendable, Equatable {
+        var sequence: Int64
+        var createdAt: Int64
 
-        public init(sequence: Int64, createdAt: Int64) {
+        init(sequence: Int64, createdAt: Int64) {
             self.sequence = sequence
             self.createdAt = createdAt
         }
@@ -28,7 +28,7 @@ public enum SnapshotRetention {
     ///   - now: the time, in milliseconds since the epoch.
     ///   - history: how far back the database must stay restorable, in milliseconds; zero or
     ///     less keeps only the newest snapshot (no history).
-    public static func kept(_ points: [Point], now: Int64, history: Int64) -> [Int64] {
+    static func kept(_ points: [Point], now: Int64, history: Int64) -> [Int64] {
         guard let newest = points.last else { return [] }
         guard history > 0 else { return [newest.sequence] }
         let windowStart = now - history

@@ -2,8 +2,8 @@
 /// `Authorization: Bearer`, `access_token=` or `auth=`), or, in emulator mode, Firebase's
 /// `owner` test token.
 public struct AdminCredential: Sendable {
-    public let token: String?
-    public let emulator: Bool
+    let token: String?
+    let emulator: Bool
 
 
     /// True when `presented` is the admin token (or, in emulator mode, `owner`).
@@ -18,6 +18,7 @@ public struct AdminCredential: Sendable {
         return difference == 0
     }
 
+    /// `token` is the configured admin token (nil or empty: none accepts); `emulator` also accepts `owner`.
     public init(token: String?, emulator: Bool) {
         self.token = token
         self.emulator = emulator

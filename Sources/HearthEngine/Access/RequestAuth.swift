@@ -11,15 +11,17 @@ public enum RequestAuth: Sendable {
     /// when the credential stops being valid, in milliseconds.
     case rules(auth: Node, expires: Int64?)
 
+    /// A signed-out client: the rules see `auth` as null.
     public static let anonymous = RequestAuth.rules(auth: .null, expires: nil)
 
-    public static let unparseable = HearthError(.permissionDenied, "Could not parse auth token.")
-    public static let expired = HearthError(.permissionDenied, "Auth token is expired")
+    static let unparseable = HearthError(.permissionDenied, "Could not parse auth token.")
+    /// Thrown for a credential past its expiry; realtime answers it as `expired_token`.
+    static let expired = HearthError(.permissionDenied, "Auth token is expired")
 
     /// Who a credential speaks for, whatever carried it (a REST request, or a realtime `auth`):
     /// the admin token (or the emulator's `owner`), an unsigned test token in emulator mode,
     /// or an ID token `issuer` signed.
-    /// - Throws: ``unparseable`` or ``expired``.
+    /// - Throws: `unparseable` or `expired`.
     public static func resolve(
         credential presented: String, admin: AdminCredential, issuer: TokenIssuer, now: Int64
     ) async throws(HearthError) -> RequestAuth {
@@ -43,7 +45,7 @@ public enum RequestAuth: Sendable {
 
     /// An `exp` claim, in seconds, as milliseconds: an `exp` too far off for an `Int64` (an
     /// unsigned test token can say anything, such as `1e300`) is the farthest time there is.
-    public static func milliseconds(seconds: Double) -> Int64 {
+    static func milliseconds(seconds: Double) -> Int64 {
         let milliseconds = seconds * 1000
         guard milliseconds < 9.2e18 else { return .max }
         guard milliseconds > -9.2e18 else { return .min }
@@ -51,7 +53,7 @@ public enum RequestAuth: Sendable {
     }
 
     /// The payload of an unsigned JWT (`header.payload.` with `"alg":"none"`), or nil.
-    public static func unsignedClaims(_ token: String) -> Node? {
+    static func unsignedClaims(_ token: String) -> Node? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[2].isEmpty,
             let header = decodeJSON(parts[0]), case .string("none") = header.child(ChildKey("alg")),
@@ -68,7 +70,7 @@ public enum RequestAuth: Sendable {
     }
 
     /// The `auth` variable the rules see; nil for an admin, whom they do not bind.
-    public var ruleAuth: Node? {
+    var ruleAuth: Node? {
         if case .rules(let auth, _) = self { return auth }
         return nil
     }
@@ -80,7 +82,7 @@ public enum RequestAuth: Sendable {
     }
 
     /// When the credential stops being valid, in milliseconds, if it ever does.
-    public var expires: Int64? {
+    var expires: Int64? {
         if case .rules(_, let expires) = self { return expires }
         return nil
     }

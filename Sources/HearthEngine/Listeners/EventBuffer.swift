@@ -18,14 +18,17 @@ public final class EventBuffer: Sendable {
         case closed([ByteBuffer])
     }
 
+    /// The default bound on queued events before a reader is told to resynchronise.
     public static let maxEvents = 512
+    /// The default bound on queued bytes (4 MiB) before a reader is told to resynchronise.
     public static let maxBytes = 4 << 20
 
-    public let maxEvents: Int
-    public let maxBytes: Int
+    let maxEvents: Int
+    let maxBytes: Int
     /// Called once when the queue overflows (the server's metrics count dropped streams).
-    public let onOverflow: (@Sendable () -> Void)?
+    let onOverflow: (@Sendable () -> Void)?
 
+    /// A queue bounded by `maxEvents` events and `maxBytes` bytes; `onOverflow` runs once when it overflows.
     public init(
         maxEvents: Int = EventBuffer.maxEvents, maxBytes: Int = EventBuffer.maxBytes,
         onOverflow: (@Sendable () -> Void)? = nil
@@ -53,7 +56,7 @@ public final class EventBuffer: Sendable {
 
     /// Queues one encoded event for the write (or batch) with sequence number `sequence`;
     /// an unbounded one (an answer to the reader's own request) never overflows the queue.
-    public func push(_ event: ByteBuffer, sequence: Int64, bounded: Bool = true) {
+    func push(_ event: ByteBuffer, sequence: Int64, bounded: Bool = true) {
         let (waiter, ready, overflowedNow) = state.withLock {
             state -> (CheckedContinuation<Void, Never>?, (@Sendable () -> Void)?, Bool) in
             guard !state.closed else { return (nil, nil, false) }

@@ -16,10 +16,14 @@ public enum ListenerFormat: Sendable, Equatable {
 /// A Server-Sent Events stream has a queue of its own; a realtime connection's listens share
 /// the connection's queue, so events and responses leave in the order they were queued.
 public final class Listener: Sendable {
-    public let database: String
+    let database: String
+    /// The listened location; events carry paths relative to it (SSE) or absolute (realtime).
     public let path: Path
+    /// The query the listen runs; nil for the whole location.
     public let query: Query?
+    /// How this listener's events are encoded.
     public let format: ListenerFormat
+    /// Where this listener's events are queued for its connection.
     public let buffer: EventBuffer
     /// Writes up to this sequence number are already in the stream's initial data.
     public let startSequence: Int64
@@ -29,14 +33,14 @@ public final class Listener: Sendable {
     public let expires: Int64?
     /// The `auth` the rules judge this listen by; nil for an admin, whom rules do not bind. A
     /// realtime connection that signs in or out changes it (through the hub).
-    public var auth: Node? { authState.withLock { $0 } }
-    public let authState: Mutex<Node?>
+    var auth: Node? { authState.withLock { $0 } }
+    let authState: Mutex<Node?>
     /// True while the rule that grants the read looks at data, so writes must recheck it.
-    public let grantDependsOnData = Atomic<Bool>(false)
+    let grantDependsOnData = Atomic<Bool>(false)
     /// True once the hub has ended this listen by itself (rules, size): it is out of the registry.
-    public let revoked = Atomic<Bool>(false)
+    let revoked = Atomic<Bool>(false)
 
-    public init(
+    init(
         database: String, path: Path, query: Query?, startSequence: Int64, initial: Node,
         expires: Int64? = nil, auth: Node? = nil, format: ListenerFormat = .serverSentEvents,
         buffer: EventBuffer = EventBuffer()
@@ -53,7 +57,7 @@ public final class Listener: Sendable {
     }
 
     /// Whether the rules still let this stream read its location in `state`.
-    public func readGrant(under rules: SecurityRules, in state: DatabaseState, now: Int64) -> SecurityRules.ReadGrant? {
+    func readGrant(under rules: SecurityRules, in state: DatabaseState, now: Int64) -> SecurityRules.ReadGrant? {
         guard let auth else { return SecurityRules.ReadGrant(location: .root, dependsOnData: false) }
         return rules.read(path, by: .init(auth: auth, now: now), root: state.root, query: RuleQuery(query))
     }

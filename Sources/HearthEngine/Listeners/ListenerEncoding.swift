@@ -4,19 +4,19 @@ import NIOCore
 
 /// One event of the listeners at one location, encoded at most once per format and shared by
 /// every listener there that uses the format.
-public struct ListenerEncoding {
-    public let event: ListenerEvent
-    public let location: Path
+struct ListenerEncoding {
+    let event: ListenerEvent
+    let location: Path
     private var serverSentEvents: ByteBuffer?
     private var realtime: ByteBuffer?
 
-    public init(_ event: ListenerEvent, at location: Path) {
+    init(_ event: ListenerEvent, at location: Path) {
         self.event = event
         self.location = location
     }
 
     /// The event's bytes for a listener that writes `format`.
-    public mutating func bytes(for format: ListenerFormat) -> ByteBuffer {
+    mutating func bytes(for format: ListenerFormat) -> ByteBuffer {
         switch format {
         case .serverSentEvents:
             if let serverSentEvents { return serverSentEvents }
@@ -32,7 +32,7 @@ public struct ListenerEncoding {
     }
 
     /// A realtime data push for `event` of a listen at `location`: at the absolute path written.
-    public static func realtimeMessage(_ event: ListenerEvent, at location: Path) -> [UInt8] {
+    static func realtimeMessage(_ event: ListenerEvent, at location: Path) -> [UInt8] {
         let export = JSONWriter.Format(export: true)
         switch event {
         case .put(let path, let data):
@@ -45,7 +45,7 @@ public struct ListenerEncoding {
     }
 
     /// A query listener's whole new result, as its format writes it.
-    public static func queryResult(_ result: Node, for listener: Listener) -> ByteBuffer {
+    static func queryResult(_ result: Node, for listener: Listener) -> ByteBuffer {
         switch listener.format {
         case .serverSentEvents:
             return SSEEncoding.encode(.put(path: .root, data: result))

@@ -9,7 +9,7 @@ import Synchronization
 /// Every open listen (Server-Sent Events streams and realtime listens), by database and path,
 /// and the fan-out of committed writes to them.
 ///
-/// Each database's commits reach the hub through its provider's event stream (``committed(_:version:database:)``,
+/// Each database's commits reach the hub through its provider's event stream (`committed(_:version:database:)`,
 /// subscribed by ``DatabaseOperations``) and are fanned out in commit order on one serial
 /// queue, off the commit path. The hub works out the transport-neutral event each location gets (``ListenerEvent``,
 /// or a query's new result) and encodes it once per format (``ListenerEncoding``); listeners at
@@ -22,8 +22,8 @@ import Synchronization
 /// its events.
 public final class ListenerHub: Sendable {
     /// The listeners at one path.
-    public final class Group: Sendable {
-        public let listeners = Mutex<[ObjectIdentifier: Listener]>([:])
+    final class Group: Sendable {
+        let listeners = Mutex<[ObjectIdentifier: Listener]>([:])
     }
 
     private struct Registry {
@@ -47,6 +47,7 @@ public final class ListenerHub: Sendable {
     /// Server time in milliseconds, for the rules' `now`.
     private let clock: @Sendable () -> Int64
 
+    /// `maxEventBytes` is the largest event sent before a stream is cancelled instead; `rules` gives a database's rules (by name) to recheck listens as data changes; `clock` is the rules' `now` in milliseconds.
     public init(
         maxEventBytes: Int = SSEEncoding.maxEventBytes,
         rules: @escaping @Sendable (String) -> SecurityRules? = { _ in nil },
@@ -60,7 +61,7 @@ public final class ListenerHub: Sendable {
     /// Runs `work` once every commit fanned out so far has reached its listeners' queues: a
     /// realtime write's `ok` goes after the events it caused (the SDKs take a write back if
     /// its `ok` comes before the server's data for it).
-    public func afterDelivery(_ work: @escaping @Sendable () -> Void) {
+    func afterDelivery(_ work: @escaping @Sendable () -> Void) {
         fanOutQueue.async(execute: work)
     }
 
@@ -87,7 +88,7 @@ public final class ListenerHub: Sendable {
     ///   - deliverInitial: called with the initial value before any event can be queued, to
     ///     queue what must come first (a realtime listen's data and `ok`).
     /// - Throws: 401 `Permission denied` when the rules do not allow the read.
-    public func subscribe(
+    func subscribe(
         to database: Database, at path: Path, query: Query?, expires: Int64? = nil,
         auth: Node? = nil, rules: SecurityRules? = nil, format: ListenerFormat = .serverSentEvents,
         buffer: EventBuffer = EventBuffer(),
@@ -172,7 +173,7 @@ public final class ListenerHub: Sendable {
     }
 
     /// Forgets the database `name`, which was closed with no listener on it.
-    public func forget(_ name: String) {
+    func forget(_ name: String) {
         registry.withLock { registry in
             if registry.groups[name]?.isEmpty ?? false { registry.groups[name] = nil }
             registry.dataDependent[name] = nil
@@ -200,7 +201,7 @@ public final class ListenerHub: Sendable {
 
     /// Rechecks every rules-bound stream of `database` against new rules: streams the rules no
     /// longer let read their location get `cancel` with `Permission denied`.
-    public func rulesChanged(for database: Database) {
+    func rulesChanged(for database: Database) {
         let name = database.name
         fanOutQueue.async { [self] in
             registry.withLock { registry in
@@ -213,7 +214,7 @@ public final class ListenerHub: Sendable {
 
     /// Judges `listeners` (of one realtime connection, on `database`) by a new `auth` from now
     /// on (nil: an admin's): those the rules no longer let read are revoked.
-    public func reauthorize(_ listeners: [Listener], as auth: Node?, on database: Database) {
+    func reauthorize(_ listeners: [Listener], as auth: Node?, on database: Database) {
         let live = listeners.filter { !$0.revoked.load(ordering: .relaxed) }
         registry.withLock { registry in
             for listener in live {
@@ -248,7 +249,7 @@ public final class ListenerHub: Sendable {
 
     /// Takes a database's commit, as its ``HearthStore/DatabaseEvents`` deliver it (on the
     /// commit thread, in commit order), and queues its fan-out; returns at once.
-    public func committed(_ committed: [Database.Committed], version: Database.Published, database: String) {
+    func committed(_ committed: [Database.Committed], version: Database.Published, database: String) {
         guard listening.load(ordering: .sequentiallyConsistent) else { return }
         fanOutQueue.async { self.fanOut(committed, version: version, database: database) }
     }

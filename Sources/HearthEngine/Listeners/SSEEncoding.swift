@@ -3,10 +3,13 @@ import NIOCore
 
 /// Encodes Firebase's Server-Sent Events: `event: <name>\ndata: <json>\n\n`.
 public enum SSEEncoding: Sendable {
+    /// Sent on idle streams so proxies and clients keep the connection.
     public static let keepAlive = ByteBuffer(string: "event: keep-alive\ndata: null\n\n")
     /// `auth_revoked` carries unquoted text, which is what admin-python compares against.
     public static let authRevoked = ByteBuffer(string: "event: auth_revoked\ndata: credential is no longer valid\n\n")
+    /// Cancels a stream whose location the rules no longer let its client read.
     public static let permissionDenied = ByteBuffer(string: "event: cancel\ndata: \"Permission denied\"\n\n")
+    /// Cancels a stream whose data is too large to send, with Firebase's text.
     public static let payloadTooLarge = ByteBuffer(
         string: "event: cancel\ndata: \"The specified payload is too large, please request a location with less data.\"\n\n"
     )
@@ -15,7 +18,7 @@ public enum SSEEncoding: Sendable {
     public static let maxEventBytes = 512 << 20
 
     /// True when an event would carry more data than a stream may be sent.
-    public static func isTooLarge(_ event: ListenerEvent, limit: Int = maxEventBytes) -> Bool {
+    static func isTooLarge(_ event: ListenerEvent, limit: Int = maxEventBytes) -> Bool {
         switch event {
         case .put(_, let data): return data.estimatedSize > limit
         case .patch(_, let entries): return entries.reduce(0) { $0 + $1.value.estimatedSize } > limit

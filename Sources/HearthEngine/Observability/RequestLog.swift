@@ -16,6 +16,7 @@ import Synchronization
 public final class RequestLog: Sendable {
     /// One request.
     public struct Entry: Sendable, Encodable, Equatable {
+        /// When the request arrived.
         public var time: Date
         /// The HTTP method, or for a realtime message its action (`put`, `listen`, …).
         public var method: String
@@ -23,6 +24,7 @@ public final class RequestLog: Sendable {
         public var path: String
         /// The HTTP status; nil for a realtime message (answered later, on the socket).
         public var status: Int?
+        /// How long the answer took; nil when it is not known yet (a realtime message).
         public var milliseconds: Double?
         /// `rest`, `sse`, `auth`, `files`, `realtime`, … (the metrics' transport label).
         public var transport: String
@@ -38,15 +40,17 @@ public final class RequestLog: Sendable {
         public var statusClass: Int?
         /// Only paths starting with this.
         public var pathPrefix: String?
+        /// Entries returned at most, newest first.
         public var limit: Int
 
+        /// A filter that keeps everything, up to `limit` entries, unless narrowed.
         public init(statusClass: Int? = nil, pathPrefix: String? = nil, limit: Int = 200) {
             self.statusClass = statusClass
             self.pathPrefix = pathPrefix
             self.limit = limit
         }
 
-        public func matches(_ entry: Entry) -> Bool {
+        func matches(_ entry: Entry) -> Bool {
             if let statusClass {
                 guard let status = entry.status, status / 100 == statusClass else { return false }
             }
@@ -59,7 +63,9 @@ public final class RequestLog: Sendable {
     /// (deep in a responder); the ring records it with the request.
     public final class Note: Sendable {
         private let value = Mutex<String?>(nil)
+        /// An empty note, filled in as the request is decided.
         public init() {}
+        /// Who the request spoke for, once known (``RequestAuth/logName``: `admin` or a uid); nil when signed out.
         public var uid: String? {
             get { value.withLock { $0 } }
             set { value.withLock { $0 = newValue } }
@@ -76,6 +82,7 @@ public final class RequestLog: Sendable {
     /// How many entries are kept unless the server is told otherwise.
     public static let defaultCapacity = 1_000
 
+    /// A log keeping the latest `capacity` requests; 0 records nothing.
     public init(capacity: Int = RequestLog.defaultCapacity) {
         precondition(capacity >= 0)
         self.capacity = capacity
@@ -85,7 +92,7 @@ public final class RequestLog: Sendable {
     public var isEnabled: Bool { capacity > 0 }
 
     /// Keeps `entry`, dropping the oldest past ``capacity``.
-    public func record(_ entry: Entry) {
+    func record(_ entry: Entry) {
         guard isEnabled else { return }
         ring.withLock { ring in
             if ring.entries.count < capacity {

@@ -31,7 +31,7 @@ import Synchronization
 /// are thread-safe.
 public final class ServerMetrics: Sendable {
     /// Where the figures are kept and rendered from.
-    public let registry: PrometheusCollectorRegistry
+    let registry: PrometheusCollectorRegistry
     private let factory: PrometheusMetricsFactory
     private let counters = Mutex<[String: CoreMetrics.Counter]>([:])
     private let timers = Mutex<[String: CoreMetrics.Timer]>([:])
@@ -62,6 +62,7 @@ public final class ServerMetrics: Sendable {
         let access: String
     }
 
+    /// Metrics kept in `registry`: a fresh one per server (and per test) unless the caller shares one.
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -92,7 +93,7 @@ public final class ServerMetrics: Sendable {
     }
 
     /// A realtime-protocol request received (`put`, `transaction`, `merge`, `listen`, …).
-    public func realtimeRequest(action: String) {
+    func realtimeRequest(action: String) {
         counter("hearth_realtime_requests_total", ["action": action]).increment()
     }
 
@@ -114,7 +115,7 @@ public final class ServerMetrics: Sendable {
     }
 
     /// A read or write the security rules refused.
-    public func denied(database: String, access: String) {
+    func denied(database: String, access: String) {
         let series = DenialSeries(database: database, access: access)
         let denials = denialSeries.withLock({ $0[series] }) ?? {
             let made = counter("hearth_rules_denials_total", ["database": database, "access": access])

@@ -4,15 +4,15 @@ import Synchronization
 /// idle database is never closed under it.
 ///
 /// Threading: one lock around the counts.
-public final class DatabaseHolds: Sendable {
+final class DatabaseHolds: Sendable {
     private let counts = Mutex<[String: Int]>([:])
 
     /// Something holds `name` until the matching ``release(_:)``.
-    public func hold(_ name: String) {
+    func hold(_ name: String) {
         counts.withLock { $0[name, default: 0] += 1 }
     }
 
-    public func release(_ name: String) {
+    func release(_ name: String) {
         counts.withLock { counts in
             guard let count = counts[name] else { return }
             counts[name] = count > 1 ? count - 1 : nil
@@ -20,7 +20,7 @@ public final class DatabaseHolds: Sendable {
     }
 
     /// True while anything holds `name`.
-    public func isHeld(_ name: String) -> Bool {
+    func isHeld(_ name: String) -> Bool {
         counts.withLock { $0[name] != nil }
     }
 }

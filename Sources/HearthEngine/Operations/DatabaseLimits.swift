@@ -18,9 +18,9 @@ public struct DatabaseLimits: Sendable {
 
     /// Descriptors an open database may use (its log, snapshot, write-ahead log and shared
     /// memory files, and a margin).
-    public static let descriptorsPerDatabase = 8
+    static let descriptorsPerDatabase = 8
     /// Descriptors kept for everything else (accounts, files, the disconnect queue, the runtime).
-    public static let descriptorsForTheRest = 64
+    static let descriptorsForTheRest = 64
 
     /// The open databases a server can afford: at most `configured`, and no more than the
     /// descriptors connections leave (``ConnectionLimits/resolvedMaxConnections()``) can hold.
@@ -32,6 +32,7 @@ public struct DatabaseLimits: Sendable {
         return max(1, min(configured, left / descriptorsPerDatabase))
     }
 
+    /// Every limit as the properties above describe; the defaults are a server's.
     public init(defaultDatabase: String = "default", createOnUse: Bool = false, maxOpen: Int = 256, idleAfter: Int64 = 10 * 60 * 1000, minimumIdleBeforeEviction: Int64 = 60 * 1000) {
         self.defaultDatabase = defaultDatabase
         self.createOnUse = createOnUse

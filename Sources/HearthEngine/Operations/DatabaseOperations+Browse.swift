@@ -20,6 +20,7 @@ extension DatabaseOperations {
         case leaf(ChildKey, Node)
         case object(ChildKey, children: Int)
 
+        /// The child's key, whichever kind it is.
         public var key: ChildKey {
             switch self {
             case .leaf(let key, _), .object(let key, _): key
@@ -31,14 +32,15 @@ extension DatabaseOperations {
     public struct ChildPage: Sendable {
         /// All the location's children.
         public var children: Int
+        /// The children on this page, in key order.
         public var entries: [ChildEntry]
         /// True when more children in the range follow the page.
         public var more: Bool
     }
 
     /// The largest ``childPage(_:at:startAt:startAfter:endAt:limit:)`` page and ``summary(_:at:cap:)`` cap.
-    public static let maxPage = 1_000
-    public static let maxCap = 1_000_000
+    static let maxPage = 1_000
+    static let maxCap = 1_000_000
 
     /// How big the value at `path` is, its nodes counted up to `cap` (bounded work).
     public func summary(_ database: Database, at path: Path, cap: Int) throws(HearthError) -> DataSummary {

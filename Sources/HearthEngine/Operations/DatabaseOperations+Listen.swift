@@ -14,9 +14,12 @@ extension DatabaseOperations {
 
     /// How a new listen's events are written and where they go.
     public struct ListenDelivery: Sendable {
+        /// How the listen's events are encoded.
         public var format: ListenerFormat = .serverSentEvents
+        /// The queue the listen's events go to: a stream's own, or a realtime connection's.
         public var buffer = EventBuffer()
 
+        /// Server-Sent Events into a fresh buffer unless told otherwise.
         public init(format: ListenerFormat = .serverSentEvents, buffer: EventBuffer = EventBuffer()) {
             self.format = format
             self.buffer = buffer

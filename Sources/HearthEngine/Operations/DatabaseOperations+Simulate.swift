@@ -15,8 +15,11 @@ extension DatabaseOperations {
     /// The rules simulator's verdict: whether the operation would be allowed, why not, and
     /// every rule evaluated on the way.
     public struct Simulation: Sendable {
+        /// True when the rules allow the simulated request.
         public var allowed: Bool
+        /// Why it was refused, in words; nil when allowed.
         public var reason: String?
+        /// Every rule evaluated, in order, with its result.
         public var trace: [RuleTrace.Step]
     }
 

@@ -4,11 +4,11 @@ import HearthStore
 
 extension DatabaseOperations {
     /// A write as a transport asks for it.
-    public enum Change: Sendable {
+    enum Change: Sendable {
         case set(Path, JSONParser.Parsed)
         case update(Path, [(path: Path, value: JSONParser.Parsed)])
 
-        public var write: Write {
+        var write: Write {
             switch self {
             case .set(let path, let value): return .set(path, value)
             case .update(let path, let entries): return .update(path, entries)
@@ -19,7 +19,7 @@ extension DatabaseOperations {
     /// Queues `change` at once, behind every write queued before it, and reports the outcome
     /// to `completion` when it is durable: the same checks as ``set(_:at:to:auth:condition:)``,
     /// for a transport that pipelines a connection's writes in order without waiting for each.
-    public func submit(
+    func submit(
         _ change: Change, to database: Database, auth: RequestAuth, condition: Condition? = nil,
         completion: @escaping Database.Completion
     ) {
@@ -43,7 +43,7 @@ extension DatabaseOperations {
     /// Checks, without writing, that the rules would let `auth` make `change` now and that it
     /// is valid data (onDisconnect operations are judged when they are queued).
     /// - Throws: `Permission denied`, or the write's own error.
-    public func check(_ change: Change, on database: Database, auth: RequestAuth) throws {
+    func check(_ change: Change, on database: Database, auth: RequestAuth) throws {
         let now = clock()
         let before = database.current.state
         let (after, resolved) = try before.applying(change.write, now: now)
@@ -54,7 +54,7 @@ extension DatabaseOperations {
     /// the caller must also be allowed to read the location, since the answer tells whether
     /// its value has a given hash (and a failed REST condition carries the value). Someone who
     /// may write but not read gets `Permission denied` whatever the value is.
-    public func conditionCheck(
+    func conditionCheck(
         _ condition: Condition, at path: Path, on database: Database, auth: RequestAuth
     ) throws -> @Sendable (DatabaseState) throws -> Void {
         let compare = Self.precondition(condition, at: path)

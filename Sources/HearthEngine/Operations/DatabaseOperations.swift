@@ -17,22 +17,25 @@ import Logging
 /// without locks; writes go through the database's single writer, which runs the rules and
 /// conditions in write order against the state that includes every earlier write.
 public struct DatabaseOperations: Sendable {
-    public let databases: any DatabaseProvider
+    let databases: any DatabaseProvider
+    /// Each database's rules, which every operation here asks first.
     public let rules: RulesRegistry
+    /// The open listens, which committed writes reach.
     public let hub: ListenerHub
     /// Server time in milliseconds (the rules' `now`).
     public let clock: @Sendable () -> Int64
+    /// Where operations log what the operator should know (restores, refusals that matter).
     public let logger: Logger
     /// Where refusals by the rules are counted.
     public var metrics = ServerMetrics()
     /// Where realtime messages are logged for the console (HTTP requests are logged by the responder).
     public var requestLog: RequestLog?
     /// Recent query answers, shared by every request.
-    public let queryCache = QueryResultCache()
+    let queryCache = QueryResultCache()
     /// Which databases may be opened, how many at once, and when idle ones close.
     public var limits = DatabaseLimits()
     /// Databases held open by something other than a request (a realtime session).
-    public let holds = DatabaseHolds()
+    let holds = DatabaseHolds()
 
     /// The database named `name`, opened on first use. Only `creating` callers (admins, and
     /// anyone on an emulator) make a new database by using it; others get Firebase's answer
@@ -51,7 +54,7 @@ public struct DatabaseOperations: Sendable {
     /// ``HearthStore/DatabaseProvider/databaseIfReady(named:)``); nil while a cluster node is
     /// still loading it, or while whether it may be opened is not yet known (then
     /// ``database(named:creating:)`` decides).
-    public func databaseIfReady(named name: String, creating: Bool) throws -> Database? {
+    func databaseIfReady(named name: String, creating: Bool) throws -> Database? {
         if !databases.isOpen(named: name) {
             guard creating || limits.createOnUse || name == limits.defaultDatabase,
                 databases.openCount < limits.maxOpen
@@ -78,14 +81,14 @@ public struct DatabaseOperations: Sendable {
 
     /// Firebase's answer for a database that does not exist (REST 404; the realtime protocol
     /// shuts the connection down with it).
-    public static let unknownDatabase = HearthError(
+    static let unknownDatabase = HearthError(
         .notFound, "Firebase error. Please ensure that you spelled the name of your Firebase correctly")
 
     /// Closes the open databases (the default one aside) nobody used for `unusedFor`
     /// milliseconds and nothing holds: no stream or realtime listen, no realtime session.
     /// Returns their names.
     @discardableResult
-    public func closeIdleDatabases(unusedFor: Int64) -> [String] {
+    func closeIdleDatabases(unusedFor: Int64) -> [String] {
         let busy = hub.countsByDatabase()
         let closed = databases.closeIdleDatabases(
             unusedFor: unusedFor,
@@ -146,7 +149,7 @@ public struct DatabaseOperations: Sendable {
 
     /// Throws `Permission denied` unless the rules let `auth` read `path` (with `query`) in
     /// `state`; a refusal is counted under `access` (`read`, `listen`).
-    public func checkRead(
+    func checkRead(
         at path: Path, query: Query?, auth: RequestAuth, rules: SecurityRules, state: DatabaseState, database: Database,
         access: String = "read"
     ) throws {
@@ -185,11 +188,12 @@ public struct DatabaseOperations: Sendable {
     /// A write whose ``Condition`` no longer held: nothing changed; `current` is the value the
     /// condition was checked against.
     public struct ConditionFailed: Error {
+        /// The value the condition was checked against, for the client to retry with.
         public let current: Node
     }
 
     /// The node hash a ``Condition`` compares: the value's hash, or `""` for no value.
-    public static func conditionHash(of value: Node) -> String {
+    static func conditionHash(of value: Node) -> String {
         value.isNull ? "" : value.hash
     }
 
@@ -217,7 +221,7 @@ public struct DatabaseOperations: Sendable {
         try await database.push(at: path, value: value, authorize: try writeAuthorization(for: auth, on: database))
     }
 
-    public static func precondition(_ condition: Condition, at path: Path) -> @Sendable (DatabaseState) throws -> Void {
+    static func precondition(_ condition: Condition, at path: Path) -> @Sendable (DatabaseState) throws -> Void {
         switch condition {
         case .hash(let expected):
             return { state in
@@ -228,7 +232,7 @@ public struct DatabaseOperations: Sendable {
     }
 
     /// The rules check a write by `auth` goes through, in write order; nil for an admin.
-    public func writeAuthorization(for auth: RequestAuth, on database: Database) throws -> Database.Authorization? {
+    func writeAuthorization(for auth: RequestAuth, on database: Database) throws -> Database.Authorization? {
         guard case .rules(let authVariable, _) = auth else { return nil }
         let registry = self.rules
         let loaded = try registry.rules(for: database)
@@ -269,6 +273,7 @@ public struct DatabaseOperations: Sendable {
         hub.rulesChanged(for: database)
     }
 
+    /// Subscribes `hub` and `rules` to the databases' events, so build one per provider.
     public init(databases: any DatabaseProvider, rules: RulesRegistry, hub: ListenerHub, clock: @escaping @Sendable () -> Int64, logger: Logger, metrics: ServerMetrics = ServerMetrics(), requestLog: RequestLog? = nil, limits: DatabaseLimits = DatabaseLimits()) {
         self.databases = databases
         self.rules = rules

@@ -11,11 +11,14 @@ import Synchronization
 public final class QueryResultCache: Sendable {
     /// What determines a query's answer, besides the data.
     public struct Key: Hashable, Sendable {
+        /// Which database the query ran on, by name.
         public var database: String
+        /// Where the query ran.
         public var path: Path
         /// The query, format and shallow parameters, as sent.
         public var parameters: [String]
 
+        /// `parameters` in a fixed order, so equal queries give equal keys.
         public init(database: String, path: Path, parameters: [String]) {
             self.database = database
             self.path = path
@@ -41,7 +44,7 @@ public final class QueryResultCache: Sendable {
     }
 
     /// The kept answer for `key`, if it was computed from these very `children`.
-    public func answer(for key: Key, from children: Children) -> [UInt8]? {
+    func answer(for key: Key, from children: Children) -> [UInt8]? {
         entries.withLock { entries in
             guard let entry = entries[key], entry.source.isIdentical(to: children) else { return nil }
             return entry.bytes
@@ -49,7 +52,7 @@ public final class QueryResultCache: Sendable {
     }
 
     /// Keeps `bytes` as the answer for `key`, computed from `children`.
-    public func keep(_ bytes: [UInt8], for key: Key, from children: Children) {
+    func keep(_ bytes: [UInt8], for key: Key, from children: Children) {
         guard bytes.count <= maximumAnswerBytes else { return }
         entries.withLock { entries in
             if entries[key] == nil, entries.count >= capacity {
@@ -60,5 +63,5 @@ public final class QueryResultCache: Sendable {
     }
 
     /// How many answers are kept.
-    public var count: Int { entries.withLock { $0.count } }
+    var count: Int { entries.withLock { $0.count } }
 }

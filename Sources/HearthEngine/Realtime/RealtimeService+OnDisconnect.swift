@@ -14,7 +14,7 @@ import Logging
 extension RealtimeService {
     /// How a record keeps who queued it: nil for an admin, else `{"auth": <the rules' auth>}`,
     /// with `"unsigned": true` for an emulator's test token (which names no account).
-    public static func storedIdentity(of auth: RequestAuth, unsignedTestToken: Bool) -> [UInt8]? {
+    static func storedIdentity(of auth: RequestAuth, unsignedTestToken: Bool) -> [UInt8]? {
         guard case .rules(let variable, _) = auth else { return nil }
         var fields: [(ChildKey, Node)] = [(ChildKey("auth"), variable)]
         if unsignedTestToken { fields.append((ChildKey("unsigned"), .bool(true))) }
@@ -22,7 +22,7 @@ extension RealtimeService {
     }
 
     /// Who runs a kept operation, or nil when it must not run (its account is gone or disabled).
-    public func identity(of record: DisconnectQueueStore.Record) async throws -> RequestAuth? {
+    func identity(of record: DisconnectQueueStore.Record) async throws -> RequestAuth? {
         guard let stored = record.auth else { return .admin }
         let identity = try JSONParser.parse(stored).node
         let variable = identity.child(ChildKey("auth"))
@@ -41,7 +41,7 @@ extension RealtimeService {
 
     /// Runs kept onDisconnect operations in order, each as one write (server values resolve
     /// now), as the identity that queued it.
-    public func apply(_ records: [DisconnectQueueStore.Record]) async {
+    func apply(_ records: [DisconnectQueueStore.Record]) async {
         for record in records {
             do {
                 guard let auth = try await identity(of: record) else {

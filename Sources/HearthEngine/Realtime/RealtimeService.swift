@@ -11,18 +11,22 @@ import Synchronization
 ///
 /// Threading: `sessions` guards the set of open sessions; everything else is immutable.
 public final class RealtimeService: Sendable {
+    /// What the sessions' requests run through.
     public let operations: DatabaseOperations
-    public let admin: AdminCredential
-    public let issuer: TokenIssuer
+    let admin: AdminCredential
+    let issuer: TokenIssuer
+    /// What each session may hold.
     public let limits: RealtimeLimits
-    public let disconnects: any DisconnectQueue
+    let disconnects: any DisconnectQueue
     /// The accounts, to drop the onDisconnect operations of a user disabled or deleted since.
-    public let accounts: any AccountStorage
+    let accounts: any AccountStorage
+    /// Where sessions log.
     public let logger: Logger
     /// Makes session IDs (random; injected for tests).
     private let makeID: @Sendable () -> String
     private let sessions = Mutex<[String: RealtimeSession]>([:])
 
+    /// `admin` and `issuer` check credentials, `disconnects` keeps onDisconnect operations, `accounts` revokes those of removed users; `makeID` is injected by tests.
     public init(
         operations: DatabaseOperations, admin: AdminCredential, issuer: TokenIssuer, disconnects: any DisconnectQueue,
         accounts: any AccountStorage, limits: RealtimeLimits = .init(), logger: Logger,
@@ -68,7 +72,7 @@ public final class RealtimeService: Sendable {
     }
 
     /// The open session with this ID (a long-polling client's, or one being upgraded).
-    public func session(id: String) -> RealtimeSession? {
+    func session(id: String) -> RealtimeSession? {
         sessions.withLock { $0[id] }
     }
 

@@ -23,15 +23,15 @@ import Crypto
 public final class RealtimeSession: Sendable {
 
     /// A listen, as the client names it in `n`: its path and its query's tag.
-    public struct ListenKey: Hashable, Sendable {
-        public var path: Path
-        public var tag: Int64?
+    struct ListenKey: Hashable, Sendable {
+        var path: Path
+        var tag: Int64?
     }
 
-    public struct QueuedDisconnect: Sendable {
-        public var position: Int64
-        public var path: Path
-        public var record: DisconnectQueueStore.Record
+    struct QueuedDisconnect: Sendable {
+        var position: Int64
+        var path: Path
+        var record: DisconnectQueueStore.Record
     }
 
     private struct State {
@@ -58,13 +58,15 @@ public final class RealtimeSession: Sendable {
     }
 
     /// Messages a transport may leave waiting before it should stop reading.
-    public static let inboxLimit = 256
+    static let inboxLimit = 256
 
+    /// The session's ID, which a client presents to move a long-polling session to a WebSocket: never log it (use the digest).
     public let id: String
     /// How logs name the session: a digest of ``id``, never the ID itself, which is what a
     /// WebSocket presents to take over a long-polling session (`/.ws?s=<id>`).
-    public let logID: String
-    public let database: Database
+    let logID: String
+    let database: Database
+    /// Everything sent to the client, in wire order, for the transport to drain.
     public let outbound: EventBuffer
     /// The transport's check that its client is still there (a socket's ping), run on each
     /// keep-alive tick with the time in milliseconds and a delay (the checks are spread out).
@@ -83,8 +85,9 @@ public final class RealtimeSession: Sendable {
     /// A transport's liveness check (see ``livenessCheck``): given the time in milliseconds
     /// and how long to wait before checking.
     public struct LivenessCheck: Sendable {
-        public let run: @Sendable (_ now: Int64, _ after: Duration) -> Void
+        let run: @Sendable (_ now: Int64, _ after: Duration) -> Void
 
+        /// `run` is called with the time in milliseconds and how long to wait before checking.
         public init(run: @escaping @Sendable (_ now: Int64, _ after: Duration) -> Void) {
             self.run = run
         }
@@ -92,8 +95,9 @@ public final class RealtimeSession: Sendable {
 
     /// A transport's end-of-transmission hook (see ``endOfTransmission``).
     public struct TransmissionEnd: Sendable {
-        public let run: @Sendable () -> Void
+        let run: @Sendable () -> Void
 
+        /// `run` is called once the client has ended transmission.
         public init(run: @escaping @Sendable () -> Void) {
             self.run = run
         }
@@ -104,7 +108,7 @@ public final class RealtimeSession: Sendable {
     private var operations: DatabaseOperations { service.operations }
     private var limits: RealtimeLimits { service.limits }
 
-    public init(id: String, database: Database, service: RealtimeService) {
+    init(id: String, database: Database, service: RealtimeService) {
         self.id = id
         self.logID = SHA256.hash(data: Data(id.utf8)).prefix(6).map { String(format: "%02x", $0) }.joined()
         self.database = database
@@ -117,7 +121,7 @@ public final class RealtimeSession: Sendable {
 
     // MARK: - Sending
 
-    public func send(_ message: [UInt8]) {
+    func send(_ message: [UInt8]) {
         outbound.push(ByteBuffer(bytes: message), sequence: 0, bounded: false)
     }
 
@@ -130,14 +134,14 @@ public final class RealtimeSession: Sendable {
         send(RealtimeServerMessage.response(id: id, status: status.status, data: .string(status.message)))
     }
 
-    public func sendHandshake(host: String) {
+    func sendHandshake(host: String) {
         send(RealtimeServerMessage.handshake(timestamp: operations.clock(), host: host, sessionID: id))
     }
 
     // MARK: - Receiving
 
     /// Handles one whole message from the client.
-    public func receive(_ message: RealtimeClientMessage) async {
+    func receive(_ message: RealtimeClientMessage) async {
         switch message {
         case .ping: send(RealtimeServerMessage.pong)
         case .control("n"): endOfTransmission.withLock { $0 }?.run()
@@ -258,7 +262,7 @@ public final class RealtimeSession: Sendable {
     }
 
     /// When the credential has expired: `ac` with `expired_token`, and signed out from now on.
-    public func expireCredential(now: Int64) {
+    func expireCredential(now: Int64) {
         let expired = state.withLock { state -> Bool in
             guard let expires = state.auth.expires, expires <= now else { return false }
             return true
@@ -315,7 +319,7 @@ public final class RealtimeSession: Sendable {
         }
     }
 
-    public static let tooBigText = "The specified payload is too large, please request a location with less data."
+    static let tooBigText = "The specified payload is too large, please request a location with less data."
 
     private func get(at path: Path, query: Query?, id: Int64) {
         do {
@@ -443,7 +447,7 @@ public final class RealtimeSession: Sendable {
 
     /// The connection is gone: listens stop, then the onDisconnect operations run in order
     /// (after the session's own writes, which were queued first) and are forgotten.
-    public func end() async {
+    func end() async {
         let (listeners, disconnects) = state.withLock { state -> ([Listener], [QueuedDisconnect]) in
             guard !state.ended else { return ([], []) }
             state.ended = true

@@ -4,7 +4,7 @@ import HearthProtocol
 extension RealtimeStatus {
     /// The status and message for an error thrown by ``DatabaseOperations``: the one path from
     /// an operation's error to the realtime protocol, as ``HearthError/response()`` is REST's.
-    public init(_ error: any Error) {
+    init(_ error: any Error) {
         switch error {
         case is DatabaseOperations.ConditionFailed:
             self.init(status: Self.dataStale, message: "Transaction hash does not match")

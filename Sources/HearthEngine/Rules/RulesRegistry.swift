@@ -6,17 +6,18 @@ import Synchronization
 /// through `PUT /.settings/rules.json`. A database without stored rules uses the server's
 /// default rules (closed unless the operator gave some).
 public final class RulesRegistry: Sendable {
-    public static let settingName = "rules"
+    static let settingName = "rules"
 
-    public let defaultRules: SecurityRules
+    let defaultRules: SecurityRules
     private let compiled = Mutex<[String: SecurityRules]>([:])
 
+    /// `defaultRules` apply to every database that has no rules of its own.
     public init(defaultRules: SecurityRules) {
         self.defaultRules = defaultRules
     }
 
     /// The rules in force for `database`.
-    public func rules(for database: Database) throws -> SecurityRules {
+    func rules(for database: Database) throws -> SecurityRules {
         if let cached = compiled.withLock({ $0[database.name] }) { return cached }
         var rules = defaultRules
         if let text = try database.setting(named: Self.settingName) {
@@ -36,7 +37,7 @@ public final class RulesRegistry: Sendable {
     }
 
     /// Forgets the database `name` (it was closed): its next instance loads its rules again.
-    public func forget(_ name: String) {
+    func forget(_ name: String) {
         compiled.withLock { $0[name] = nil }
     }
 
@@ -44,7 +45,7 @@ public final class RulesRegistry: Sendable {
     /// deliver it (in log order; on a cluster node also a change made on another node): a
     /// rules change drops the compiled copy for the text now in force, and `hub`'s streams are
     /// judged again.
-    public func settingChanged(named name: String, in database: Database, hub: ListenerHub) {
+    func settingChanged(named name: String, in database: Database, hub: ListenerHub) {
         guard name == Self.settingName else { return }
         if let text = try? database.setting(named: Self.settingName), let rules = try? SecurityRules(parsing: text) {
             compiled.withLock { $0[database.name] = rules }
@@ -58,7 +59,7 @@ public final class RulesRegistry: Sendable {
     /// - Returns: the new rules.
     /// - Throws: ``RulesError`` for an invalid document; nothing changes then.
     @discardableResult
-    public func setRules(_ text: String, for database: Database) async throws -> SecurityRules {
+    func setRules(_ text: String, for database: Database) async throws -> SecurityRules {
         let rules = try SecurityRules(parsing: text)
         try await database.setSetting(named: Self.settingName, to: text)
         // On a cluster node another deploy may have followed this one in the log by now: the
