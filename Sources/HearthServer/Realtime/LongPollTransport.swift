@@ -23,6 +23,9 @@ final class LongPollTransport: Sendable {
     let address: String
     /// Bytes of segments that may wait for an earlier one: a whole message's worth, in base64.
     let maxHeldBytes: Int
+    /// Called when a poll has taken its packet from the session's queue, before it answers
+    /// (tests hold a poll there).
+    let packetTaken: (@Sendable () -> Void)?
 
     private struct State {
         /// The next packet number (0 is the connect answer's handshake).
@@ -46,7 +49,7 @@ final class LongPollTransport: Sendable {
 
     init(
         id: String, password: String, callback: String, session: RealtimeSession, now: Int64, address: String = "",
-        maxHeldBytes: Int = RealtimeLimits().maxMessageBytes * 4 / 3 + 4096
+        maxHeldBytes: Int = RealtimeLimits().maxMessageBytes * 4 / 3 + 4096, packetTaken: (@Sendable () -> Void)? = nil
     ) {
         self.id = id
         self.password = password
@@ -54,6 +57,7 @@ final class LongPollTransport: Sendable {
         self.session = session
         self.address = address
         self.maxHeldBytes = maxHeldBytes
+        self.packetTaken = packetTaken
         self.state = Mutex(State(lastSeen: now))
         // The client's `n`: it sends over its WebSocket from now on. What is queued goes out
         // here, then `n` last; the socket takes the session's queue after that.
@@ -61,7 +65,10 @@ final class LongPollTransport: Sendable {
             hook = .init { [weak self] in
                 guard let self else { return }
                 state.withLock { $0.upgradeRequested = true }
-                session.outbound.wake()
+                // Not `wake()`: a poll between finding nothing to say and waiting would miss
+                // that, and hold `n` (and the requests waiting on the WebSocket) until its
+                // timeout. A keep-alive is work its wait sees; a poll sends nothing for it.
+                session.outbound.pokeKeepAlive()
             }
         }
     }
@@ -170,39 +177,40 @@ final class LongPollTransport: Sendable {
     }
 
     /// The packet for a poll, if there is anything to say.
-    private func packet(for poll: Int) -> String? {
-        let (upgradeRequested, done) = state.withLock { ($0.upgradeRequested, $0.upgraded || $0.closed) }
-        if done { return nil }
-        var messages: [ByteBuffer] = []
-        var closing = false
-        switch session.outbound.takeNow() {
-        case .events(let events): messages = events.map(\.bytes)
-        case .closed(let final):
-            messages = final
-            closing = true
-        case .resync: closing = true
-        case .keepAlive, nil: break
-        }
-        if upgradeRequested {
-            messages.append(ByteBuffer(bytes: Array(#"{"t":"c","d":{"t":"n","d":{}}}"#.utf8)))
-            closing = true
-        }
-        guard !messages.isEmpty || closing else { return nil }
-        var (number, waiters) = (0, [CheckedContinuation<Bool, Never>]())
-        state.withLock { state in
-            number = state.nextPacket
-            state.nextPacket += 1
-            if upgradeRequested {
-                state.upgraded = true
-                waiters = state.upgradeWaiters
-                state.upgradeWaiters = []
-            } else if closing {
-                state.closed = true
+    ///
+    /// What it takes from the session's queue is numbered under the transport's lock, so
+    /// packets are numbered in the order they were taken and the one with `n` is the last:
+    /// the SDK reads packets in number order, stops after the one with `n` and drops the rest,
+    /// so a poll that took a listen's `ok` just before `n` must not be numbered after it.
+    func packet(for poll: Int) -> String? {
+        var (messages, closing, upgrading) = ([ByteBuffer](), false, false)
+        var waiters: [CheckedContinuation<Bool, Never>] = []
+        let number = state.withLock { state -> Int? in
+            if state.upgraded || state.closed { return nil }
+            switch session.outbound.takeNow() {
+            case .events(let events): messages = events.map(\.bytes)
+            case .closed(let final):
+                messages = final
+                closing = true
+            case .resync: closing = true
+            case .keepAlive, nil: break
+            }
+            if state.upgradeRequested {
+                messages.append(ByteBuffer(bytes: Array(#"{"t":"c","d":{"t":"n","d":{}}}"#.utf8)))
+                (closing, upgrading) = (true, true)
+            }
+            guard !messages.isEmpty || closing else { return nil }
+            defer { state.nextPacket += 1 }
+            if closing {
+                if upgrading { state.upgraded = true } else { state.closed = true }
                 waiters = state.upgradeWaiters
                 state.upgradeWaiters = []
             }
+            return state.nextPacket
         }
-        for waiter in waiters { waiter.resume(returning: upgradeRequested) }
+        guard let number else { return nil }
+        packetTaken?()
+        for waiter in waiters { waiter.resume(returning: upgrading) }
         var script = "pRTLPCB(\(number),["
         script += messages.map { String(buffer: $0) }.joined(separator: ",")
         script += "]);"
