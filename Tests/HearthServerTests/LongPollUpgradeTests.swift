@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import HearthAuth
 import HearthCore
-import HearthEngine
+@testable import HearthEngine
 import HearthRules
 import HearthStore
 import HearthTesting
