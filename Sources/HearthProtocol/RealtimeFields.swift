@@ -1,12 +1,13 @@
 import HearthCore
 
 /// The members of one JSON object inside a message, each read only when asked for.
-struct RealtimeFields: Sendable {
+public struct RealtimeFields: Sendable {
     private let bytes: [UInt8]
     private let members: [String: Range<Int>]
     private let what: String
 
-    init(_ bytes: [UInt8], in range: Range<Int>, what: String) throws(RealtimeProtocolError) {
+    /// The members of the object at `range` of `bytes`; `what` names it in error messages.
+    public init(_ bytes: [UInt8], in range: Range<Int>, what: String) throws(RealtimeProtocolError) {
         self.bytes = bytes
         self.what = what
         do {
@@ -26,14 +27,16 @@ struct RealtimeFields: Sendable {
         self.what = what
     }
 
-    static func empty(_ bytes: [UInt8]) -> RealtimeFields { RealtimeFields(bytes: bytes, members: [:], what: "body") }
+    /// An object with no members (a request without a body).
+    public static func empty(_ bytes: [UInt8]) -> RealtimeFields { RealtimeFields(bytes: bytes, members: [:], what: "body") }
 
     private func raw(_ key: String) throws(RealtimeProtocolError) -> ArraySlice<UInt8> {
         guard let range = members[key] else { throw .malformed("The \(what) has no \(key).") }
         return bytes[range]
     }
 
-    func value(_ key: String) throws(RealtimeProtocolError) -> Node {
+    /// The value at `key`, parsed; throws when it is absent or not JSON.
+    public func value(_ key: String) throws(RealtimeProtocolError) -> Node {
         let text = try raw(key)
         do {
             return try JSONParser.parse(text).node
@@ -42,34 +45,38 @@ struct RealtimeFields: Sendable {
         }
     }
 
-    func optionalValue(_ key: String) throws(RealtimeProtocolError) -> Node? {
+    /// The value at `key`, parsed; nil when it is absent.
+    public func optionalValue(_ key: String) throws(RealtimeProtocolError) -> Node? {
         members[key] == nil ? nil : try value(key)
     }
 
-    func string(_ key: String) throws(RealtimeProtocolError) -> String {
+    /// The string at `key`; throws when it is absent or not a string.
+    public func string(_ key: String) throws(RealtimeProtocolError) -> String {
         guard case .string(let text) = try value(key) else { throw .malformed("\(key) of the \(what) must be a string.") }
         return text
     }
 
     /// The string at `key`; nil when it is absent or null.
-    func optionalString(_ key: String) throws(RealtimeProtocolError) -> String? {
+    public func optionalString(_ key: String) throws(RealtimeProtocolError) -> String? {
         guard let value = try optionalValue(key), !value.isNull else { return nil }
         guard case .string(let text) = value else { throw .malformed("\(key) of the \(what) must be a string.") }
         return text
     }
 
-    func object(_ key: String) throws(RealtimeProtocolError) -> RealtimeFields {
+    /// The members of the object at `key`; throws when it is absent or not an object.
+    public func object(_ key: String) throws(RealtimeProtocolError) -> RealtimeFields {
         guard let range = members[key] else { throw .malformed("The \(what) has no \(key).") }
         return try RealtimeFields(bytes, in: range, what: key)
     }
 
-    func optionalObject(_ key: String) throws(RealtimeProtocolError) -> RealtimeFields? {
+    /// The members of the object at `key`; nil when it is absent.
+    public func optionalObject(_ key: String) throws(RealtimeProtocolError) -> RealtimeFields? {
         members[key] == nil ? nil : try object(key)
     }
 
     /// `p`, the location a request is about (`/a/b` or `a/b`); a write may name a priority
     /// (`/a/.priority`, the SDKs' `setPriority`).
-    func path(allowPriority: Bool = false) throws(RealtimeProtocolError) -> Path {
+    public func path(allowPriority: Bool = false) throws(RealtimeProtocolError) -> Path {
         let text = try string("p")
         guard let path = try? Path(parsing: text, allowPriority: allowPriority) else { throw .malformed("Invalid path \(text).") }
         return path

@@ -54,7 +54,8 @@ public enum RealtimeRequest: Sendable {
             self.queryObject = queryObject
         }
 
-        static let whole = QueryView(query: nil, tag: nil, queryObject: nil)
+        /// The whole location, without a query.
+        public static let whole = QueryView(query: nil, tag: nil, queryObject: nil)
     }
 
     init(action: String, body: RealtimeFields) throws(RealtimeProtocolError) {

@@ -85,6 +85,8 @@ struct WebSocketFuzz {
 
 struct NoDatabases: DatabaseProvider {
     struct Unavailable: Error {}
+    let events = DatabaseEvents()
+    func openDatabase(named name: String) -> Database? { nil }
     func database(named name: String) async throws -> Database { throw Unavailable() }
     func databaseIfReady(named name: String) throws -> Database? { throw Unavailable() }
     func databaseNames() async throws -> [String] { [] }
