@@ -263,7 +263,7 @@ public final class AuthService: Sendable {
         guard !user.disabled else { throw .userDisabled }
         let idToken = try await signedIDToken(
             for: user, provider: session.provider ?? user.provider, authTime: session.createdAt / 1000,
-            sessionClaims: session.claims)
+            sessionClaims: session.claims, session: digest)
         return Session(user: user, idToken: idToken, refreshToken: refreshToken, expiresIn: issuer.idTokenLifetime, isNewUser: false)
     }
 
@@ -536,16 +536,20 @@ public final class AuthService: Sendable {
         let digest = Self.digest(refreshToken)
         try await withStore { try await store.addRefreshToken(digest: digest, record) }
         let idToken = try await signedIDToken(
-            for: user, provider: provider, authTime: record.createdAt / 1000, sessionClaims: sessionClaims)
+            for: user, provider: provider, authTime: record.createdAt / 1000, sessionClaims: sessionClaims, session: digest)
         return Session(user: user, idToken: idToken, refreshToken: refreshToken, expiresIn: issuer.idTokenLifetime, isNewUser: isNewUser)
     }
 
+    /// - Parameter session: the digest of the session's refresh token; the token's `jti` is a
+    ///   hash of it, which tells sessions apart without revealing anything about the token.
     private func signedIDToken(
-        for user: UserRecord, provider: String, authTime: Int64, sessionClaims: Node = .null
+        for user: UserRecord, provider: String, authTime: Int64, sessionClaims: Node = .null, session: Data
     ) async throws(AuthError) -> String {
+        let sessionID = TokenIssuer.base64URL(Data(SHA256.hash(data: Data("hearth-session".utf8) + session).prefix(12)))
         do {
             return try await issuer.idToken(
-                for: user, signInProvider: provider, authTime: authTime, now: nowSeconds, sessionClaims: sessionClaims)
+                for: user, signInProvider: provider, authTime: authTime, now: nowSeconds, sessionClaims: sessionClaims,
+                session: sessionID)
         } catch {
             logger.error("cannot sign an ID token", metadata: ["error": "\(error)"])
             throw AuthError("INTERNAL_ERROR")

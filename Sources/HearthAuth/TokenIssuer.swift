@@ -72,8 +72,13 @@ public final class TokenIssuer: Sendable {
     ///   - now: the time of issue (seconds).
     ///   - sessionClaims: developer claims of this session (from a custom token); the
     ///     account's own custom claims win on a clash.
+    ///   - session: names the session the token belongs to (its `jti`), so two sessions'
+    ///     tokens differ even when issued in the same second for the same account. Firebase's
+    ///     SDKs only take a new refresh token when the ID token beside it is new: a password
+    ///     change ends the old session, and an identical token would leave the SDK holding it.
     public func idToken(
-        for user: UserRecord, signInProvider: String, authTime: Int64, now: Int64, sessionClaims: Node = .null
+        for user: UserRecord, signInProvider: String, authTime: Int64, now: Int64, sessionClaims: Node = .null,
+        session: String? = nil
     ) async throws -> String {
         var claims: [(ChildKey, Node)] = []
         // Custom claims first, so the registered ones below win on a clash.
@@ -112,6 +117,9 @@ public final class TokenIssuer: Sendable {
             (ChildKey("sub"), .string(user.uid)),
             (ChildKey("iat"), .int(now)),
             (ChildKey("exp"), .int(now + idTokenLifetime)),
+        ]
+        if let session { claims.append((ChildKey("jti"), .string(session))) }
+        claims += [
             (ChildKey("firebase"), .object([
                 (ChildKey("identities"), .object(identities)),
                 (ChildKey("sign_in_provider"), .string(signInProvider)),

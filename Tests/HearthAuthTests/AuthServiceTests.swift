@@ -354,6 +354,19 @@ import Testing
         }
     }
 
+    /// Firebase's SDKs keep their refresh token unless the ID token answered beside it is new;
+    /// a change in the same second as the sign-in must still hand over a different token.
+    @Test func aPasswordChangeInTheSameSecondAsTheSignInGivesADifferentIDToken() async throws {
+        try await Self.withService { service, _ in
+            let session = try await service.signUp(email: "alice@example.com", password: Self.password)
+            let (_, changed) = try await service.update(idToken: session.idToken, .init(password: "new password"))
+            let fresh = try #require(changed)
+            #expect(fresh.idToken != session.idToken)
+            let refreshed = try await service.refresh(refreshToken: fresh.refreshToken)
+            #expect(refreshed.idToken == fresh.idToken, "one session, one second: the same token")
+        }
+    }
+
     @Test func passwordEmailChangesAndDeletionNeedARecentSignIn() async throws {
         try await Self.withService { service, clock in
             let signedUp = try await service.signUp(email: "alice@example.com", password: Self.password)

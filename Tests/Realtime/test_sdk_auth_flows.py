@@ -416,6 +416,10 @@ def test_sessions_ended_by_a_password_or_email_change_sign_the_sdk_out(page, hea
       seen.signedOutAfterChange = b.auth.currentUser === null;
       return seen;
     """, ns, email, reset)
+    assert outcome == {
+        "afterReset": "auth/user-token-expired", "signedOutAfterReset": True,
+        "changerStillSignedIn": "resolved", "afterChange": "auth/user-token-expired", "signedOutAfterChange": True,
+    }
     run(page, "newEmail", "await fb.verifyBeforeUpdateEmail(T.store.a.auth.currentUser, newEmail);", changed)
     change = newest_code(hearth, changed, "VERIFY_AND_CHANGE_EMAIL")["oobCode"]
     outcome.update(run(page, "code", """
