@@ -146,7 +146,7 @@ public final class FileStore: Sendable {
         let bucket = try ObjectName.validatedBucket(bucket)
         let name = try ObjectName.validated(name)
         var fields = fields
-        fields.contentType = try fields.contentType.map(ObjectName.validatedContentType) ?? "application/octet-stream"
+        fields.contentType = try fields.contentType.map(ObjectName.validatedContentType) ?? Self.defaultContentType
         try await authorizeDeclared(bucket: bucket, name: name, fields: fields, declaredSize: declaredSize, authorize: authorize)
         let limit = try Self.limit(declaredSize: declaredSize, maxObjectSize: maxObjectSize)
         let temporary = FilePath(tmpFolder.appendingPathComponent(makeID()).path)
@@ -206,16 +206,21 @@ public final class FileStore: Sendable {
         return (declaredSize, .overDeclaredSize(declaredSize))
     }
 
+    /// The content type of an object that was given none, or whose type was deleted.
+    public static let defaultContentType = "application/octet-stream"
+
     /// The object an upload would make (`request.resource` to storage rules): a new
     /// generation, a download token and a content file name of its own.
     func incoming(bucket: String, name: String, fields: ObjectFields, size: Int64, md5: String, now: Int64) -> StoredObject {
         var custom: [String: String] = [:]
         for (key, value) in fields.customMetadata ?? [:] { if let value { custom[key] = value } }
+        // An empty property (sent as "" or null) is no property.
+        func set(_ value: String?) -> String? { value?.isEmpty == false ? value : nil }
         return StoredObject(
-            bucket: bucket, name: name, size: size, contentType: fields.contentType ?? "application/octet-stream",
+            bucket: bucket, name: name, size: size, contentType: fields.contentType ?? Self.defaultContentType,
             md5Hash: md5, generation: nextGeneration(now: now), metageneration: 1, timeCreated: now, updated: now,
-            cacheControl: fields.cacheControl, contentDisposition: fields.contentDisposition,
-            contentEncoding: fields.contentEncoding, contentLanguage: fields.contentLanguage, customMetadata: custom,
+            cacheControl: set(fields.cacheControl), contentDisposition: set(fields.contentDisposition),
+            contentEncoding: set(fields.contentEncoding), contentLanguage: set(fields.contentLanguage), customMetadata: custom,
             downloadTokens: [makeID()], blob: makeID())
     }
 

@@ -268,6 +268,47 @@ struct FilesEndpointTests {
         }
     }
 
+    /// "You can delete a metadata property by setting it to null": every writable property,
+    /// the content type falling back to the default; an absent property is left as it is, and
+    /// a new object given nulls has none of them.
+    @Test func nullDeletesMetadataProperties() async throws {
+        try await withServer(configure: { $0.storageRules = Self.readClosedRules }) { server in
+            let owner = ["Authorization": "Firebase " + TestToken.unsigned(uid: "alice"), "Content-Type": "application/json"]
+            _ = try await Self.upload(server, "alice/doc.txt", Data("hello".utf8), type: "text/plain", headers: owner)
+            let set = try await server.request(
+                "PATCH", Self.path("alice/doc.txt"),
+                body: #"{"cacheControl": "no-cache", "contentDisposition": "inline", "contentEncoding": "identity", "contentLanguage": "en", "metadata": {"a": "1", "b": "2"}}"#,
+                headers: owner)
+            #expect(set.status == 200, "\(set.text)")
+            let cleared = try await server.request(
+                "PATCH", Self.path("alice/doc.txt"),
+                body: #"{"cacheControl": null, "contentDisposition": null, "contentEncoding": null, "contentLanguage": null, "contentType": null, "metadata": {"a": null}}"#,
+                headers: owner)
+            #expect(cleared.status == 200, "\(cleared.text)")
+            let object = Self.json(cleared)
+            for key in ["cacheControl", "contentLanguage"] {
+                #expect(object[key] == nil, "\(key) is still \(object[key] ?? "")")
+            }
+            // The rest show what downloads are now served with, as Firebase's resource does.
+            #expect(object["contentType"] as? String == "application/octet-stream")
+            #expect(object["contentEncoding"] as? String == "identity")
+            #expect(object["contentDisposition"] as? String == "attachment; filename*=utf-8''doc.txt")
+            #expect((object["metadata"] as? [String: String]) == ["b": "2"])
+
+            // Absent leaves it: only the language changes.
+            _ = try await server.request("PATCH", Self.path("alice/doc.txt"), body: #"{"cacheControl": "no-store"}"#, headers: owner)
+            let kept = try await server.request("PATCH", Self.path("alice/doc.txt"), body: #"{"contentLanguage": "fr"}"#, headers: owner)
+            #expect(Self.json(kept)["cacheControl"] as? String == "no-store")
+            #expect(Self.json(kept)["contentLanguage"] as? String == "fr")
+
+            // A wrong type is refused and changes nothing.
+            Self.expectError(
+                try await server.request("PATCH", Self.path("alice/doc.txt"), body: #"{"cacheControl": 5}"#, headers: owner), 400)
+            let after = try await server.request("PATCH", Self.path("alice/doc.txt"), body: "{}", headers: owner)
+            #expect(Self.json(after)["cacheControl"] as? String == "no-store")
+        }
+    }
+
     static let readClosedRules = """
         rules_version = '2';
         service firebase.storage {

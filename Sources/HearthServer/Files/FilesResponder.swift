@@ -546,13 +546,18 @@ struct FilesResponder: Sendable {
         guard let json = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
             throw FilesError.badRequest("Invalid metadata: a JSON object is expected.")
         }
+        // Absent leaves a property as it is; null deletes it ("You can delete a metadata property
+        // by setting it to null"), which the store reads as an empty string, as it does "".
         func text(_ key: String) throws(FilesError) -> String? {
-            guard let value = json[key], !(value is NSNull) else { return nil }
+            guard let value = json[key] else { return nil }
+            if value is NSNull { return "" }
             guard let string = value as? String else { throw FilesError.badRequest("Invalid metadata: \(key) must be a string.") }
             return string
         }
+        // An object always has a content type: deleting it leaves the default.
+        let contentType = json["contentType"] is NSNull ? FileStore.defaultContentType : try text("contentType")
         var fields = ObjectFields(
-            contentType: try text("contentType"), cacheControl: try text("cacheControl"),
+            contentType: contentType, cacheControl: try text("cacheControl"),
             contentDisposition: try text("contentDisposition"), contentEncoding: try text("contentEncoding"),
             contentLanguage: try text("contentLanguage"))
         if let custom = json["metadata"], !(custom is NSNull) {
