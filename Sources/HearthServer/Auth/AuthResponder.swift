@@ -148,7 +148,7 @@ struct AuthResponder: Sendable {
         let maxResults = parameters["maxResults"].flatMap { Int(String($0)) } ?? 1000
         let (users, next) = try await service.listUsers(
             pageToken: parameters["nextPageToken"].map(String.init), maxResults: maxResults)
-        return Self.answer(DownloadAccountAnswer(users: Self.nonEmpty(users.map(UserInfoAnswer.init)), nextPageToken: next))
+        return Self.answer(DownloadAccountAnswer(users: Self.nonEmpty(users.map(UserInfoAnswer.exported)), nextPageToken: next))
     }
 
     func batchDelete(_ body: RequestFields) async throws -> Response {
