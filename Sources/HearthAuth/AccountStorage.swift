@@ -121,6 +121,17 @@ public protocol AccountStorage: Sendable {
     /// Removes provider `id`'s configuration; false when there was none.
     @discardableResult
     func deleteProviderConfig(id: String) async throws -> Bool
+
+    // MARK: Service accounts
+
+    /// Keeps a new service-account key (its public half).
+    func addServiceAccountKey(_ key: ServiceAccountKey) async throws
+    func serviceAccountKey(id: String) async throws -> ServiceAccountKey?
+    /// Every key, revoked ones included, oldest first.
+    func serviceAccountKeys() async throws -> [ServiceAccountKey]
+    /// Marks a key revoked; false when there is no such working key.
+    @discardableResult
+    func revokeServiceAccountKey(id: String, now: Int64) async throws -> Bool
 }
 
 extension AccountStorage {

@@ -115,6 +115,19 @@ public final class AccountStore: AccountStorage {
                 ALTER TABLE user ADD COLUMN email_link_sign_in INTEGER NOT NULL DEFAULT 0;
                 """)
         }
+        migrator.registerMigration("service-accounts") { db in
+            // Service accounts' public keys (the private halves are only in their key files).
+            try db.execute(sql: """
+                CREATE TABLE service_account_key (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    client_email TEXT NOT NULL,
+                    public_key TEXT NOT NULL,
+                    token_uri TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    revoked_at INTEGER
+                );
+                """)
+        }
         return migrator
     }
 

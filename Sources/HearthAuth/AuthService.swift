@@ -249,7 +249,14 @@ public final class AuthService: Sendable {
 
     /// Signs in with a custom token, making the account on first use.
     public func signIn(customToken: String) async throws(AuthError) -> Session {
-        let (uid, claims) = try await issuer.verifyCustomToken(customToken, allowUnsigned: policy.emulator, now: nowSeconds)
+        // A token signed by a service account's key (an Admin SDK holding its key file) names
+        // that key; the server's own key needs no lookup.
+        var signer: ServiceAccountKey?
+        if let kid = TokenIssuer.keyID(of: customToken), kid != issuer.keyID, kid.utf8.count <= 64 {
+            signer = try await withStore { try await store.serviceAccountKey(id: kid) }
+        }
+        let (uid, claims) = try await issuer.verifyCustomToken(
+            customToken, allowUnsigned: policy.emulator, now: nowSeconds, serviceAccount: signer)
         let now = clock()
         var isNew = false
         var user: UserRecord

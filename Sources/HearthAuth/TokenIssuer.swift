@@ -205,14 +205,30 @@ public final class TokenIssuer: Sendable {
         return try await keys.sign(ClaimsPayload(.object(payload)), kid: JWKIdentifier(string: keyID))
     }
 
-    /// Checks a custom token: signed with the server's key, or, when `allowUnsigned` (emulator
-    /// mode), unsigned (`"alg":"none"`) as the Admin SDKs make them for the emulator.
+    /// The key ID a JWT's header names, if any (not checked).
+    public static func keyID(of token: String) -> String? {
+        guard let header = token.split(separator: ".", maxSplits: 1).first.flatMap(decodeSegment),
+            case .string(let kid) = header.child(ChildKey("kid"))
+        else { return nil }
+        return kid
+    }
+
+    /// Checks a custom token: signed with the server's key, with `serviceAccount`'s key (as an
+    /// Admin SDK holding that service account's key file signs them: issued by its address),
+    /// or, when `allowUnsigned` (emulator mode), unsigned (`"alg":"none"`) as the Admin SDKs make
+    /// them for the emulator.
     /// - Returns: the uid and the developer claims (an object, or `.null`).
-    public func verifyCustomToken(_ token: String, allowUnsigned: Bool, now: Int64) async throws(AuthError) -> (uid: String, claims: Node) {
+    public func verifyCustomToken(
+        _ token: String, allowUnsigned: Bool, now: Int64, serviceAccount: ServiceAccountKey? = nil
+    ) async throws(AuthError) -> (uid: String, claims: Node) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let header = Self.decodeSegment(parts[0]) else { throw .invalidCustomToken }
         if case .string("none") = header.child(ChildKey("alg")) {
             guard allowUnsigned, parts[2].isEmpty else { throw .invalidCustomToken }
+        } else if let serviceAccount {
+            guard serviceAccount.revokedAt == nil, await ServiceAccounts.isSigned(token, by: serviceAccount),
+                case .string(serviceAccount.clientEmail) = Self.payload(of: token)?.child(ChildKey("iss"))
+            else { throw .invalidCustomToken }
         } else {
             do {
                 _ = try await keys.verify(token, as: RegisteredClaims.self)
@@ -227,6 +243,41 @@ public final class TokenIssuer: Sendable {
         if let expires = payload.child(ChildKey("exp")).numberValue, expires <= Double(now) { throw .tokenExpired }
         let claims = payload.child(ChildKey("claims"))
         return (uid, claims.children == nil ? .null : claims)
+    }
+
+    // MARK: - Service accounts' access tokens
+
+    /// What every access token begins with: a credential is known for one before anything is
+    /// checked, so ID tokens are never tried as access tokens nor the other way round.
+    public static let accessTokenPrefix = "hearth-sa."
+
+    /// The issuer of access tokens (they are only ever read by this server).
+    var accessTokenIssuer: String { "\(issuer)/service-accounts" }
+
+    /// An OAuth 2.0 access token for a service account's key, valid for `lifetime` seconds.
+    public func accessToken(clientEmail: String, serviceKeyID: String, now: Int64, lifetime: Int64) async throws -> String {
+        let payload = ClaimsPayload(.object([
+            (ChildKey("iss"), .string(accessTokenIssuer)),
+            (ChildKey("aud"), .string(projectID)),
+            (ChildKey("sub"), .string(clientEmail)),
+            (ChildKey("key"), .string(serviceKeyID)),
+            (ChildKey("iat"), .int(now)),
+            (ChildKey("exp"), .int(now + lifetime)),
+        ]))
+        return Self.accessTokenPrefix + (try await keys.sign(payload, kid: JWKIdentifier(string: self.keyID)))
+    }
+
+    /// The service account and key an access token this server issued speaks for, while it has
+    /// not expired; nil for anything else.
+    public func verifyAccessToken(_ token: String, now: Int64) async -> (clientEmail: String, serviceKeyID: String)? {
+        guard token.hasPrefix(Self.accessTokenPrefix) else { return nil }
+        let jwt = String(token.dropFirst(Self.accessTokenPrefix.count))
+        guard let registered = try? await keys.verify(jwt, as: RegisteredClaims.self),
+            registered.iss == accessTokenIssuer, registered.aud == projectID,
+            let subject = registered.sub, let expires = registered.exp, expires > Double(now),
+            case .string(let keyID) = Self.payload(of: jwt)?.child(ChildKey("key"))
+        else { return nil }
+        return (subject, keyID)
     }
 
     // MARK: - Keys

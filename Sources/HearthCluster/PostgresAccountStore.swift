@@ -122,6 +122,16 @@ public final class PostgresAccountStore: AccountStorage {
             )
             """,
             "CREATE INDEX IF NOT EXISTS hearth_auth_pending_sign_in_expiry ON hearth_auth_pending_sign_in(expires_at)",
+            """
+            CREATE TABLE IF NOT EXISTS hearth_auth_service_account_key (
+                id TEXT COLLATE "C" PRIMARY KEY,
+                client_email TEXT NOT NULL,
+                public_key TEXT NOT NULL,
+                token_uri TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                revoked_at BIGINT
+            )
+            """,
         ])
     }
 

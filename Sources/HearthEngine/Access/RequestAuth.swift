@@ -25,7 +25,7 @@ public enum RequestAuth: Sendable {
     public static func resolve(
         credential presented: String, admin: AdminCredential, issuer: TokenIssuer, now: Int64
     ) async throws(HearthError) -> RequestAuth {
-        if admin.isAdmin(credential: presented) { return .admin }
+        if await admin.isAdmin(credential: presented) { return .admin }
         guard admin.emulator, let claims = unsignedClaims(presented) else {
             do {
                 let claims = try await issuer.verifyIDToken(presented, now: now / 1000)

@@ -32,8 +32,8 @@ struct AdminRoutes: Sendable {
         }
         route(MetricsResponder.path) { request, context in try await metrics.respond(to: request, context: context) }
         route(StatsResponder.path) { request, _ in try await stats.respond(to: request) }
-        route(RecentLogsResponder.path) { request, _ in try logs.respond(to: request) }
-        route(RequestLogResponder.path) { request, _ in try requests.respond(to: request) }
+        route(RecentLogsResponder.path) { request, _ in try await logs.respond(to: request) }
+        route(RequestLogResponder.path) { request, _ in try await requests.respond(to: request) }
         for path in [BackupsResponder.path, BackupsResponder.previewPath, BackupsResponder.restorePath] {
             route(path) { request, _ in try await backups.respond(to: request) }
         }

@@ -42,7 +42,7 @@ struct BackupsResponder: Sendable {
 
     /// Failures are thrown, and written by the namespace's ``RealtimeDatabaseErrors``.
     func respond(to request: Request) async throws -> Response {
-        let parameters = try admin.admit(request, methods: [.get, .post])
+        let parameters = try await admin.admit(request, methods: [.get, .post])
         let path = request.uri.path
         switch (path, request.method) {
         case (Self.path, .get):

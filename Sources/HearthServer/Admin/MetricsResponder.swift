@@ -19,7 +19,7 @@ struct MetricsResponder: Sendable {
     /// Refusals are thrown, and written by ``RealtimeDatabaseErrors``.
     func respond(to request: Request, context: HearthRequestContext) async throws -> Response {
         if !open {
-            _ = try admin.admit(request, methods: [.get, .head])
+            _ = try await admin.admit(request, methods: [.get, .head])
         } else if request.method != .get && request.method != .head {
             throw HearthError(.invalidData, "Invalid method for \(Self.path): \(request.method.rawValue); use GET or HEAD.")
         }

@@ -11,8 +11,8 @@ struct RecentLogsResponder: Sendable {
     let recent: RecentLogEntries
     let admin: AdminCredential
 
-    func respond(to request: Request) throws -> Response {
-        _ = try admin.admit(request)
+    func respond(to request: Request) async throws -> Response {
+        _ = try await admin.admit(request)
         return JSONResponse.encoding(["entries": recent.newestFirst()])
     }
 }

@@ -12,8 +12,8 @@ struct RequestLogResponder: Sendable {
     let log: RequestLog
     let admin: AdminCredential
 
-    func respond(to request: Request) throws -> Response {
-        let filter = try Self.filter(try admin.admit(request), capacity: log.capacity)
+    func respond(to request: Request) async throws -> Response {
+        let filter = try await Self.filter(try await admin.admit(request), capacity: log.capacity)
         let body = RequestLogBody(entries: log.newestFirst(filter), capacity: log.capacity)
         // Milliseconds: requests come many to a second.
         return JSONResponse.encoding(body, dates: .custom { date, encoder in

@@ -50,7 +50,7 @@ struct StatsResponder: Sendable {
     }
 
     func respond(to request: Request) async throws -> Response {
-        _ = try admin.admit(request)
+        _ = try await admin.admit(request)
         let figures = await self.figures()
         return JSONResponse.encoding(figures)
     }

@@ -48,10 +48,11 @@ public func buildApplication(
     let rules = RulesRegistry(defaultRules: defaultRules ?? .closed)
     let hub = ListenerHub(
         maxEventBytes: configuration.maxStreamEventBytes, rules: { rules.loadedRules(named: $0) }, clock: configuration.clock)
-    let admin = AdminCredential(token: configuration.adminToken, emulator: configuration.emulator)
     let providerHTTP = IdentityProviderHTTP()
     let accounts = try await makeAuthService(
         configuration: configuration, folder: folder, cluster: cluster, http: providerHTTP, logger: logger)
+    let serviceAccounts = ServiceAccounts(store: accounts.store, issuer: accounts.issuer, clock: configuration.clock, logger: logger)
+    let admin = AdminCredential(token: configuration.adminToken, emulator: configuration.emulator, serviceAccounts: serviceAccounts)
     let storageRules = try configuration.storageRules.map { text throws(StorageRulesSyntaxError) in try StorageRules(parsing: text) }
     let filesDirectory = configuration.filesDirectory ?? folder.url.appendingPathComponent("files")
     let files: FileStore
@@ -144,7 +145,7 @@ public func buildApplication(
     let responder = HearthResponder(
         database: database,
         longPolling: longPolling,
-        auth: AuthResponder(service: accounts, admin: admin, proxies: proxies),
+        auth: AuthResponder(service: accounts, admin: admin, serviceAccounts: serviceAccounts, proxies: proxies),
         session: WebSessionResponder(service: accounts, proxies: proxies),
         files: FilesResponder(
             store: files, rules: storageRules ?? .closed, admin: admin, issuer: accounts.issuer, clock: configuration.clock,

@@ -17,7 +17,7 @@ extension AuthResponder {
         code.newEmail = body.string("newEmail")
         code.continueURL = body.string("continueUrl")
         code.linkDomain = body.string("linkDomain")
-        code.isAdmin = isAdmin(request)
+        code.isAdmin = await isAdmin(request)
         code.returnLink = body.bool("returnOobLink") ?? false
         code.client = client
         let issued = try await service.sendActionCode(code, actionURL: emulatorActionURL(request))

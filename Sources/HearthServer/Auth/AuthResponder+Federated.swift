@@ -9,7 +9,7 @@ extension AuthResponder {
     func createAuthUri(_ body: RequestFields, request: Request, client: String?) async throws -> Response {
         if body.string("providerId") == nil, body.string("identifier") != nil {
             // Which sign-in methods an address has (fetchSignInMethodsForEmail).
-            guard let found = try await service.signInMethods(email: body.string("identifier"), isAdmin: isAdmin(request))
+            guard let found = try await service.signInMethods(email: body.string("identifier"), isAdmin: await isAdmin(request))
             else { return Self.answer(CreateAuthUriAnswer()) }
             return Self.answer(CreateAuthUriAnswer(
                 registered: found.registered, allProviders: Self.nonEmpty(found.providers), signinMethods: Self.nonEmpty(found.methods)))

@@ -16,6 +16,9 @@ extension AuthResponder {
             router.endpoint(RouterPath(path), .get) { _, _ in Self.json(try service.issuer.jwks()) }
         }
         router.endpoint(RouterPath(Self.providersPath), .get) { _, _ in try await providers() }
+        for path in Self.tokenEndpoints {
+            router.endpoint(RouterPath(path), .post) { request, _ in await token(request) }
+        }
         router.endpoint(RouterPath(Self.secureToken), .post) { request, _ in
             try await refresh(try await body(of: request, allowForm: true))
         }
@@ -111,7 +114,7 @@ extension AuthResponder {
     /// is read.
     private func asAdmin(_ handler: @escaping RouteHandler) -> RouteHandler {
         { request, context in
-            try requireAdmin(request)
+            try await requireAdmin(request)
             return try await handler(request, context)
         }
     }

@@ -23,6 +23,8 @@ import Logging
 struct AuthResponder: Sendable {
     let service: AuthService
     let admin: AdminCredential
+    /// Service accounts' keys, for the token endpoint.
+    let serviceAccounts: ServiceAccounts
     /// Whose word is taken for the client's address (sign-in attempts are counted by it).
     let proxies: ProxyTrust
     let maxBodyBytes = 1 << 20
@@ -39,7 +41,8 @@ struct AuthResponder: Sendable {
 
     /// True for the paths this responder answers.
     static func handles(_ path: String) -> Bool {
-        path.hasPrefix(identityToolkit) || path.hasPrefix(identityToolkitV2) || path == secureToken || path == providersPath || path.hasPrefix(emulatorAccounts) || jwksPaths.contains(path)
+        path.hasPrefix(identityToolkit) || path.hasPrefix(identityToolkitV2) || path == secureToken || path == providersPath
+            || path.hasPrefix(emulatorAccounts) || jwksPaths.contains(path) || tokenEndpoints.contains(path)
     }
 
     // MARK: - Users' endpoints
@@ -55,7 +58,7 @@ struct AuthResponder: Sendable {
         let body = try await body(of: request, allowForm: false)
         // With an admin credential this is Firebase's admin create; otherwise a sign-up,
         // counted against the client's address unless an admin makes it.
-        let admin = isAdmin(request)
+        let admin = await isAdmin(request)
         if admin && body.string("localId") != nil { return try await adminCreate(body) }
         let session = try await service.signUp(
             email: body.string("email"), password: body.string("password"), displayName: body.string("displayName"),
@@ -84,7 +87,7 @@ struct AuthResponder: Sendable {
 
     func lookup(_ request: Request) async throws -> Response {
         let body = try await body(of: request, allowForm: false)
-        if body.string("idToken") == nil, isAdmin(request) { return try await adminLookup(body) }
+        if body.string("idToken") == nil, await isAdmin(request) { return try await adminLookup(body) }
         let user = try await service.user(idToken: body.string("idToken"))
         RequestLog.current?.uid = user.uid
         return Self.answer(AccountInfoAnswer(users: [UserInfoAnswer(user)]))
@@ -93,7 +96,7 @@ struct AuthResponder: Sendable {
     func update(_ request: Request) async throws -> Response {
         let body = try await body(of: request, allowForm: false)
         if body.string("oobCode") != nil { return try await applyActionCode(body) }
-        if body.string("idToken") == nil, isAdmin(request) { return try await adminUpdate(body) }
+        if body.string("idToken") == nil, await isAdmin(request) { return try await adminUpdate(body) }
         let change = AuthService.ProfileChange(
             displayName: body.string("displayName"), photoURL: body.string("photoUrl"), email: body.string("email"),
             password: body.string("password"), deleteAttributes: body.strings("deleteAttribute"),
@@ -105,7 +108,7 @@ struct AuthResponder: Sendable {
 
     func delete(_ request: Request) async throws -> Response {
         let body = try await body(of: request, allowForm: false)
-        if body.string("idToken") == nil, isAdmin(request) { return try await adminDelete(body) }
+        if body.string("idToken") == nil, await isAdmin(request) { return try await adminDelete(body) }
         try await service.delete(idToken: body.string("idToken"))
         return Self.answer(KindAnswer(kind: "identitytoolkit#DeleteAccountResponse"))
     }
@@ -176,14 +179,14 @@ struct AuthResponder: Sendable {
         return Self.answer(KindAnswer(kind: "identitytoolkit#DeleteAccountResponse"))
     }
 
-    func isAdmin(_ request: Request) -> Bool {
-        let isAdmin = admin.isAdmin(request, parameters: [:])
+    func isAdmin(_ request: Request) async -> Bool {
+        let isAdmin = await admin.isAdmin(request, parameters: [:])
         if isAdmin { RequestLog.current?.uid = RequestAuth.admin.logName }
         return isAdmin
     }
 
-    func requireAdmin(_ request: Request) throws {
-        guard isAdmin(request) else { throw AuthError.insufficientPermission }
+    func requireAdmin(_ request: Request) async throws {
+        guard await isAdmin(request) else { throw AuthError.insufficientPermission }
     }
 
     // MARK: - Bodies

@@ -30,7 +30,7 @@ struct DataBrowseResponder: Sendable {
 
     func respond(to request: Request) async throws -> Response {
         do {
-            let parameters = try admin.admit(request)
+            let parameters = try await admin.admit(request)
             let path = try Path(parsing: parameters["path"] ?? "/")
             let name = parameters["ns"] ?? DatabaseResponder.databaseName(host: request.head.authority) ?? defaultDatabase
             let database = try await operations.database(named: name, creating: true)

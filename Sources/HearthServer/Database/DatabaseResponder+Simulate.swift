@@ -32,7 +32,7 @@ extension DatabaseResponder {
     }
 
     func handleSimulation(_ request: Request) async throws -> Response {
-        let parameters = try admin.admit(request, methods: [.post])
+        let parameters = try await admin.admit(request, methods: [.post])
         let bytes = Array(try await body(of: request).readableBytesView)
         var fields: [String: ArraySlice<UInt8>] = [:]
         do {

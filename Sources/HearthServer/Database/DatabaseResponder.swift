@@ -164,7 +164,7 @@ struct DatabaseResponder: Sendable {
     private func handleRulesSettings(_ request: Request) async throws -> Response {
         var parameters: [String: String] = [:]
         for (key, value) in request.uri.queryParameters { parameters[String(key)] = String(value) }
-        guard admin.isAdmin(request, parameters: parameters) else {
+        guard await admin.isAdmin(request, parameters: parameters) else {
             throw HearthError.permissionDeniedByRules
         }
         let database = try await operations.database(named: databaseName(for: request, parameters: parameters), creating: true)

@@ -12,8 +12,8 @@ extension AdminCredential {
         return parameters["access_token"] ?? parameters["auth"]
     }
 
-    func isAdmin(_ request: Request, parameters: [String: String]) -> Bool {
+    func isAdmin(_ request: Request, parameters: [String: String]) async -> Bool {
         guard let presented = Self.presented(by: request, parameters: parameters) else { return false }
-        return isAdmin(credential: presented)
+        return await isAdmin(credential: presented)
     }
 }

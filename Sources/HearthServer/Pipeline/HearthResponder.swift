@@ -101,6 +101,7 @@ struct HearthResponder: HTTPResponder {
             middleware.add(RequestIDMiddleware(proxies: proxies))
             middleware.add(RequestObservationMiddleware(metrics: metrics, requestLog: requestLog, proxies: proxies, accessLog: accessLog))
             middleware.add(ResponseHeadersMiddleware())
+            middleware.add(GoogleAPIHostMiddleware())
             return middleware.constructResponder(finalResponder: table)
         }
         appPipeline = pipeline(appTable)
