@@ -25,6 +25,7 @@ public enum AccountStorageBehaviour: String, CaseIterable, Sendable, CustomTestS
     case listedActionCodesAreOldestFirstAndCleared
     case pendingSignInsAreTakenOnce
     case providerConfigsAreCreatedUpdatedListedAndDeleted
+    case serviceAccountKeysAreKeptListedAndRevokedOnce
     case concurrentInsertsOfOneEmailLetOneWin
     case concurrentUsesOfOneCodeLetOneWin
 
@@ -52,6 +53,7 @@ public enum AccountStorageBehaviour: String, CaseIterable, Sendable, CustomTestS
         case .listedActionCodesAreOldestFirstAndCleared: try await check.listedActionCodesAreOldestFirstAndCleared()
         case .pendingSignInsAreTakenOnce: try await check.pendingSignInsAreTakenOnce()
         case .providerConfigsAreCreatedUpdatedListedAndDeleted: try await check.providerConfigsAreCreatedUpdatedListedAndDeleted()
+        case .serviceAccountKeysAreKeptListedAndRevokedOnce: try await check.serviceAccountKeysAreKeptListedAndRevokedOnce()
         case .concurrentInsertsOfOneEmailLetOneWin: try await check.concurrentInsertsOfOneEmailLetOneWin()
         case .concurrentUsesOfOneCodeLetOneWin: try await check.concurrentUsesOfOneCodeLetOneWin()
         }
@@ -507,6 +509,24 @@ extension AccountStorageBehaviour {
             #expect(try await store.deleteProviderConfig(id: "oidc.a"))
             #expect(try await !store.deleteProviderConfig(id: "oidc.a"))
             #expect(try await store.providerConfig(id: "oidc.a") == nil)
+        }
+
+        func serviceAccountKeysAreKeptListedAndRevokedOnce() async throws {
+            func key(_ id: String, at time: Int64) -> ServiceAccountKey {
+                ServiceAccountKey(
+                    id: id, clientEmail: "ops@proj.iam.gserviceaccount.com", publicKeyPEM: "-----BEGIN PUBLIC KEY-----\n\(id)",
+                    tokenURI: "https://hearth.example.com/oauth2/token", createdAt: time)
+            }
+            try await store.addServiceAccountKey(key("b", at: 2))
+            try await store.addServiceAccountKey(key("a", at: 1))
+            #expect(try await store.serviceAccountKey(id: "b") == key("b", at: 2))
+            #expect(try await store.serviceAccountKey(id: "c") == nil)
+            #expect(try await store.serviceAccountKeys().map(\.id) == ["a", "b"])
+            #expect(try await store.revokeServiceAccountKey(id: "a", now: 5))
+            #expect(try await !store.revokeServiceAccountKey(id: "a", now: 6), "revoked once, at the first time")
+            #expect(try await !store.revokeServiceAccountKey(id: "c", now: 6))
+            #expect(try await store.serviceAccountKey(id: "a")?.revokedAt == 5)
+            #expect(try await store.serviceAccountKey(id: "b")?.revokedAt == nil)
         }
 
         func concurrentInsertsOfOneEmailLetOneWin() async throws {
