@@ -24,6 +24,9 @@ public struct AuthError: Error, Sendable, Equatable, CustomStringConvertible {
     public static let missingPassword = AuthError("MISSING_PASSWORD")
     public static let weakPassword = AuthError("WEAK_PASSWORD", detail: "Password should be at least 6 characters")
     public static let invalidLoginCredentials = AuthError("INVALID_LOGIN_CREDENTIALS")
+    /// A wrong password, or an account without one, when email enumeration protection is off.
+    public static let invalidPassword = AuthError(
+        "INVALID_PASSWORD", detail: "The password is invalid or the user does not have a password.")
     public static let userDisabled = AuthError("USER_DISABLED")
     public static let userNotFound = AuthError("USER_NOT_FOUND")
     public static let invalidIDToken = AuthError("INVALID_ID_TOKEN")

@@ -27,6 +27,9 @@ extension AuthService {
         public var idToken: String?
         public var newEmail: String?
         public var continueURL: String?
+        /// The host the link should open on (`ActionCodeSettings.linkDomain`): one of
+        /// ``Policy/linkDomains``, or the request fails with `INVALID_HOSTING_LINK_DOMAIN`.
+        public var linkDomain: String?
         /// True for an admin (who may ask for the link instead of an email).
         public var isAdmin = false
         /// Give the link back rather than emailing it (admins only).
@@ -55,6 +58,7 @@ extension AuthService {
     public func sendActionCode(_ request: ActionCodeRequest, actionURL: String? = nil) async throws(AuthError) -> IssuedActionCode {
         if request.returnLink, !request.isAdmin { throw .insufficientPermission }
         if !request.isAdmin { try countClientRequest(request.client) }
+        let actionURL = try linkPage(actionURL, domain: request.linkDomain)
         if let continueURL = request.continueURL, !continueURL.isEmpty {
             // Read as the browser that follows the link will read it; an admin's links may
             // continue to any host.
@@ -71,8 +75,9 @@ extension AuthService {
         case .passwordReset:
             email = try checkedEmail(request.email)
             let user = try await withStore { try await store.user(email: email) }
-            // An admin is told; anyone else gets the same answer as for a real account.
-            if user == nil, request.isAdmin { throw .emailNotFound }
+            // An admin is told; so is anyone when enumeration protection is off. Otherwise the
+            // answer is the same as for a real account.
+            if user == nil, request.isAdmin || !policy.emailEnumerationProtection { throw .emailNotFound }
             known = user != nil
             uid = user?.uid
             displayName = user?.displayName
@@ -80,7 +85,11 @@ extension AuthService {
             email = try checkedEmail(request.email)
             guard let continueURL = request.continueURL, !continueURL.isEmpty else { throw AuthError("MISSING_CONTINUE_URI") }
             let user = try await withStore { try await store.user(email: email) }
-            guard user?.disabled != true else { throw .userDisabled }
+            if user?.disabled == true {
+                guard policy.emailEnumerationProtection, !request.isAdmin else { throw .userDisabled }
+                // Answered as for any address; no link is sent.
+                known = false
+            }
             uid = user?.uid
             displayName = user?.displayName
         case .verifyEmail, .verifyAndChangeEmail:
@@ -103,7 +112,11 @@ extension AuthService {
             if request.kind == .verifyAndChangeEmail {
                 guard request.newEmail != nil else { throw AuthError("MISSING_NEW_EMAIL") }
                 let changed = try checkedEmail(request.newEmail)
-                if try await withStore({ try await store.user(email: changed) }) != nil { throw .emailExists }
+                if try await withStore({ try await store.user(email: changed) }) != nil {
+                    guard policy.emailEnumerationProtection, !request.isAdmin else { throw .emailExists }
+                    // Answered as for a free address; nothing is sent.
+                    known = false
+                }
                 newEmail = changed
             }
         case .recoverEmail:
@@ -142,6 +155,20 @@ extension AuthService {
             sendInBackground(request.kind.rawValue) { () async throws(AuthError) in _ = try await send() }
         }
         return IssuedActionCode(email: recipient, code: "", link: "")
+    }
+
+    /// The page a link opens: `actionURL` (or the configured one) on `domain` when one is asked for.
+    private func linkPage(_ actionURL: String?, domain: String?) throws(AuthError) -> String? {
+        guard let domain, !domain.isEmpty else { return actionURL }
+        // Firebase takes only a Hosting domain of the project; Hearth's are the hosts it serves.
+        guard policy.linkDomains.contains(domain.lowercased()) else {
+            throw AuthError(
+                "INVALID_HOSTING_LINK_DOMAIN",
+                detail: "The provided Hosting link domain is not configured in Firebase Hosting or is not owned by the current project.")
+        }
+        var page = URLComponents(string: actionURL ?? email.actionURL) ?? URLComponents()
+        page.host = domain.lowercased()
+        return page.string
     }
 
     /// Stores a new code for `code` and makes its link.

@@ -231,8 +231,14 @@ extension AuthService {
     }
 
     /// The sign-in methods an address can use (`accounts:createAuthUri` with an `identifier`).
-    public func signInMethods(email address: String?) async throws(AuthError) -> (registered: Bool, methods: [String], providers: [String]) {
+    ///
+    /// - Returns: nil under email enumeration protection (for anyone but an admin), as
+    ///   Firebase then leaves the answer's `registered` and methods out.
+    public func signInMethods(
+        email address: String?, isAdmin: Bool = false
+    ) async throws(AuthError) -> (registered: Bool, methods: [String], providers: [String])? {
         let email = try checkedEmail(address)
+        if policy.emailEnumerationProtection, !isAdmin { return nil }
         guard let user = try await withStore({ try await store.user(email: email) }) else { return (false, [], []) }
         var methods: [String] = []
         var providers: [String] = []

@@ -58,6 +58,20 @@ public final class AuthService: Sendable {
         public var emailsPerAddressPerHour = 5
         /// Emails and provider sign-ins one client address may ask for in an hour.
         public var requestsPerClientPerHour = 100
+        /// Email enumeration protection, on by default as in Firebase projects made since
+        /// September 2023: no answer to someone without admin rights tells whether an address
+        /// has an account. A failed password sign-in is `INVALID_LOGIN_CREDENTIALS` whatever
+        /// went wrong; `createAuthUri` with an address lists no sign-in methods; an email-link
+        /// request for a disabled account, and an email change to an address that is taken,
+        /// are answered as any other and send nothing. Off, as in older projects: an unknown
+        /// address is `EMAIL_NOT_FOUND`, a wrong password `INVALID_PASSWORD`, a password reset
+        /// for an unknown address `EMAIL_NOT_FOUND`, and the others say `USER_DISABLED` and
+        /// `EMAIL_EXISTS`.
+        public var emailEnumerationProtection = true
+        /// The hosts an emailed link may be made to open on (`linkDomain` in an action code
+        /// request, Firebase's Hosting link domain): the hosts this server answers on. Checked in
+        /// emulator mode too, as Firebase's emulator checks it.
+        public var linkDomains: Set<String> = ["localhost", "127.0.0.1"]
         /// The host names a sign-in may return to and emailed links may continue to (Firebase's
         /// authorized domains); nil allows any (emulator mode).
         public var authorizedDomains: Set<String>?
@@ -194,7 +208,7 @@ public final class AuthService: Sendable {
         let matches = try await hashing(.urgent) { [hasher] in hasher.verify(password, against: stored) }
         guard let user = found, user.passwordHash != nil, matches else {
             failed = true
-            throw .invalidLoginCredentials
+            throw failedSignIn(accountExists: found != nil)
         }
         pairFailures.reset(pairKey)
         guard !user.disabled else { throw .userDisabled }
@@ -205,13 +219,19 @@ public final class AuthService: Sendable {
         let signedIn = try await withStore {
             try await store.modify(uid: user.uid) { current in
                 // Changed meanwhile (a reset, disabling, a revocation): that change stands.
-                guard current.passwordHash == stored else { throw AuthError.invalidLoginCredentials }
+                guard current.passwordHash == stored else { throw self.failedSignIn(accountExists: true) }
                 guard !current.disabled else { throw AuthError.userDisabled }
                 current.lastLoginAt = now
                 if let rehashed { current.passwordHash = rehashed }
             }
         }
         return try await session(for: signedIn, provider: "password", isNewUser: false)
+    }
+
+    /// What a failed password sign-in answers (see ``Policy/emailEnumerationProtection``).
+    func failedSignIn(accountExists: Bool) -> AuthError {
+        guard !policy.emailEnumerationProtection else { return .invalidLoginCredentials }
+        return accountExists ? .invalidPassword : .emailNotFound
     }
 
     /// Waits until `limiter` admits an attempt for `key`: at once unless attempts in progress

@@ -47,6 +47,15 @@ public struct PasswordHasher: Sendable {
         stored != "" && !stored.hasPrefix("scrypt$\(rounds)$\(blockSize)$\(parallelism)$")
     }
 
+    /// A stored hash as Firebase exports it to an admin (`accounts:batchGet`): Hearth's own
+    /// scrypt as base64 hash and salt; a hash imported with another algorithm as empty strings,
+    /// as Firebase answers for those.
+    public static func exported(_ stored: String) -> (hash: String, salt: String) {
+        let parts = stored.split(separator: "$", omittingEmptySubsequences: false)
+        guard parts.count == 6, parts[0] == "scrypt" else { return ("", "") }
+        return (String(parts[5]), String(parts[4]))
+    }
+
     private static func derive(_ password: String, salt: Data, rounds: Int, blockSize: Int, parallelism: Int) throws -> SymmetricKey {
         try KDF.Scrypt.deriveKey(
             from: Array(password.utf8), salt: salt, outputByteCount: 32,

@@ -988,6 +988,46 @@ def test_email_verification_link(auth_app, rest):
     assert_auth_error(rest.call("update", {"oobCode": params["oobCode"]}), "INVALID_OOB_CODE")
 
 
+def test_a_link_domain_must_be_one_of_the_servers_hosts(auth_app, rest, server):
+    """ActionCodeSettings.link_domain names the Hosting domain a link opens on: Firebase refuses
+    one the project does not own (INVALID_HOSTING_LINK_DOMAIN, InvalidHostingLinkDomainError),
+    and makes nothing. Hearth's are the hosts it answers on."""
+    from firebase_admin import auth
+
+    email, _, _ = rest.new_user("link-domain")
+    foreign = auth.ActionCodeSettings(url="https://example.com/done", handle_code_in_app=True,
+                                      link_domain="links.example.org")
+    before = requests.get(f"{server}/emulator/v1/projects/{auth_app.project_id}/oobCodes", timeout=10).json()
+    for generate in (auth.generate_sign_in_with_email_link, auth.generate_password_reset_link,
+                     auth.generate_email_verification_link):
+        with pytest.raises(auth.InvalidHostingLinkDomainError):
+            generate(email, foreign, app=auth_app)
+    after = requests.get(f"{server}/emulator/v1/projects/{auth_app.project_id}/oobCodes", timeout=10).json()
+    assert after == before, "a refused request makes no code"
+
+    own = auth.ActionCodeSettings(url="https://example.com/done", handle_code_in_app=True, link_domain="localhost")
+    link = auth.generate_sign_in_with_email_link(email, own, app=auth_app)
+    assert parse.urlparse(link).hostname == "localhost"
+    assert link_params(link)["mode"] == "signIn"
+
+
+def test_an_admin_export_has_password_hashes_and_salts(auth_app, rest):
+    """list_users (accounts:batchGet) gives a service account allowed to read them each user's
+    password hash and salt (base64); a user without a password has neither."""
+    from firebase_admin import auth
+
+    email, _, body = rest.new_user("exported")
+    passwordless = auth.create_user(email=unique_email("exported-no-password"), app=auth_app)
+    exported = {user.uid: user for user in auth.list_users(app=auth_app).iterate_all()}
+    user = exported[body["localId"]]
+    assert user.password_hash and user.password_salt
+    assert len(base64.b64decode(user.password_hash)) == 32 and len(base64.b64decode(user.password_salt)) == 16
+    assert exported[passwordless.uid].password_hash is None and exported[passwordless.uid].password_salt is None
+    # Nobody else sees them: an app's own lookup has neither.
+    lookup = rest.call("lookup", {"idToken": body["idToken"]}).json()["users"][0]
+    assert "passwordHash" not in lookup and "salt" not in lookup
+
+
 def test_sign_in_with_email_link(auth_app, rest):
     from firebase_admin import auth
 

@@ -18,6 +18,7 @@ struct IdentityToolkitV3Tests {
     static let relyingParty = "/www.googleapis.com/identitytoolkit/v3/relyingparty/"
     static let password = AuthEndpointTests.password
     static let owner = AuthEndpointTests.owner
+    static let invalidPassword = "INVALID_PASSWORD : The password is invalid or the user does not have a password."
 
     /// POSTs `body` as JSON to a v3 method, with an API key as SDK 8 sends it.
     static func post(
@@ -131,8 +132,8 @@ struct IdentityToolkitV3Tests {
             let unknownAddress = try await Self.post(server, "verifyPassword", ["email": "nobody@example.com", "password": "guess1234"])
             // SDK 8 knows INVALID_PASSWORD (`auth/wrong-password`), not INVALID_LOGIN_CREDENTIALS,
             // and both answers are the same body: neither tells whether the address has an account.
-            Self.expectError(wrongPassword, "INVALID_PASSWORD")
-            Self.expectError(unknownAddress, "INVALID_PASSWORD")
+            Self.expectError(wrongPassword, Self.invalidPassword)
+            Self.expectError(unknownAddress, Self.invalidPassword)
             #expect(wrongPassword.text == unknownAddress.text)
             // v1 answers as before.
             AuthEndpointTests.expectError(
@@ -141,6 +142,12 @@ struct IdentityToolkitV3Tests {
 
             Self.expectError(try await Self.post(server, "verifyPassword", ["password": Self.password]), "INVALID_EMAIL")
             Self.expectError(try await Self.post(server, "verifyPassword", ["email": "walt@example.com"]), "MISSING_PASSWORD")
+        }
+        // Without email enumeration protection, v3 answers as v1 does: which of the two it was.
+        try await TestServer.with(configure: { $0.emailEnumerationProtection = false }) { server in
+            _ = try await Self.call(server, "signupNewUser", ["email": "walt@example.com", "password": Self.password])
+            Self.expectError(try await Self.post(server, "verifyPassword", ["email": "walt@example.com", "password": "guess1234"]), Self.invalidPassword)
+            Self.expectError(try await Self.post(server, "verifyPassword", ["email": "nobody@example.com", "password": "guess1234"]), "EMAIL_NOT_FOUND")
         }
     }
 
@@ -196,13 +203,20 @@ struct IdentityToolkitV3Tests {
             #expect(custom["idToken"] is String && custom["refreshToken"] is String && custom["expiresIn"] as? String == "3600")
 
             _ = try await Self.call(server, "signupNewUser", ["email": "zoe@example.com", "password": Self.password])
-            // SDK 8's fetchSignInMethodsForEmail.
-            let known = try await Self.call(server, "createAuthUri", ["identifier": "zoe@example.com", "continueUri": "http://localhost/"])
+            // SDK 8's fetchSignInMethodsForEmail: under email enumeration protection only an
+            // admin is told; anyone else gets the answer's kind alone (SDK 8 reads no methods).
+            for identifier in ["zoe@example.com", "nobody@example.com"] {
+                let hidden = try await Self.call(server, "createAuthUri", ["identifier": identifier, "continueUri": "http://localhost/"])
+                #expect(hidden.keys.sorted() == ["kind"] && hidden["kind"] as? String == "identitytoolkit#CreateAuthUriResponse")
+            }
+            let known = try await Self.call(
+                server, "createAuthUri", ["identifier": "zoe@example.com", "continueUri": "http://localhost/"], headers: Self.owner)
             #expect(known["kind"] as? String == "identitytoolkit#CreateAuthUriResponse")
             #expect(known["registered"] as? Bool == true)
             #expect(known["allProviders"] as? [String] == ["password"])
             #expect(known["signinMethods"] as? [String] == ["password"])
-            let unknown = try await Self.call(server, "createAuthUri", ["identifier": "nobody@example.com", "continueUri": "http://localhost/"])
+            let unknown = try await Self.call(
+                server, "createAuthUri", ["identifier": "nobody@example.com", "continueUri": "http://localhost/"], headers: Self.owner)
             #expect(unknown["registered"] as? Bool == false)
             #expect(unknown["signinMethods"] == nil)
         }

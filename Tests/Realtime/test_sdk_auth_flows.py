@@ -80,9 +80,14 @@ def http() -> requests.Session:
 
 @pytest.fixture(scope="module")
 def hearth():
-    """A `hearth serve --emulator` for this file alone (its own accounts, codes and providers)."""
+    """A `hearth serve --emulator` for this file alone (its own accounts, codes and providers),
+    set up as a Firebase project made before September 2023, without email enumeration
+    protection: these tests read an account's sign-in methods (fetchSignInMethodsForEmail) and
+    the taken-address errors, which protection hides (Tests/Generations covers both settings)."""
     folder = Path(tempfile.mkdtemp(prefix="hearth-sdk-auth-"))
-    server = launch_hearth(folder, extra_args=["--project", PROJECT])
+    settings = folder / "settings.json"
+    settings.write_text(json.dumps({"auth": {"emailEnumerationProtection": False}}))
+    server = launch_hearth(folder, extra_args=["--project", PROJECT, "--settings", str(settings)])
     yield server
     server.stop()
     remove_tree(folder)

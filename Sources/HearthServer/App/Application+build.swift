@@ -226,6 +226,7 @@ func makeAuthService(
 ) async throws -> AuthService {
     var policy = AuthService.Policy()
     policy.emulator = configuration.emulator
+    policy.emailEnumerationProtection = configuration.emailEnumerationProtection
     policy.failuresPerAccount = configuration.signInFailuresPerAccount
     policy.failuresPerAddress = configuration.signInFailuresPerAddress
     policy.signUpBurstPerAddress = configuration.signUpBurstPerAddress
@@ -233,6 +234,7 @@ func makeAuthService(
     let local = configuration.host == "0.0.0.0" || configuration.host == "::" ? "127.0.0.1" : configuration.host
     let publicURL = configuration.publicURL ?? "http://\(local):\(configuration.port)"
     let publicHost = URL(string: publicURL)?.host ?? "localhost"
+    policy.linkDomains = Set([publicHost.lowercased(), "localhost", "127.0.0.1", local] + configuration.authorizedDomains)
     if !configuration.emulator {
         policy.authorizedDomains = Set([publicHost.lowercased(), "localhost", "127.0.0.1", local] + configuration.authorizedDomains)
     }

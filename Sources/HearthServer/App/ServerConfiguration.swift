@@ -87,6 +87,9 @@ public struct ServerConfiguration: Sendable {
     /// Host names besides the public URL's, `localhost` and `127.0.0.1` that sign-ins may return
     /// to and emailed links may continue to (Firebase's authorized domains).
     public var authorizedDomains: [String] = []
+    /// Email enumeration protection (on, as in new Firebase projects): see
+    /// `AuthService.Policy.emailEnumerationProtection`.
+    public var emailEnumerationProtection = true
     /// Sign-in providers from the settings file (installed into the account store at start).
     public var providers: [ProviderConfig] = []
     /// The server clock in milliseconds since the epoch (token expiry).

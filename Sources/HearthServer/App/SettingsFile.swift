@@ -11,6 +11,7 @@ import HearthEngine
 ///   "auth": {
 ///     "appName": "Hearth Social",
 ///     "authorizedDomains": ["www.example.com"],
+///     "emailEnumerationProtection": true,
 ///     "email": {
 ///       "from": "Hearth Social <noreply@example.com>",
 ///       "smtp": { "host": "smtp.example.com", "port": 587, "security": "starttls",
@@ -49,6 +50,9 @@ public struct SettingsFile: Decodable, Sendable {
     public struct Auth: Decodable, Sendable {
         public var appName: String?
         public var authorizedDomains: [String]?
+        /// Firebase's "email enumeration protection" (default on; off answers `EMAIL_NOT_FOUND`
+        /// and `INVALID_PASSWORD` as projects made before September 2023 do).
+        public var emailEnumerationProtection: Bool?
         public var email: Email?
         public var providers: [Provider]?
     }
@@ -142,6 +146,7 @@ public struct SettingsFile: Decodable, Sendable {
         }
         guard let auth else { return }
         if let name = auth.appName { configuration.appName = name }
+        if let protection = auth.emailEnumerationProtection { configuration.emailEnumerationProtection = protection }
         for domain in auth.authorizedDomains ?? [] {
             let host = domain.lowercased()
             guard !host.isEmpty, !host.contains("/"), !host.contains(":"), !host.contains(" ") else {
@@ -198,7 +203,7 @@ public struct SettingsFile: Decodable, Sendable {
     private static let knownKeys: [String: Set<String>] = [
         "": ["publicURL", "auth", "cluster"],
         "cluster": ["url", "password", "passwordFile", "nodeID", "address", "filesDir"],
-        "auth": ["appName", "authorizedDomains", "email", "providers"],
+        "auth": ["appName", "authorizedDomains", "emailEnumerationProtection", "email", "providers"],
         "auth.email": ["from", "smtp", "templates"],
         "auth.email.smtp": ["host", "port", "security", "username", "password", "passwordFile", "trustedCertificates"],
         "auth.providers[]": ["id", "displayName", "enabled", "issuer", "clientId", "clientSecret", "clientSecretFile", "githubURL"],

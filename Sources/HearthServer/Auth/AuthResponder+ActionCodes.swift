@@ -16,6 +16,7 @@ extension AuthResponder {
         code.idToken = body.string("idToken")
         code.newEmail = body.string("newEmail")
         code.continueURL = body.string("continueUrl")
+        code.linkDomain = body.string("linkDomain")
         code.isAdmin = isAdmin(request)
         code.returnLink = body.bool("returnOobLink") ?? false
         code.client = client

@@ -6,10 +6,11 @@ import Hummingbird
 
 /// Provider sign-in: `accounts:createAuthUri` and `accounts:signInWithIdp`.
 extension AuthResponder {
-    func createAuthUri(_ body: RequestFields, client: String?) async throws -> Response {
+    func createAuthUri(_ body: RequestFields, request: Request, client: String?) async throws -> Response {
         if body.string("providerId") == nil, body.string("identifier") != nil {
             // Which sign-in methods an address has (fetchSignInMethodsForEmail).
-            let found = try await service.signInMethods(email: body.string("identifier"))
+            guard let found = try await service.signInMethods(email: body.string("identifier"), isAdmin: isAdmin(request))
+            else { return Self.answer(CreateAuthUriAnswer()) }
             return Self.answer(CreateAuthUriAnswer(
                 registered: found.registered, allProviders: Self.nonEmpty(found.providers), signinMethods: Self.nonEmpty(found.methods)))
         }

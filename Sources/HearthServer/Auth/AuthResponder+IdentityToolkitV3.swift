@@ -32,17 +32,18 @@ extension AuthResponder {
 
     /// `handler` as a v3 method: what it throws is answered as v3's clients understand it.
     ///
-    /// A failed password sign-in is `INVALID_LOGIN_CREDENTIALS` (with email enumeration
-    /// protection), a code SDK 8 does not know: it would show `auth/internal-error`. v3
+    /// A failed password sign-in is `INVALID_LOGIN_CREDENTIALS` under email enumeration
+    /// protection, a code SDK 8 does not know: it would show `auth/internal-error`. v3
     /// answers it `INVALID_PASSWORD` instead (SDK 8's `auth/wrong-password`), the same for an
     /// unknown address as for a wrong password, so the answer still does not tell whether an
-    /// address has an account.
+    /// address has an account. (Without the protection, v1 and v3 both answer
+    /// `EMAIL_NOT_FOUND` or `INVALID_PASSWORD`.)
     func relyingParty(_ handler: @escaping RouteHandler) -> RouteHandler {
         { request, context in
             do {
                 return try await handler(request, context)
             } catch let error as AuthError where error.code == AuthError.invalidLoginCredentials.code {
-                throw AuthError("INVALID_PASSWORD")
+                throw AuthError.invalidPassword
             }
         }
     }

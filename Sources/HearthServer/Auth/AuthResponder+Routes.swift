@@ -31,7 +31,7 @@ extension AuthResponder {
             ("accounts:signOut", { request, _ in try await signOut(request) }),
             ("accounts:createAuthUri", { request, context in
                 try await createAuthUri(
-                    try await body(of: request, allowForm: false),
+                    try await body(of: request, allowForm: false), request: request,
                     client: proxies.clientAddress(of: request, peer: context.remoteAddress))
             }),
             ("accounts:signInWithIdp", { request, _ in try await signInWithIdp(try await body(of: request, allowForm: false)) }),

@@ -161,7 +161,7 @@ struct AuthResponder: Sendable {
     /// A page of accounts (`accounts:batchGet`, v3's `downloadAccount`), 1000 unless `maxResults` says.
     func downloadAccounts(pageToken: String?, maxResults: Int?) async throws -> Response {
         let (users, next) = try await service.listUsers(pageToken: pageToken, maxResults: maxResults ?? 1000)
-        return Self.answer(DownloadAccountAnswer(users: Self.nonEmpty(users.map(UserInfoAnswer.init)), nextPageToken: next))
+        return Self.answer(DownloadAccountAnswer(users: Self.nonEmpty(users.map(UserInfoAnswer.exported)), nextPageToken: next))
     }
 
     func batchDelete(_ body: RequestFields) async throws -> Response {

@@ -24,6 +24,10 @@ struct UserInfoAnswer: Encodable {
     var phoneNumber: String?
     var passwordUpdatedAt: Int64?
     var providerUserInfo: [ProviderUserInfo]?
+    /// Only in an admin's export (`accounts:batchGet`), as Firebase gives them to a service
+    /// account allowed to read them (base64; empty for a hash imported with another algorithm).
+    var passwordHash: String?
+    var salt: String?
 
     struct ProviderUserInfo: Encodable {
         var providerId: String
@@ -64,6 +68,13 @@ struct UserInfoAnswer: Encodable {
                 displayName: identity.displayName, photoUrl: identity.photoURL))
         }
         providerUserInfo = providers.isEmpty ? nil : providers
+    }
+
+    /// The user with their password hash and salt, for an admin's export.
+    static func exported(_ user: UserRecord) -> UserInfoAnswer {
+        var answer = UserInfoAnswer(user)
+        if let stored = user.passwordHash { (answer.passwordHash, answer.salt) = PasswordHasher.exported(stored) }
+        return answer
     }
 }
 
