@@ -2,8 +2,8 @@ import HearthAuth
 import Hummingbird
 
 /// Firebase Auth's URL space as a Hummingbird router. Every route throws its refusals; the
-/// router's ``IdentityToolkitErrors`` middleware writes them (an unknown path is `NOT_FOUND`,
-/// a method a path does not take `METHOD_NOT_ALLOWED`).
+/// router's ``IdentityToolkitErrors`` middleware writes them (an unknown path under the Google
+/// API hosts is `NOT_FOUND`, a method a path does not take `METHOD_NOT_ALLOWED`).
 extension AuthResponder {
     typealias Context = HearthRequestContext
 
@@ -50,6 +50,28 @@ extension AuthResponder {
         ]
         for (endpoint, handler) in users {
             router.endpoint(RouterPath(Self.identityToolkit + endpoint), .post, handler)
+        }
+        router.endpoint(RouterPath(Self.identityToolkit + "projects"), .get) { request, _ in try await projectConfig(request) }
+
+        // The v3 API of SDK 8 and older SDKs (`AuthResponder+IdentityToolkitV3.swift`): v1's
+        // user routes under their older names, and the methods that differ.
+        let usersByName = Dictionary(uniqueKeysWithValues: users)
+        for (method, endpoint) in Self.relyingPartyAliases {
+            guard let handler = usersByName[endpoint] else { preconditionFailure("v3's \(method) names no v1 route") }
+            router.endpoint(RouterPath(Self.relyingPartyPrefix + method), .post, relyingParty(handler))
+        }
+        let relyingPartyMethods: [(String, HTTPRequest.Method, RouteHandler)] = [
+            ("getOobConfirmationCode", .post, getOobConfirmationCode),
+            ("signOutUser", .post, { request, _ in try await signOutUser(request) }),
+            ("getProjectConfig", .get, { request, _ in try await projectConfig(request) }),
+            ("downloadAccount", .post, asAdmin { request, _ in try await downloadAccount(try await body(of: request, allowForm: false)) }),
+            ("uploadAccount", .post, asAdmin { request, _ in try await importUsers(try await body(of: request, allowForm: false)) }),
+            ("getRecaptchaParam", .get, { _, _ in try phoneSignIn() }),
+            ("sendVerificationCode", .post, { _, _ in try phoneSignIn() }),
+            ("verifyPhoneNumber", .post, { _, _ in try phoneSignIn() }),
+        ]
+        for (method, httpMethod, handler) in relyingPartyMethods {
+            router.endpoint(RouterPath(Self.relyingPartyPrefix + method), httpMethod, relyingParty(handler))
         }
 
         // The admins' API, for the project named in the path: `projects/<project>/accounts…`.

@@ -12,6 +12,9 @@ import Logging
 ///   `:signInWithCustomToken`, `:lookup`, `:update`, `:delete`, and `:signOut` (Hearth's own:
 ///   with a `refreshToken`, that session ends; without, every session of the account),
 ///   and `/securetoken.googleapis.com/v1/token` to refresh an ID token;
+/// - the same under v3's older names, `/www.googleapis.com/identitytoolkit/v3/relyingparty/…`
+///   (`signupNewUser`, `verifyPassword`, …), for SDK 8 and older SDKs
+///   (`AuthResponder+IdentityToolkitV3.swift`);
 /// - admins: `/identitytoolkit.googleapis.com/v1/projects/<project>/accounts` (create),
 ///   `accounts:lookup`, `accounts:batchGet`, `accounts:update`, `accounts:delete`,
 ///   `accounts:batchDelete`, and the emulator's `DELETE /emulator/v1/projects/<project>/accounts`;
@@ -39,10 +42,15 @@ struct AuthResponder: Sendable {
         "/.well-known/jwks.json", "/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com",
     ]
 
+    /// The Google API hosts, as the SDKs put them in the path when pointed at an emulator. Any
+    /// path under them is this responder's, so one it does not know answers `NOT_FOUND` in
+    /// Google's error format (and is logged) instead of reaching the database.
+    static let googleAPIPrefixes = ["/identitytoolkit.googleapis.com/", "/securetoken.googleapis.com/", "/www.googleapis.com/"]
+
     /// True for the paths this responder answers.
     static func handles(_ path: String) -> Bool {
-        path.hasPrefix(identityToolkit) || path.hasPrefix(identityToolkitV2) || path == secureToken || path == providersPath
-            || path.hasPrefix(emulatorAccounts) || jwksPaths.contains(path) || tokenEndpoints.contains(path)
+        googleAPIPrefixes.contains { path.hasPrefix($0) } || path == providersPath || path.hasPrefix(emulatorAccounts)
+            || jwksPaths.contains(path) || tokenEndpoints.contains(path)
     }
 
     // MARK: - Users' endpoints
@@ -148,9 +156,13 @@ struct AuthResponder: Sendable {
 
     func batchGet(_ request: Request) async throws -> Response {
         let parameters = request.uri.queryParameters
-        let maxResults = parameters["maxResults"].flatMap { Int(String($0)) } ?? 1000
-        let (users, next) = try await service.listUsers(
-            pageToken: parameters["nextPageToken"].map(String.init), maxResults: maxResults)
+        return try await downloadAccounts(
+            pageToken: parameters["nextPageToken"].map(String.init), maxResults: parameters["maxResults"].flatMap { Int(String($0)) })
+    }
+
+    /// A page of accounts (`accounts:batchGet`, v3's `downloadAccount`), 1000 unless `maxResults` says.
+    func downloadAccounts(pageToken: String?, maxResults: Int?) async throws -> Response {
+        let (users, next) = try await service.listUsers(pageToken: pageToken, maxResults: maxResults ?? 1000)
         return Self.answer(DownloadAccountAnswer(users: Self.nonEmpty(users.map(UserInfoAnswer.exported)), nextPageToken: next))
     }
 

@@ -284,3 +284,14 @@ struct WebSessionAnswer: Encodable {
     var expiresIn: String
     var localId: String
 }
+
+/// v3's `getProjectConfig` and v1's `GET projects`: the project and its authorized domains.
+struct ProjectConfigAnswer: Encodable {
+    var projectId: String
+    var authorizedDomains: [String]
+}
+
+/// v3's `signOutUser`: the account signed out.
+struct SignOutUserAnswer: Encodable {
+    var localId: String
+}

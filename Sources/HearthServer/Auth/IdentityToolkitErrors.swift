@@ -7,14 +7,17 @@ import Logging
 ///
 /// An ``HearthAuth/AuthError`` is answered with its code's status; Hummingbird's own errors
 /// (an unknown path, a method the path does not take, a body over its limit) as
-/// `NOT_FOUND`, `METHOD_NOT_ALLOWED` and `INVALID_ARGUMENT`; anything else is logged and
+/// `NOT_FOUND` (logged at debug level), `METHOD_NOT_ALLOWED` and `INVALID_ARGUMENT`; anything else is logged and
 /// answered `INTERNAL_ERROR`, showing only the failure's type in the log (an account
 /// request's failure could carry a password or token in its text).
 struct IdentityToolkitErrors: APIErrorFormat {
     var failureMessage: Logger.Message = "account request failed"
 
     func response(for error: any Error, to request: Request, context: HearthRequestContext) -> Response {
-        Self.response(for: authError(error, context: context))
+        if let error = error as? any HTTPResponseError, error.status == .notFound {
+            context.logger.unknownAPIPath(request)
+        }
+        return Self.response(for: authError(error, context: context))
     }
 
     /// The ``HearthAuth/AuthError`` that `error` is answered as.

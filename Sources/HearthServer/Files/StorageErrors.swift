@@ -8,10 +8,13 @@ import Logging
 ///
 /// A ``HearthFiles/FilesError`` is answered with its kind's status. A credential that could not
 /// be verified (the shared ``HearthEngine/RequestAuth`` throws ``HearthCore/HearthError``) is
-/// 401; Hummingbird's own errors keep their status; anything else is logged and answered 500.
+/// 401; Hummingbird's own errors keep their status (an unknown path is logged at debug level); anything else is logged and answered 500.
 struct StorageErrors: APIErrorFormat {
     func response(for error: any Error, to request: Request, context: HearthRequestContext) -> Response {
-        Self.response(for: filesError(error, context: context))
+        if let error = error as? any HTTPResponseError, error.status == .notFound {
+            context.logger.unknownAPIPath(request)
+        }
+        return Self.response(for: filesError(error, context: context))
     }
 
     func filesError(_ error: any Error, context: HearthRequestContext) -> FilesError {

@@ -16,6 +16,9 @@ extension HearthResponder {
         "signUp", "signInWithPassword", "signInWithCustomToken", "signInWithIdp", "signInWithEmailLink",
         "createAuthUri", "sendOobCode", "resetPassword", "update", "lookup", "delete", "query", "batchCreate",
         "batchGet", "batchDelete", "createSessionCookie", "token",
+        // v3's names (SDK 8), besides `resetPassword` and `createAuthUri`.
+        "signupNewUser", "verifyPassword", "verifyCustomToken", "getAccountInfo", "setAccountInfo", "deleteAccount",
+        "getOobConfirmationCode", "verifyAssertion", "emailLinkSignin",
     ]
 
     /// The operation a request is counted under: the HTTP method, or an account method's name.
