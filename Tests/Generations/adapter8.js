@@ -17,14 +17,17 @@
              operationType: result.operationType };
   }
 
-  function open(ns) {
+  // A new app instance on database `ns`. Its account lives in memory unless `persistent` names
+  // it: then it is kept in the browser (the SDK's default, LOCAL) under that app name, and a
+  // page loaded later that opens the same name finds the user again.
+  function open(ns, { persistent = null } = {}) {
     count += 1;
-    const name = `sdk8-${count}-${Math.random().toString(36).slice(2, 8)}`;
+    const name = persistent || `sdk8-${count}-${Math.random().toString(36).slice(2, 8)}`;
     const app = firebase.initializeApp(T.config(ns), name);
     const auth = app.auth();
     auth.useEmulator(`http://127.0.0.1:${T.port}`, { disableWarnings: true });
     // In memory, as adapter9.js's inMemoryPersistence (no account survives the page).
-    const persisted = auth.setPersistence(firebase.auth.Auth.Persistence.NONE);
+    const persisted = persistent ? Promise.resolve() : auth.setPersistence(firebase.auth.Auth.Persistence.NONE);
     const db = app.database();
     db.useEmulator('127.0.0.1', T.port);
     const storage = app.storage();
@@ -47,18 +50,33 @@
       signInWithEmailLink: async (email, link) => { await persisted; return signedIn(auth.signInWithEmailLink(email, link)); },
       isSignInWithEmailLink: (link) => auth.isSignInWithEmailLink(link),
       sendSignInLinkToEmail: (email, settings) => auth.sendSignInLinkToEmail(email, settings),
-      sendPasswordResetEmail: (email) => auth.sendPasswordResetEmail(email),
+      sendPasswordResetEmail: (email, settings) => auth.sendPasswordResetEmail(email, settings),
       verifyPasswordResetCode: (code) => auth.verifyPasswordResetCode(code),
       confirmPasswordReset: (code, password) => auth.confirmPasswordReset(code, password),
-      sendEmailVerification: () => current().sendEmailVerification(),
+      sendEmailVerification: (settings) => current().sendEmailVerification(settings),
       applyActionCode: (code) => auth.applyActionCode(code),
       updateProfile: (fields) => current().updateProfile(fields),
       reload: async () => { await current().reload(); return T.profile(auth.currentUser); },
       linkWithPassword: (email, password) =>
         signedIn(current().linkWithCredential(firebase.auth.EmailAuthProvider.credential(email, password))),
+      linkWithEmailLink: (email, link) =>
+        signedIn(current().linkWithCredential(firebase.auth.EmailAuthProvider.credentialWithLink(email, link))),
+      reauthenticate: (email, password) =>
+        signedIn(current().reauthenticateWithCredential(firebase.auth.EmailAuthProvider.credential(email, password))),
+      unlink: async (providerId) => T.profile(await current().unlink(providerId)),
+      updatePassword: (password) => current().updatePassword(password),
+      updateEmail: (email) => current().updateEmail(email),
+      verifyBeforeUpdateEmail: (email) => current().verifyBeforeUpdateEmail(email),
+      fetchSignInMethods: (email) => auth.fetchSignInMethodsForEmail(email),
+      checkActionCode: async (code) => T.actionCodeInfo(await auth.checkActionCode(code)),
       deleteUser: () => current().delete(),
       signOut: () => auth.signOut(),
       user: () => T.profile(auth.currentUser),
+      // The user once the SDK has read its persistence (the first onAuthStateChanged call).
+      restored: () => new Promise((resolve) => {
+        const unsubscribe = auth.onAuthStateChanged((user) => { unsubscribe(); resolve(T.profile(user)); });
+      }),
+      setLanguage: (code) => { auth.languageCode = code; },
       idToken: (forceRefresh = false) => current().getIdToken(forceRefresh),
       tokenResult: async (forceRefresh = false) => {
         const result = await current().getIdTokenResult(forceRefresh);
@@ -93,6 +111,10 @@
       updateMetadata: async (path, metadata) => T.metadata(await file(path).updateMetadata(metadata)),
       downloadURL: (path) => file(path).getDownloadURL(),
       deleteObject: (path) => file(path).delete(),
+      listAll: async (path) => {
+        const result = await file(path).listAll();
+        return { items: result.items.map((item) => item.name), prefixes: result.prefixes.map((prefix) => prefix.name) };
+      },
     };
     return a;
   }

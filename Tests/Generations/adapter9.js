@@ -24,11 +24,15 @@ function credential(result) {
            providerId: result.providerId || (info && info.providerId) || null, operationType: result.operationType };
 }
 
-function open(ns) {
+// A new app instance on database `ns`. Its account lives in memory unless `persistent` names
+// it: then it is kept in the browser (IndexedDB, as getAuth does) under that app name, and a
+// page loaded later that opens the same name finds the user again.
+function open(ns, { persistent = null } = {}) {
   count += 1;
-  const name = `sdk9-${count}-${Math.random().toString(36).slice(2, 8)}`;
+  const name = persistent || `sdk9-${count}-${Math.random().toString(36).slice(2, 8)}`;
   const app = fb.initializeApp(T.config(ns), name);
-  const auth = fb.initializeAuth(app, { persistence: fb.inMemoryPersistence });
+  const auth = fb.initializeAuth(app, {
+    persistence: persistent ? [fb.indexedDBLocalPersistence, fb.browserLocalPersistence] : fb.inMemoryPersistence });
   fb.connectAuthEmulator(auth, `http://127.0.0.1:${T.port}`, { disableWarnings: true });
   const db = database.getDatabase(app);
   database.connectDatabaseEmulator(db, '127.0.0.1', T.port);
@@ -51,18 +55,33 @@ function open(ns) {
     signInWithEmailLink: async (email, link) => credential(await fb.signInWithEmailLink(auth, email, link)),
     isSignInWithEmailLink: (link) => fb.isSignInWithEmailLink(auth, link),
     sendSignInLinkToEmail: (email, settings) => fb.sendSignInLinkToEmail(auth, email, settings),
-    sendPasswordResetEmail: (email) => fb.sendPasswordResetEmail(auth, email),
+    sendPasswordResetEmail: (email, settings) => fb.sendPasswordResetEmail(auth, email, settings),
     verifyPasswordResetCode: (code) => fb.verifyPasswordResetCode(auth, code),
     confirmPasswordReset: (code, password) => fb.confirmPasswordReset(auth, code, password),
-    sendEmailVerification: () => fb.sendEmailVerification(current()),
+    sendEmailVerification: (settings) => fb.sendEmailVerification(current(), settings),
     applyActionCode: (code) => fb.applyActionCode(auth, code),
     updateProfile: (fields) => fb.updateProfile(current(), fields),
     reload: async () => { await fb.reload(current()); return T.profile(auth.currentUser); },
     linkWithPassword: async (email, password) =>
       credential(await fb.linkWithCredential(current(), fb.EmailAuthProvider.credential(email, password))),
+    linkWithEmailLink: async (email, link) =>
+      credential(await fb.linkWithCredential(current(), fb.EmailAuthProvider.credentialWithLink(email, link))),
+    reauthenticate: async (email, password) =>
+      credential(await fb.reauthenticateWithCredential(current(), fb.EmailAuthProvider.credential(email, password))),
+    unlink: async (providerId) => T.profile(await fb.unlink(current(), providerId)),
+    updatePassword: (password) => fb.updatePassword(current(), password),
+    updateEmail: (email) => fb.updateEmail(current(), email),
+    verifyBeforeUpdateEmail: (email) => fb.verifyBeforeUpdateEmail(current(), email),
+    fetchSignInMethods: (email) => fb.fetchSignInMethodsForEmail(auth, email),
+    checkActionCode: async (code) => T.actionCodeInfo(await fb.checkActionCode(auth, code)),
     deleteUser: () => fb.deleteUser(current()),
     signOut: () => fb.signOut(auth),
     user: () => T.profile(auth.currentUser),
+    // The user once the SDK has read its persistence (the first onAuthStateChanged call).
+    restored: () => new Promise((resolve) => {
+      const unsubscribe = fb.onAuthStateChanged(auth, (user) => { unsubscribe(); resolve(T.profile(user)); });
+    }),
+    setLanguage: (code) => { auth.languageCode = code; },
     idToken: (forceRefresh = false) => fb.getIdToken(current(), forceRefresh),
     tokenResult: async (forceRefresh = false) => {
       const result = await fb.getIdTokenResult(current(), forceRefresh);
@@ -95,6 +114,10 @@ function open(ns) {
     updateMetadata: async (path, metadata) => T.metadata(await st.updateMetadata(file(path), metadata)),
     downloadURL: (path) => st.getDownloadURL(file(path)),
     deleteObject: (path) => st.deleteObject(file(path)),
+    listAll: async (path) => {
+      const result = await st.listAll(file(path));
+      return { items: result.items.map((item) => item.name), prefixes: result.prefixes.map((prefix) => prefix.name) };
+    },
   };
   return a;
 }

@@ -131,6 +131,12 @@
     providers: user.providerData.map((p) => ({ providerId: p.providerId, uid: p.uid, email: p.email || null })),
   });
 
+  // What checkActionCode tells about a code (SDK 8 also calls the previous address fromEmail).
+  T.actionCodeInfo = (info) => ({
+    operation: info.operation, email: (info.data && info.data.email) || null,
+    previousEmail: (info.data && (info.data.previousEmail || info.data.fromEmail)) || null,
+  });
+
   // A storage object's metadata as a plain object (the same fields in both generations).
   T.metadata = (m) => ({
     name: m.name, fullPath: m.fullPath, bucket: m.bucket, size: m.size, contentType: m.contentType || null,

@@ -218,9 +218,11 @@ def oob_codes(hearth) -> list[dict]:
 
 
 def newest_code(hearth, email: str, request_type: str) -> dict:
-    """The newest listed code of ``request_type`` for ``email``: {email, oobCode, oobLink, requestType}."""
+    """The newest listed code of ``request_type`` for ``email``: {email, oobCode, oobLink, requestType}
+    (for a change of address, either address: the listing has the current one and `newEmail`)."""
     listed = oob_codes(hearth)
-    matching = [entry for entry in listed if entry.get("requestType") == request_type and entry.get("email") == email]
+    matching = [entry for entry in listed if entry.get("requestType") == request_type
+                and email in (entry.get("email"), entry.get("newEmail"))]
     assert matching, f"no {request_type} code listed for {email}: {listed}"
     entry = matching[-1]
     assert {"email", "oobCode", "oobLink", "requestType"} <= set(entry), entry

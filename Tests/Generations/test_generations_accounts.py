@@ -164,21 +164,24 @@ def test_email_verification(page, ns, hearth, admin):
     uid = page.run("ns, email", """
       T.store.a = A.open(ns);
       const { user } = await T.store.a.signUp(email, 'verify-password-1');
-      await T.store.a.sendEmailVerification();
+      await T.store.a.sendEmailVerification({ url: `${location.origin}/verified?from=app` });
       return user.uid;
     """, ns, email)
     entry = newest_code(hearth, email, "VERIFY_EMAIL")
     assert query_of(entry["oobLink"])["mode"] == "verifyEmail", entry
+    assert query_of(entry["oobLink"])["continueUrl"] == f"{page.page_url}/verified?from=app", entry
     assert admin.auth.get_user(uid, app=admin.app).email_verified is False
     outcome = page.run("code", """
       const a = T.store.a;
+      const info = await a.checkActionCode(code);
       await a.applyActionCode(code);
       const stale = a.user().emailVerified;  // the SDK does not know until it reloads
       const reloaded = await a.reload();
       const token = await a.tokenResult(true);
       const reused = await T.rejection(a.applyActionCode(code), 'a used verification code');
-      return { stale, reloaded, claim: token.claims.email_verified, reused };
+      return { info, stale, reloaded, claim: token.claims.email_verified, reused };
     """, entry["oobCode"])
+    assert outcome["info"] == {"operation": "VERIFY_EMAIL", "email": email, "previousEmail": None}
     assert outcome["stale"] is False
     assert (outcome["reloaded"]["uid"], outcome["reloaded"]["emailVerified"]) == (uid, True)
     assert outcome["claim"] is True, "a refreshed ID token should say email_verified: true"
@@ -200,15 +203,41 @@ def test_sign_in_with_an_email_link(page, ns, hearth):
       const a = T.store.a;
       const isLink = a.isSignInWithEmailLink(link);
       const notLink = a.isSignInWithEmailLink(link.replace('mode=signIn', 'mode=resetPassword'));
+      const info = await a.checkActionCode(query(link).get('oobCode'));
       const signedIn = await a.signInWithEmailLink(email, link);
       const reused = await T.rejection(A.open(ns).signInWithEmailLink(email, link), 'a used link');
-      return { isLink, notLink, signedIn, reused };
+      return { isLink, notLink, info, signedIn, reused };
+      function query(url) { return new URL(url).searchParams; }
     """, ns, email, link)
     assert (outcome["isLink"], outcome["notLink"]) == (True, False)
+    # Firebase does not tell a sign-in code's address: whoever has the link must know it.
+    assert outcome["info"] == {"operation": "EMAIL_SIGNIN", "email": None, "previousEmail": None}
     user = outcome["signedIn"]["user"]
     assert outcome["signedIn"]["isNewUser"] is True
     assert (user["email"], user["emailVerified"], user["isAnonymous"]) == (email, True, False)
     assert outcome["reused"]["code"] == "auth/invalid-action-code", outcome["reused"]
+
+
+def test_an_email_link_claims_an_unverified_account(page, ns, hearth):
+    """Whoever proves they hold an address that was never verified gets its account: signing in
+    with an emailed link keeps the uid, marks the address verified and drops the password
+    someone else may have set (docs/compatibility.md, account takeover defences)."""
+    email = unique_email("claim")
+    uid = page.run("ns, email", """
+      const { user } = await A.open(ns).signUp(email, 'squatter-password-1');
+      T.store.a = A.open(ns);
+      await T.store.a.sendSignInLinkToEmail(email, { url: `${location.origin}/finish`, handleCodeInApp: true });
+      return user.uid;
+    """, ns, email)
+    link = newest_code(hearth, email, "EMAIL_SIGNIN")["oobLink"]
+    outcome = page.run("ns, email, link", """
+      const signedIn = await T.store.a.signInWithEmailLink(email, link);
+      const password = await T.rejection(A.open(ns).signIn(email, 'squatter-password-1'), "the squatter's password");
+      return { signedIn, password };
+    """, ns, email, link)
+    user = outcome["signedIn"]["user"]
+    assert (user["uid"], user["emailVerified"], outcome["signedIn"]["isNewUser"]) == (uid, True, False)
+    assert outcome["password"]["code"] in REFUSED_SIGN_IN, outcome["password"]
 
 
 def test_linking_an_anonymous_account_to_a_password_keeps_the_uid(page, ns, admin):

@@ -129,6 +129,7 @@ def test_storage_rules_read_auth(page, ns, hearth):
       const path = `users/${owner.uid}/diary.txt`;
       const uploaded = await a.upload(path, 'dear diary', { contentType: 'text/plain' });
       const text = await (await fetch(await a.downloadURL(path))).text();
+      const listed = await a.listAll(`users/${owner.uid}`);
 
       const b = A.open(ns);
       await b.signUp(emails[1], 'other-password-2');
@@ -138,15 +139,17 @@ def test_storage_rules_read_auth(page, ns, hearth):
         update: await T.rejection(b.updateMetadata(path, { cacheControl: 'no-store' }), "an update of the owner's metadata"),
         url: await T.rejection(b.downloadURL(path), "the owner's file's download URL"),
         remove: await T.rejection(b.deleteObject(path), "a delete of the owner's file"),
+        list: await T.rejection(b.listAll(`users/${owner.uid}`), "a listing of the owner's folder"),
         nobody,
       };
       const after = await a.getMetadata(path);
       const textAfter = await (await fetch(await a.downloadURL(path))).text();
-      return { path, uploaded, text, refusals, after, textAfter };
+      return { path, uploaded, text, listed, refusals, after, textAfter };
     """, ns, [unique_email("files"), unique_email("intruder")])
     for name, refusal in outcome["refusals"].items():
         assert refusal["code"] == "storage/unauthorized", (name, refusal)
     assert outcome["text"] == outcome["textAfter"] == "dear diary"
+    assert outcome["listed"] == {"items": ["diary.txt"], "prefixes": []}
     assert outcome["after"]["generation"] == outcome["uploaded"]["generation"], "a refused upload replaced the file"
     assert outcome["after"]["metageneration"] == outcome["uploaded"]["metageneration"], "a refused update changed the metadata"
     assert outcome["after"]["cacheControl"] is None
