@@ -108,8 +108,10 @@ function open(ns, { persistent = null } = {}) {
     connectionId: () => db._repoInternal.persistentConnection_.id,
 
     // Storage
+    // An upload task, as SDK 8's put: one multipart request up to 256 KiB, the resumable
+    // protocol above (uploadBytes would always send one multipart request).
     upload: async (path, text, metadata) =>
-      T.metadata((await st.uploadBytes(file(path), new Blob([text]), metadata)).metadata),
+      T.metadata((await st.uploadBytesResumable(file(path), new Blob([text]), metadata)).metadata),
     getMetadata: async (path) => T.metadata(await st.getMetadata(file(path))),
     updateMetadata: async (path, metadata) => T.metadata(await st.updateMetadata(file(path), metadata)),
     downloadURL: (path) => st.getDownloadURL(file(path)),

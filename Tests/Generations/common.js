@@ -124,6 +124,14 @@
     };
   };
 
+  // `length` ASCII characters (so as many bytes), the same on every call.
+  T.bigString = (length) => {
+    const alphabet = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_';
+    const parts = [];
+    for (let i = 0; i < length; i++) parts.push(alphabet[(i * 7) % alphabet.length]);
+    return parts.join('');
+  };
+
   // The user as both generations describe it (the same fields of User).
   T.profile = (user) => user && ({
     uid: user.uid, email: user.email || null, emailVerified: user.emailVerified, isAnonymous: user.isAnonymous,

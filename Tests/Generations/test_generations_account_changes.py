@@ -54,6 +54,9 @@ def test_password_change_reauthentication_and_the_sessions_it_ends(page, ns, hea
       await b.signIn(email, 'session-password-1');
       const reauthenticated = await a.reauthenticate(email, 'session-password-1');
       const wrongReauth = await T.rejection(a.reauthenticate(email, 'not-the-password'), 'reauthentication with a wrong password');
+      const otherEmail = 'other-' + email;
+      await A.open(ns).signUp(otherEmail, 'other-password-1');
+      const mismatch = await T.rejection(a.reauthenticate(otherEmail, 'other-password-1'), "reauthentication as another account");
       await a.updatePassword('session-password-2');
       const changer = await T.settle(a.idToken(true));
       const other = await T.settle(b.idToken(true));
@@ -61,12 +64,13 @@ def test_password_change_reauthentication_and_the_sessions_it_ends(page, ns, hea
       const newPassword = (await A.open(ns).signIn(email, 'session-password-2')).user.uid;
       const weak = await T.rejection(a.updatePassword('123'), 'a 3-character password');
       await a.sendPasswordResetEmail(email);
-      return { uid: user.uid, reauthenticated, wrongReauth, changer, other, otherSignedOut: b.user() === null,
+      return { uid: user.uid, reauthenticated, wrongReauth, mismatch, changer, other, otherSignedOut: b.user() === null,
                oldPassword, newPassword, weak };
     """, ns, email)
     assert outcome["reauthenticated"]["user"]["uid"] == outcome["uid"]
     assert outcome["reauthenticated"]["operationType"] == "reauthenticate"
     assert outcome["wrongReauth"]["code"] in REFUSED_SIGN_IN, outcome["wrongReauth"]
+    assert outcome["mismatch"]["code"] == "auth/user-mismatch", outcome["mismatch"]
     assert (outcome["changer"], outcome["other"], outcome["otherSignedOut"]) == ("resolved", "auth/user-token-expired", True)
     assert outcome["oldPassword"]["code"] in REFUSED_SIGN_IN, outcome["oldPassword"]
     assert outcome["newPassword"] == outcome["uid"]

@@ -115,6 +115,25 @@ def test_storage_without_an_account(page, ns, hearth):
     assert storage_object(hearth, path).status_code == 404
 
 
+def test_a_large_upload_goes_through_the_resumable_protocol(page, ns, hearth):
+    """Both SDKs upload a blob over 256 KiB with the resumable protocol (start, upload and
+    finalize at the X-Goog-Upload-URL) instead of one multipart request."""
+    outcome = page.run("ns, email", """
+      const a = A.open(ns);
+      const owner = (await a.signUp(email, 'large-password-1')).user;
+      const path = `users/${owner.uid}/large.bin`;
+      const text = T.bigString(300 * 1024);
+      const uploaded = await a.upload(path, text, { contentType: 'application/octet-stream', customMetadata: { kind: 'large' } });
+      const back = await (await fetch(await a.downloadURL(path))).text();
+      return { path, uploaded, same: back === text, length: back.length };
+    """, ns, unique_email("large"))
+    uploaded = outcome["uploaded"]
+    assert uploaded["size"] == 300 * 1024 and uploaded["customMetadata"] == {"kind": "large"}, uploaded
+    assert outcome["same"] is True, f"the download differs from the upload ({outcome['length']} characters)"
+    held = storage_object(hearth, outcome["path"]).json()
+    assert held["size"] == str(300 * 1024), held
+
+
 def storage_object(hearth, path: str) -> requests.Response:
     """The object's metadata as the admin sees it (REST, `Bearer owner`)."""
     return requests.get(f"{hearth.url}/v0/b/hearth.appspot.com/o/{requests.utils.quote(path, safe='')}",
