@@ -103,6 +103,8 @@
         const result = await ref(path).transaction(update);
         return { committed: result.committed, value: result.snapshot.val() };
       },
+      onDisconnectSet: (path, value) => ref(path).onDisconnect().set(value),
+      goOffline: () => db.goOffline(),
       connectionId: () => db._delegate._repoInternal.persistentConnection_.id,
 
       // Storage

@@ -105,6 +105,8 @@ function open(ns, { persistent = null } = {}) {
       const result = await database.runTransaction(ref(path), update);
       return { committed: result.committed, value: result.snapshot.val() };
     },
+    onDisconnectSet: (path, value) => database.onDisconnect(ref(path)).set(value),
+    goOffline: () => database.goOffline(db),
     connectionId: () => db._repoInternal.persistentConnection_.id,
 
     // Storage

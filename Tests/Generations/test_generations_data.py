@@ -1,7 +1,7 @@
 """The database and file storage on both SDK generations (issue 31), each scenario written once
 against the adapter: the realtime transport each combination is meant to use, data without an
 account, database rules that read `auth` (the owner allowed; others refused with the SDK's
-PERMISSION_DENIED, nothing written), transactions, storage rules that read `auth` (the SDK's
+PERMISSION_DENIED, nothing written), transactions, onDisconnect (presence), storage rules that read `auth` (the SDK's
 storage/unauthorized), and storage metadata where `null` deletes a property (issue 31 item 3).
 What the SDK reports is checked against what the server holds (REST as the admin).
 """
@@ -89,6 +89,30 @@ def test_database_rules_read_auth(page, ns, hearth):
     assert hearth.get(f"users/{owner}", ns) == {"name": "Owner"}
     assert hearth.get(f"counters/{owner}", ns) == 1, "a refused transaction changed the counter"
     assert hearth.get(f"users/{outcome['other']}", ns) is None
+
+
+def test_presence_with_on_disconnect_under_rules_that_read_auth(page, ns, hearth):
+    """The presence pattern: a user queues onDisconnect writes to their own node (checked
+    against the rules when queued: another user's node is refused), and when the connection
+    goes they are applied and the other instances see them."""
+    outcome = page.run("ns, emails", """
+      const a = A.open(ns);
+      const owner = (await a.signUp(emails[0], 'presence-password-1')).user;
+      await a.set(`users/${owner.uid}`, { online: true });
+      await a.onDisconnectSet(`users/${owner.uid}/online`, false);
+      const refused = await T.rejection(a.onDisconnectSet('users/someone-else/online', false), "an onDisconnect on another user's node");
+      const b = A.open(ns);
+      await b.signIn(emails[0], 'presence-password-1');
+      const watch = T.watch(b, `users/${owner.uid}`);
+      await watch.untilValue((v) => v && v.online === true, 'the user online');
+      a.goOffline();
+      await watch.untilValue((v) => v && v.online === false, 'the onDisconnect write once the connection is gone');
+      return { owner: owner.uid, refused, values: watch.values() };
+    """, ns, [unique_email("presence")])
+    assert outcome["refused"]["code"] == "PERMISSION_DENIED", outcome["refused"]
+    assert outcome["values"] == [{"online": True}, {"online": False}]
+    assert hearth.get(f"users/{outcome['owner']}", ns) == {"online": False}
+    assert hearth.get("users/someone-else", ns) is None
 
 
 def test_storage_without_an_account(page, ns, hearth):
