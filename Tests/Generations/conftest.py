@@ -11,14 +11,18 @@ Fixtures:
   sdk9-long-polling. In the long-polling mode the page sets `firebase:previous_websocket_failure`
   in localStorage before the SDK loads (both generations read it), so the page's first database
   connection starts with /.lp; a fresh browser's starts with /.ws.
-- ``hearth`` (module): one server per test module, `--project hearth`, database rules
-  (generations_support.DATABASE_RULES) and storage rules (STORAGE_RULES) that read `auth`; every test uses its own
-  emails, namespace (``ns``) and storage paths.
+- ``hearth`` (module): one server per test module, `--project hearth`, database and storage
+  rules that read `auth` (generations_support.DATABASE_RULES, STORAGE_RULES); every test uses
+  its own emails, namespace (``ns``) and storage paths. test_generations_email_enumeration has
+  two servers of its own, with email enumeration protection on and off.
 - ``admin``: firebase-admin's auth module pointed at that server (emulator mode: custom tokens
   unsigned, `Bearer owner`).
-- ``page``: the generation's test page, freshly loaded for this test in the session's chromium:
-  ``page.run(params, body, *args)`` runs `async (params) => { body }` with ``A`` (the adapter)
-  and ``T`` (common.js).
+- ``page``: the generation's test page (sdk8.html or sdk9.html), freshly loaded for this test in
+  the session's one chromium: ``page.run(params, body, *args)`` runs `async (params) => { body }`
+  with ``A`` (the adapter: ``A.open(ns)`` gives an app instance with the same operations in
+  both generations, adapter8.js and adapter9.js) and ``T`` (common.js). A failed test prints the
+  page's errors, the SDK's database log, the account API requests the page made (method, path,
+  body fields, status) and the server's output.
 
 Environment: HEARTH_BINARY (default: `swift build --show-bin-path`/hearth), FIREBASE_JS_SDK_8
 and FIREBASE_JS_SDK (the SDK folders), CHROMIUM_BINARY, CHROMEDRIVER, HEARTH_LOG_LEVEL.
