@@ -198,8 +198,8 @@ class GenerationPage(Page):
                     requests_seen[params["requestId"]] = f"{request.get('method')} {path} {{{fields}}}"
             elif message.get("method") == "Network.responseReceived":
                 statuses[params.get("requestId")] = params.get("response", {}).get("status")
-        return [f"{line} -> {statuses.get(request_id, '?')}" for request_id, line in requests_seen.items()
-                if request_id in statuses or not line.startswith("OPTIONS")]
+        return [f"{line} -> {statuses.get(request_id, 'no answer')}" for request_id, line in requests_seen.items()
+                if not line.startswith("OPTIONS")]  # (the browser's preflights)
 
     def diagnostics(self) -> str:
         try:
@@ -249,6 +249,7 @@ def open_page(request, chromium, page_server, server, combination):
     every connection the test opened). A failed test reports the page's errors, the SDK's
     database log and the server's output."""
     test_page = GenerationPage(chromium, page_server.url, server, combination).load()
+    test_page.account_requests()  # forget the requests of the tests before
     yield test_page
     report = getattr(request.node, "rep_call", None)
     if report is not None and report.failed:
