@@ -3,6 +3,8 @@ import CryptoExtras
 import Foundation
 import HearthCore
 import JWTKit
+import SwiftASN1
+import X509
 
 /// Signs and checks Firebase-shaped ID tokens (RS256 JWTs) with the server's own RSA key, and
 /// checks custom tokens.
@@ -22,6 +24,8 @@ public final class TokenIssuer: Sendable {
 
     private let keys: JWTKeyCollection
     private let publicKey: JWTKit.Insecure.RSA.PublicKey
+    /// The public key in a self-signed X.509 certificate, PEM (nil if it could not be made).
+    private let certificatePEM: String?
 
     /// - Parameter privateKey: the signing key (see ``loadOrCreateKey(at:)``).
     public init(privateKey: JWTKit.Insecure.RSA.PrivateKey, projectID: String, idTokenLifetime: Int64 = 3600) async {
@@ -32,6 +36,7 @@ public final class TokenIssuer: Sendable {
         keyID = digest.prefix(20).map { String(format: "%02x", $0) }.joined()
         keys = JWTKeyCollection()
         await keys.add(rsa: privateKey, digestAlgorithm: .sha256, kid: JWKIdentifier(string: keyID))
+        certificatePEM = Self.selfSignedCertificate(privateKey)
     }
 
     /// The issuer of ID tokens: `https://securetoken.google.com/<project>`.
@@ -297,6 +302,29 @@ public final class TokenIssuer: Sendable {
                 ]))
             ]))
         ])
+    }
+
+    /// The public key as Google serves its token keys to the Admin SDKs: `{"<key ID>": "<X.509
+    /// certificate, PEM>"}` (`robot/v1/metadata/x509/securetoken@…`, and v3's `publicKeys` for
+    /// session cookies). Only the key in it matters to them: the certificate is self-signed.
+    public func x509Certificates() -> [String: String] {
+        certificatePEM.map { [keyID: $0] } ?? [:]
+    }
+
+    private static func selfSignedCertificate(_ key: JWTKit.Insecure.RSA.PrivateKey) -> String? {
+        do {
+            let rsa = try _RSA.Signing.PrivateKey(pemRepresentation: key.pemRepresentation)
+            let name = try DistinguishedName { CommonName("securetoken.system.gserviceaccount.com") }
+            let now = Date()
+            let certificate = try Certificate(
+                version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: Certificate.PublicKey(rsa.publicKey),
+                notValidBefore: now - 3600, notValidAfter: now + 10 * 365 * 86400, issuer: name, subject: name,
+                signatureAlgorithm: .sha256WithRSAEncryption, extensions: Certificate.Extensions(),
+                issuerPrivateKey: Certificate.PrivateKey(rsa))
+            return try certificate.serializeAsPEM().pemString
+        } catch {
+            return nil
+        }
     }
 
     /// The payload claims of a JWT (not checked).

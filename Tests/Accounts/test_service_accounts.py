@@ -16,6 +16,7 @@ assertions get no token (RFC 6749's `invalid_grant`), and `Bearer owner` is nobo
 from __future__ import annotations
 
 import base64
+import datetime
 import json
 import os
 import select
@@ -268,6 +269,14 @@ def test_auth_admin_calls_reach_hearth_as_googles_identity_toolkit(admin_app, go
                               params={"key": "any"}, json={"token": token, "returnSecureToken": True}, timeout=10)
     assert signed_in.status_code == 200, signed_in.text
     assert signed_in.json()["localId"] == "sa-custom-user"
+    # Its ID token verifies against the keys Hearth serves where Google serves its own (X.509).
+    id_token = signed_in.json()["idToken"]
+    claims = auth.verify_id_token(id_token, app=admin_app, check_revoked=True)
+    assert (claims["uid"], claims["tier"]) == ("sa-custom-user", "gold")
+    cookie = auth.create_session_cookie(id_token, expires_in=datetime.timedelta(minutes=10), app=admin_app)
+    assert auth.verify_session_cookie(cookie, app=admin_app)["uid"] == "sa-custom-user"
+    with pytest.raises(auth.InvalidIdTokenError):
+        auth.verify_id_token(id_token[:-4] + ("AAAA" if not id_token.endswith("AAAA") else "BBBB"), app=admin_app)
     auth.delete_user(user.uid, app=admin_app)
     with pytest.raises(auth.UserNotFoundError):
         auth.get_user(user.uid, app=admin_app)

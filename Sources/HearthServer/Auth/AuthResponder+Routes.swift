@@ -15,6 +15,11 @@ extension AuthResponder {
         for path in Self.jwksPaths {
             router.endpoint(RouterPath(path), .get) { _, _ in Self.json(try service.issuer.jwks()) }
         }
+        for path in Self.x509Paths {
+            router.endpoint(RouterPath(path), .get) { _, _ in
+                JSONResponse.encoding(service.issuer.x509Certificates(), headers: [.cacheControl: "public, max-age=3600"])
+            }
+        }
         router.endpoint(RouterPath(Self.providersPath), .get) { _, _ in try await providers() }
         for path in Self.tokenEndpoints {
             router.endpoint(RouterPath(path), .post) { request, _ in await token(request) }

@@ -38,6 +38,12 @@ struct AuthResponder: Sendable {
     static let emulatorAccounts = "/emulator/v1/projects/"
     /// Hearth's own: the providers a sign-in page offers (`{"providers": [{providerId, displayName}]}`).
     static let providersPath = "/__/auth/providers"
+    /// Where Google serves its token keys as X.509 certificates, which the Admin SDKs read
+    /// outside emulator mode: ID tokens' (`verify_id_token`) and session cookies'.
+    static let x509Paths: Set<String> = [
+        "/www.googleapis.com/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com",
+        "/www.googleapis.com/identitytoolkit/v3/relyingparty/publicKeys",
+    ]
     static let jwksPaths: Set<String> = [
         "/.well-known/jwks.json", "/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com",
     ]
