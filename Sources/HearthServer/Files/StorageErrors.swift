@@ -11,7 +11,10 @@ import Logging
 /// 401; Hummingbird's own errors keep their status; anything else is logged and answered 500.
 struct StorageErrors: APIErrorFormat {
     func response(for error: any Error, to request: Request, context: HearthRequestContext) -> Response {
-        Self.response(for: filesError(error, context: context))
+        if let range = error as? ObjectDownload.UnsatisfiableRange {
+            return Self.response(for: FilesError(.rangeNotSatisfiable, "Requested range not satisfiable."), headers: range.headers)
+        }
+        return Self.response(for: filesError(error, context: context))
     }
 
     func filesError(_ error: any Error, context: HearthRequestContext) -> FilesError {
@@ -65,6 +68,7 @@ extension FilesError.Kind {
         case .conflict: .conflict
         case .tooLarge: .contentTooLarge
         case .rangeNotSatisfiable: .rangeNotSatisfiable
+        case .preconditionFailed: .preconditionFailed
         case .tooMany: .tooManyRequests
         case .unavailable: .serviceUnavailable
         case .internalError: .internalServerError
