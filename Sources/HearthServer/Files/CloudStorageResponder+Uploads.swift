@@ -60,18 +60,20 @@ extension CloudStorageResponder {
             bucket: call.bucket, name: name, fields: fields,
             declaredSize: try FilesResponder.declaredSize(request, metadata: metadata), owner: .admin,
             authorize: Self.writeCheck(preconditions))
+        // The conditions as read (numbers), never the request's text.
         var query = "uploadType=resumable&upload_id=\(session.id)"
-        for key in Self.conditionNames { if let value = call.parameters[key] { query += "&\(key)=\(value)" } }
+        for (key, value) in [
+            ("ifGenerationMatch", preconditions.ifGenerationMatch), ("ifGenerationNotMatch", preconditions.ifGenerationNotMatch),
+            ("ifMetagenerationMatch", preconditions.ifMetagenerationMatch),
+            ("ifMetagenerationNotMatch", preconditions.ifMetagenerationNotMatch),
+        ] {
+            if let value { query += "&\(key)=\(value)" }
+        }
         var headers = HTTPFields()
         headers[.location] = "\(call.base)\(Self.uploadPrefix)b/\(CloudObjectResource.encoded(call.bucket))/o?\(query)"
         headers[.guploadUploadID] = session.id
         return Response(status: .ok, headers: headers)
     }
-
-    /// The conditions an upload URL passes on to its last chunk (numbers, checked at the start).
-    static let conditionNames = [
-        "ifGenerationMatch", "ifGenerationNotMatch", "ifMetagenerationMatch", "ifMetagenerationNotMatch", "ifMetaGenerationNotMatch",
-    ]
 
     /// `PUT` at an upload URL: a chunk (`Content-Range: bytes a-b/total`, total `*` while not
     /// known), or no bytes (`bytes */*`, `bytes */total`) to ask how far the upload got. The
