@@ -8,7 +8,8 @@ import Logging
 /// it, ``RequestObservationMiddleware`` for metrics and logs, ``ResponseHeadersMiddleware`` for
 /// CORS and the security headers) and
 /// then the first-match table of namespaces (``NamespaceTable``): CORS preflights, account
-/// requests, the web session, file requests, the server's figures for admins, long-polling,
+/// requests, the web session, file requests (Firebase Storage's API, and Cloud Storage's JSON
+/// API for server code), the server's figures for admins, long-polling,
 /// page requests, and the database, which takes everything else.
 ///
 /// On the files origin (the files port, or a request for the files host name) only file
