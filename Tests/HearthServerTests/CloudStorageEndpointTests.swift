@@ -87,6 +87,19 @@ struct CloudStorageEndpointTests {
             #expect((resource["mediaLink"] as? String)?.hasPrefix("http://127.0.0.1:\(server.port)/download/storage/v1/") == true)
             let bucket = try await server.request("GET", "/storage/v1/b/\(Self.bucket)")
             #expect(Self.json(bucket)["kind"] as? String == "storage#bucket")
+            // A credential Hearth cannot verify (a Google access token from Application Default
+            // Credentials) is taken too, as Firebase's emulator takes every request.
+            let foreign = try await server.request("GET", "\(Self.objects)/open.txt", headers: ["Authorization": "Bearer ya29.not-ours"])
+            #expect(foreign.status == 200, "\(foreign.text)")
+            // `"metadata": null` deletes every custom key, the download token too.
+            let patched = try await server.request(
+                "PATCH", "\(Self.objects)/open.txt", body: #"{"metadata": {"a": "1"}}"#, headers: ["Content-Type": "application/json"])
+            #expect((Self.json(patched)["metadata"] as? [String: String])?["a"] == "1")
+            let cleared = try await server.request(
+                "PATCH", "\(Self.objects)/open.txt", body: #"{"metadata": null}"#, headers: ["Content-Type": "application/json"])
+            #expect(cleared.status == 200, "\(cleared.text)")
+            #expect(Self.json(cleared)["metadata"] == nil)
+            #expect(Self.json(cleared)["metageneration"] as? String == "3")
         }
     }
 

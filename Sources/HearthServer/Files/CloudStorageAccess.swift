@@ -7,10 +7,14 @@ import Hummingbird
 /// request is judged here first, before its route or object is looked at, so a stranger learns
 /// nothing of what exists.
 ///
-/// The credential is read as everywhere else (``HearthEngine/RequestAuth``). In emulator mode a
-/// request without one is an admin's, as Firebase's storage emulator takes google-cloud-storage's
-/// anonymous requests; outside it that is 401 `required`. A credential that is not an admin's is
-/// 401 `authError`.
+/// The credential is read as everywhere else (``HearthEngine/RequestAuth``): without one, 401
+/// `required`; with one that is not an admin's (a wrong token, an ID token), 401 `authError`.
+///
+/// In emulator mode every request is an admin's, as in Firebase's storage emulator, whose Cloud
+/// Storage endpoints never read the credential: google-cloud-storage with
+/// `STORAGE_EMULATOR_HOST` sends none, or whatever Application Default Credentials it found
+/// (a Google access token Hearth cannot verify). Emulator mode gives anyone `Bearer owner`
+/// anyway.
 struct CloudStorageAccess: RouterMiddleware {
     typealias Context = HearthRequestContext
 
@@ -20,11 +24,9 @@ struct CloudStorageAccess: RouterMiddleware {
     let clock: @Sendable () -> Int64
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        if emulator { return try await next(request, context) }
         let parameters = FilesResponder.parameters(of: request)
-        guard AdminCredential.presented(by: request, parameters: parameters) != nil else {
-            guard emulator else { throw CloudStorageErrors.loginRequired }
-            return try await next(request, context)
-        }
+        guard AdminCredential.presented(by: request, parameters: parameters) != nil else { throw CloudStorageErrors.loginRequired }
         guard case .admin = try await RequestAuth.resolve(request, parameters: parameters, admin: admin, issuer: issuer, now: clock()) else {
             throw CloudStorageErrors.invalidCredentials
         }

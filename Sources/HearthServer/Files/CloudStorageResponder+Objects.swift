@@ -51,7 +51,7 @@ extension CloudStorageResponder {
     }
 
     func get(_ call: Call, onAppOrigin: Bool) async throws -> Response {
-        let object = try await existing(call, name: try call.name())
+        let object = try await existing(call, name: try call.name(), generation: call.parameters["generation"])
         try Self.preconditions(call.parameters).check(object)
         guard call.parameters["alt"] == "media" else { return Self.resource(object, call) }
         return try await media(object, call, onAppOrigin: onAppOrigin)
@@ -59,7 +59,7 @@ extension CloudStorageResponder {
 
     /// `/download/storage/v1/…`: the content, whatever `alt` says.
     func download(_ call: Call, onAppOrigin: Bool) async throws -> Response {
-        let object = try await existing(call, name: try call.name())
+        let object = try await existing(call, name: try call.name(), generation: call.parameters["generation"])
         try Self.preconditions(call.parameters).check(object)
         return try await media(object, call, onAppOrigin: onAppOrigin)
     }
@@ -86,7 +86,14 @@ extension CloudStorageResponder {
         var fields = try FilesResponder.fields(fromJSON: body)
         if let type = fields.contentType { _ = try ObjectName.validatedContentType(type) }
         let preconditions = try Self.preconditions(call.parameters)
-        let current = try await existing(call, name: name)
+        let current = try await existing(call, name: name, generation: call.parameters["generation"])
+        if Self.setsNull("metadata", in: body) {
+            // `"metadata": null` deletes every custom key (download tokens too, as in Cloud Storage).
+            var custom = fields.customMetadata ?? [:]
+            for key in current.customMetadata.keys where custom[key] == nil { custom[key] = .some(nil) }
+            custom[FilesResponder.downloadTokensKey] = .some(nil)
+            fields.customMetadata = custom
+        }
         if replacing {
             // Absent is deleted, as null is.
             fields.contentType = fields.contentType ?? FileStore.defaultContentType
@@ -108,6 +115,12 @@ extension CloudStorageResponder {
             try preconditions.check(existing)
         }
         return Self.resource(object, call)
+    }
+
+    /// True when the JSON object in `body` sets `key` to null.
+    static func setsNull(_ key: String, in body: [UInt8]) -> Bool {
+        guard let json = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else { return false }
+        return json[key] is NSNull
     }
 
     func delete(_ call: Call) async throws -> Response {

@@ -121,14 +121,11 @@ struct CloudStorageResponder: Sendable {
         FilesError(.notFound, "No such object: \(bucket)/\(name)")
     }
 
-    /// The object `name` in `call`'s bucket, at the `generation` the request names if it names one.
+    /// The object `name` in `call`'s bucket, at `generation` if that names one.
     /// - Throws: 404 when there is none (Hearth keeps no older generations).
-    func existing(_ call: Call, name: String, bucket: String? = nil, generation: String? = nil) async throws -> StoredObject {
-        let bucket = bucket ?? call.bucket
-        guard let object = try await store.object(bucket: bucket, name: name) else { throw Self.noSuchObject(bucket, name) }
-        if let generation = generation ?? call.parameters["generation"] {
-            guard Int64(generation) == object.generation else { throw Self.noSuchObject(bucket, name) }
-        }
+    func existing(_ call: Call, name: String, generation: String?) async throws -> StoredObject {
+        guard let object = try await store.object(bucket: call.bucket, name: name) else { throw Self.noSuchObject(call.bucket, name) }
+        if let generation, Int64(generation) != object.generation { throw Self.noSuchObject(call.bucket, name) }
         return object
     }
 
