@@ -169,4 +169,25 @@ struct CloudStorageEndpointTests {
             #expect(deleted.status == 204)
         }
     }
+    @Test func contentIsServedAsTheFirebaseAPIServesIt() async throws {
+        try await withServer(configure: { $0.filesPort = 0 }) { server in
+            let filesPort = try #require(server.filesPort)
+            let created = try await server.request(
+                "POST", "\(Self.uploads)?uploadType=media&name=mallory%2Fevil.html", body: "<script>alert(1)</script>",
+                headers: Self.admin.merging(["Content-Type": "text/html"]) { $1 })
+            #expect(created.status == 200, "\(created.text)")
+            let path = "/download/storage/v1/b/\(Self.bucket)/o/mallory%2Fevil.html?alt=media"
+            // On the files port the JSON API answers too, with the files' headers.
+            let direct = try await FilesOriginTests.rawGET(port: filesPort, path, headers: ["Authorization": "Bearer \(TestServer.adminToken)"])
+            #expect(FilesOriginTests.status(direct) == 200, "\(direct)")
+            #expect(FilesOriginTests.header("Content-Disposition", in: direct)?.hasPrefix("attachment;") == true)
+            #expect(FilesOriginTests.header("X-Content-Type-Options", in: direct) == "nosniff")
+            #expect(FilesOriginTests.header("Content-Security-Policy", in: direct) == "sandbox; default-src 'none'")
+            #expect(FilesOriginTests.header("X-Goog-Hash", in: direct)?.hasPrefix("crc32c=") == true)
+            // A browser opening it on the app's origin is sent to the files origin.
+            let redirect = try await FilesOriginTests.rawGET(port: server.port, path, host: "localhost:\(server.port)")
+            #expect(FilesOriginTests.status(redirect) == 307, "\(redirect)")
+            #expect(FilesOriginTests.header("Location", in: redirect) == "http://localhost:\(filesPort)\(path)")
+        }
+    }
 }
