@@ -65,6 +65,8 @@ public final class PostgresFileMetadata: FileMetadataStorage {
             "ALTER TABLE hearth_file_upload ADD COLUMN IF NOT EXISTS owner TEXT",
             "ALTER TABLE hearth_file_upload ADD COLUMN IF NOT EXISTS last_active_at BIGINT",
             "CREATE INDEX IF NOT EXISTS hearth_file_upload_active_owner ON hearth_file_upload(status, owner)",
+            // The content's CRC-32C, which Cloud Storage's clients check (null for older objects).
+            "ALTER TABLE hearth_file_object ADD COLUMN IF NOT EXISTS crc32c TEXT",
         ])
     }
 
@@ -296,11 +298,11 @@ public final class PostgresFileMetadata: FileMetadataStorage {
         let tokens = StoredObject.downloadTokensText(object.downloadTokens)
         try await connection.query(
             """
-            INSERT INTO hearth_file_object (bucket, name, blob, size, content_type, md5, generation, metageneration,
+            INSERT INTO hearth_file_object (bucket, name, blob, size, content_type, md5, crc32c, generation, metageneration,
                 time_created, updated, cache_control, content_disposition, content_encoding, content_language,
                 custom_metadata, download_tokens)
             VALUES (\(object.bucket), \(object.name), \(object.blob), \(object.size), \(object.contentType), \(object.md5Hash),
-                \(object.generation), \(object.metageneration), \(object.timeCreated), \(object.updated), \(object.cacheControl),
+                \(object.crc32c), \(object.generation), \(object.metageneration), \(object.timeCreated), \(object.updated), \(object.cacheControl),
                 \(object.contentDisposition), \(object.contentEncoding), \(object.contentLanguage), \(custom), \(tokens))
             """, logger: logger)
     }
@@ -313,7 +315,7 @@ public final class PostgresFileMetadata: FileMetadataStorage {
         try await connection.query(
             """
             UPDATE hearth_file_object SET blob = \(object.blob), size = \(object.size), content_type = \(object.contentType),
-                md5 = \(object.md5Hash), generation = \(object.generation), metageneration = \(object.metageneration),
+                md5 = \(object.md5Hash), crc32c = \(object.crc32c), generation = \(object.generation), metageneration = \(object.metageneration),
                 time_created = \(object.timeCreated), updated = \(object.updated), cache_control = \(object.cacheControl),
                 content_disposition = \(object.contentDisposition), content_encoding = \(object.contentEncoding),
                 content_language = \(object.contentLanguage), custom_metadata = \(custom), download_tokens = \(tokens)
@@ -326,7 +328,7 @@ public final class PostgresFileMetadata: FileMetadataStorage {
         return StoredObject(
             bucket: try row["bucket"].decode(String.self), name: try row["name"].decode(String.self),
             size: try row["size"].decode(Int64.self), contentType: try row["content_type"].decode(String.self),
-            md5Hash: try row["md5"].decode(String.self), generation: try row["generation"].decode(Int64.self),
+            md5Hash: try row["md5"].decode(String.self), crc32c: try row["crc32c"].decode(String?.self), generation: try row["generation"].decode(Int64.self),
             metageneration: try row["metageneration"].decode(Int64.self), timeCreated: try row["time_created"].decode(Int64.self),
             updated: try row["updated"].decode(Int64.self), cacheControl: try row["cache_control"].decode(String?.self),
             contentDisposition: try row["content_disposition"].decode(String?.self),

@@ -3,12 +3,13 @@ import Foundation
 import NIOCore
 import NIOFileSystem
 
-/// Streams bytes into a new file, counting them and taking their MD5 as they pass, and refuses
+/// Streams bytes into a new file, counting them and taking their MD5 and CRC-32C as they pass, and refuses
 /// to go past a size limit: content is never held whole in memory.
 struct BlobWriter {
     let path: FilePath
     private let handle: WriteFileHandle
     private var md5 = Insecure.MD5()
+    private var crc32c = CRC32C()
     private(set) var size: Int64
     let limit: Int64
     /// What passing the limit throws.
@@ -58,17 +59,20 @@ struct BlobWriter {
             pending?.release(count)
             throw error
         }
-        buffer.withUnsafeReadableBytes { md5.update(bufferPointer: $0) }
+        buffer.withUnsafeReadableBytes { bytes in
+            md5.update(bufferPointer: bytes)
+            crc32c.update(bytes)
+        }
         size += count
         written += count
     }
 
     /// Writes everything out to the disk and closes the file.
-    /// - Returns: the MD5 of the bytes appended through this writer, base64.
-    func finish() async throws -> String {
+    /// - Returns: the digests of the bytes appended through this writer.
+    func finish() async throws -> ContentDigests {
         try await handle.synchronize()
         try await handle.close()
-        return Data(md5.finalize()).base64EncodedString()
+        return ContentDigests(md5: Data(md5.finalize()).base64EncodedString(), crc32c: crc32c.base64)
     }
 
     /// Closes the file and deletes it, counting its bytes out of ``pending``.

@@ -16,13 +16,20 @@ extension FileStore {
     ///
     /// With `delimiter` "/", names with a further "/" after the prefix are rolled up into
     /// ``ObjectListing/prefixes`` (`alice/` for `alice/full/p1.jpg`), as Cloud Storage does.
+    /// `startOffset` and `endOffset` narrow the listing to names from the one (inclusive) up
+    /// to the other (exclusive), as Cloud Storage's JSON API does.
     public func list(
-        bucket: String, prefix: String = "", delimiter: String? = nil, pageToken: String? = nil, maxResults: Int = 1000
+        bucket: String, prefix: String = "", delimiter: String? = nil, pageToken: String? = nil, maxResults: Int = 1000,
+        startOffset: String? = nil, endOffset: String? = nil
     ) async throws -> ObjectListing {
         guard (1...1000).contains(maxResults) else { throw FilesError.badRequest("maxResults must be between 1 and 1000.") }
         guard delimiter == nil || delimiter == "/" else { throw FilesError.badRequest("Only \"/\" is supported as a delimiter.") }
-        var cursor = try pageToken.map(Cursor.init(token:)) ?? Cursor(after: nil, from: prefix)
-        let upper = Self.successor(of: prefix)
+        // Names compare by their UTF-8 bytes, as the metadata stores order them.
+        func precedes(_ left: String, _ right: String) -> Bool { left.utf8.lexicographicallyPrecedes(right.utf8) }
+        let lower = startOffset.map { precedes(prefix, $0) ? $0 : prefix } ?? prefix
+        var upper = Self.successor(of: prefix)
+        if let endOffset, upper.map({ precedes(endOffset, $0) }) ?? true { upper = endOffset }
+        var cursor = try pageToken.map(Cursor.init(token:)) ?? Cursor(after: nil, from: lower)
         var listing = ObjectListing()
         do {
             while listing.prefixes.count + listing.items.count < maxResults {

@@ -115,7 +115,7 @@ extension FileStore {
         try claim(id)
         defer { release(id) }
         let source = FilePath(uploadFolder.appendingPathComponent(id).path)
-        let md5 = try await Self.md5(of: source)
+        let digests = try await Self.digests(of: source)
         // The content moves out of uploads/ under a new name, so a retried finish finds no file
         // to move twice; the record says final once the object is committed.
         let staged = FilePath(tmpFolder.appendingPathComponent(makeID()).path)
@@ -125,7 +125,7 @@ extension FileStore {
         let object: StoredObject
         do {
             object = try await commit(
-                bucket: session.bucket, name: session.name, fields: session.fields, size: session.received, md5: md5,
+                bucket: session.bucket, name: session.name, fields: session.fields, size: session.received, digests: digests,
                 content: staged
             ) { incoming, existing in
                 do {
@@ -198,14 +198,18 @@ extension FileStore {
             && id.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 122) || $0 == UInt8(ascii: "-") }
     }
 
-    /// The MD5 of the file at `path`, base64, read in chunks.
-    static func md5(of path: FilePath) async throws -> String {
-        var hasher = Insecure.MD5()
+    /// The MD5 and CRC-32C of the file at `path`, read in chunks.
+    static func digests(of path: FilePath) async throws -> ContentDigests {
+        var md5 = Insecure.MD5()
+        var crc32c = CRC32C()
         try await FileSystem.shared.withFileHandle(forReadingAt: path) { handle in
             for try await chunk in handle.readChunks(chunkLength: .kibibytes(256)) {
-                chunk.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+                chunk.withUnsafeReadableBytes { bytes in
+                    md5.update(bufferPointer: bytes)
+                    crc32c.update(bytes)
+                }
             }
         }
-        return Data(hasher.finalize()).base64EncodedString()
+        return ContentDigests(md5: Data(md5.finalize()).base64EncodedString(), crc32c: crc32c.base64)
     }
 }

@@ -152,10 +152,10 @@ public final class FileStore: Sendable {
         let temporary = FilePath(tmpFolder.appendingPathComponent(makeID()).path)
         var writer = try await BlobWriter.open(
             temporary, limit: limit.bytes, overflow: limit.overflow, pending: pending)
-        let md5: String
+        let digests: ContentDigests
         do {
             for try await buffer in body { try await writer.append(buffer) }
-            md5 = try await writer.finish()
+            digests = try await writer.finish()
         } catch {
             await writer.discard()
             throw error
@@ -164,7 +164,7 @@ public final class FileStore: Sendable {
         defer { pending.release(writer.written) }
         do {
             return try await commit(
-                bucket: bucket, name: name, fields: fields, size: writer.size, md5: md5, content: temporary, authorize: authorize)
+                bucket: bucket, name: name, fields: fields, size: writer.size, digests: digests, content: temporary, authorize: authorize)
         } catch {
             _ = try? await FileSystem.shared.removeItem(at: temporary)
             throw error
@@ -184,7 +184,7 @@ public final class FileStore: Sendable {
         let existing = try await metadata.object(bucket: bucket, name: name)
         let now = clock()
         func judge(size: Int64) throws {
-            try authorize(incoming(bucket: bucket, name: name, fields: fields, size: size, md5: "", now: now), existing)
+            try authorize(incoming(bucket: bucket, name: name, fields: fields, size: size, digests: nil, now: now), existing)
         }
         guard let declaredSize else {
             do {
@@ -210,30 +210,31 @@ public final class FileStore: Sendable {
     public static let defaultContentType = "application/octet-stream"
 
     /// The object an upload would make (`request.resource` to storage rules): a new
-    /// generation, a download token and a content file name of its own.
-    func incoming(bucket: String, name: String, fields: ObjectFields, size: Int64, md5: String, now: Int64) -> StoredObject {
+    /// generation, a download token and a content file name of its own; without `digests`
+    /// (before its content arrived) its `md5Hash` is empty and it has no `crc32c`.
+    func incoming(bucket: String, name: String, fields: ObjectFields, size: Int64, digests: ContentDigests?, now: Int64) -> StoredObject {
         var custom: [String: String] = [:]
         for (key, value) in fields.customMetadata ?? [:] { if let value { custom[key] = value } }
         // An empty property (sent as "" or null) is no property.
         func set(_ value: String?) -> String? { value?.isEmpty == false ? value : nil }
         return StoredObject(
             bucket: bucket, name: name, size: size, contentType: fields.contentType ?? Self.defaultContentType,
-            md5Hash: md5, generation: nextGeneration(now: now), metageneration: 1, timeCreated: now, updated: now,
+            md5Hash: digests?.md5 ?? "", crc32c: digests?.crc32c, generation: nextGeneration(now: now), metageneration: 1, timeCreated: now, updated: now,
             cacheControl: set(fields.cacheControl), contentDisposition: set(fields.contentDisposition),
             contentEncoding: set(fields.contentEncoding), contentLanguage: set(fields.contentLanguage), customMetadata: custom,
-            downloadTokens: [makeID()], blob: makeID())
+            downloadTokens: fields.downloadTokens ?? [makeID()], blob: makeID())
     }
 
     /// Makes the finished content file at `content` the object `name`: authorizes it, moves it
     /// into `blobs/` and records it, removing the content it replaces. On failure `content` is
     /// left where it is, for the caller to keep or remove.
     func commit(
-        bucket: String, name: String, fields: ObjectFields, size: Int64, md5: String, content: FilePath,
+        bucket: String, name: String, fields: ObjectFields, size: Int64, digests: ContentDigests, content: FilePath,
         authorize: Authorization
     ) async throws -> StoredObject {
         let now = clock()
         let existing = try await metadata.object(bucket: bucket, name: name)
-        let incoming = incoming(bucket: bucket, name: name, fields: fields, size: size, md5: md5, now: now)
+        let incoming = incoming(bucket: bucket, name: name, fields: fields, size: size, digests: digests, now: now)
         try authorize(incoming, existing)
         // Dated now, so that a sweep of shared files (which spares recent ones) leaves it alone
         // until its record is committed.

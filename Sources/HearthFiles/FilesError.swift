@@ -19,6 +19,8 @@ public struct FilesError: Error, Sendable, Equatable, CustomStringConvertible {
         case tooLarge
         /// A byte range outside the object.
         case rangeNotSatisfiable
+        /// A condition the request set (the object's generation or metageneration) does not hold.
+        case preconditionFailed
         /// This client has too much open (unfinished uploads).
         case tooMany
         /// The server holds too much to take this now; retry later.
@@ -70,6 +72,10 @@ public struct FilesError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Unfinished uploads hold ``UploadLimits/maxPendingBytes``, or ``UploadLimits/maxOpen``
     /// resumable uploads are open: the SDKs retry this status later.
     public static let uploadsFull = FilesError(.unavailable, "The server holds too many unfinished uploads; try again later.")
+    /// A generation or metageneration condition (``ObjectPreconditions``) that does not hold,
+    /// in Cloud Storage's words.
+    public static let conditionNotMet = FilesError(
+        .preconditionFailed, "At least one of the pre-conditions you specified did not hold.")
     /// A chunk that does not start where the upload has got to.
     public static func wrongOffset(expected: Int64) -> FilesError {
         FilesError(.invalid, "Invalid request: the upload offset must be \(expected).")

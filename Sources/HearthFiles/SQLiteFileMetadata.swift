@@ -61,6 +61,10 @@ public final class SQLiteFileMetadata: FileMetadataStorage {
                 CREATE INDEX upload_active_owner ON upload(status, owner);
                 """)
         }
+        // The content's CRC-32C, which Cloud Storage's clients check (null for older objects).
+        migrator.registerMigration("objectCRC32C") { db in
+            try db.execute(sql: "ALTER TABLE object ADD COLUMN crc32c TEXT")
+        }
         return migrator
     }
 
@@ -255,13 +259,13 @@ public final class SQLiteFileMetadata: FileMetadataStorage {
     static func save(_ object: StoredObject, in db: Database) throws {
         try db.execute(
             sql: """
-                INSERT OR REPLACE INTO object (bucket, name, blob, size, content_type, md5, generation, metageneration,
+                INSERT OR REPLACE INTO object (bucket, name, blob, size, content_type, md5, crc32c, generation, metageneration,
                     time_created, updated, cache_control, content_disposition, content_encoding, content_language,
                     custom_metadata, download_tokens)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
-                object.bucket, object.name, object.blob, object.size, object.contentType, object.md5Hash, object.generation,
+                object.bucket, object.name, object.blob, object.size, object.contentType, object.md5Hash, object.crc32c, object.generation,
                 object.metageneration, object.timeCreated, object.updated, object.cacheControl, object.contentDisposition,
                 object.contentEncoding, object.contentLanguage, try StoredObject.customMetadataText(object.customMetadata),
                 StoredObject.downloadTokensText(object.downloadTokens),
@@ -271,7 +275,7 @@ public final class SQLiteFileMetadata: FileMetadataStorage {
     static func object(from row: Row) -> StoredObject {
         StoredObject(
             bucket: row["bucket"], name: row["name"], size: row["size"], contentType: row["content_type"], md5Hash: row["md5"],
-            generation: row["generation"], metageneration: row["metageneration"], timeCreated: row["time_created"],
+            crc32c: row["crc32c"], generation: row["generation"], metageneration: row["metageneration"], timeCreated: row["time_created"],
             updated: row["updated"], cacheControl: row["cache_control"], contentDisposition: row["content_disposition"],
             contentEncoding: row["content_encoding"], contentLanguage: row["content_language"],
             customMetadata: StoredObject.customMetadata(text: row["custom_metadata"]),

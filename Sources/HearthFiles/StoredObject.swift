@@ -12,6 +12,9 @@ public struct StoredObject: Sendable, Equatable {
     public var contentType: String
     /// The MD5 of the content, base64 (as Cloud Storage gives it).
     public var md5Hash: String
+    /// The CRC-32C of the content, its four bytes big-endian in base64 (as Cloud Storage gives
+    /// it); nil for an object stored before Hearth kept it.
+    public var crc32c: String?
     /// Changes with every new content (microseconds since the epoch, increasing).
     public var generation: Int64
     /// Counts metadata changes of one generation, from 1.
@@ -31,7 +34,7 @@ public struct StoredObject: Sendable, Equatable {
     public var blob: String
 
     public init(
-        bucket: String, name: String, size: Int64, contentType: String, md5Hash: String, generation: Int64,
+        bucket: String, name: String, size: Int64, contentType: String, md5Hash: String, crc32c: String? = nil, generation: Int64,
         metageneration: Int64 = 1, timeCreated: Int64, updated: Int64, cacheControl: String? = nil,
         contentDisposition: String? = nil, contentEncoding: String? = nil, contentLanguage: String? = nil,
         customMetadata: [String: String] = [:], downloadTokens: [String] = [], blob: String
@@ -41,6 +44,7 @@ public struct StoredObject: Sendable, Equatable {
         self.size = size
         self.contentType = contentType
         self.md5Hash = md5Hash
+        self.crc32c = crc32c
         self.generation = generation
         self.metageneration = metageneration
         self.timeCreated = timeCreated
@@ -71,10 +75,14 @@ public struct ObjectFields: Sendable, Equatable, Codable {
     public var contentLanguage: String?
     /// Custom metadata to merge: a nil value removes that key.
     public var customMetadata: [String: String?]?
+    /// The download tokens a new object gets (Firebase's `firebaseStorageDownloadTokens`, as
+    /// Cloud Storage's clients set them); nil: one new token.
+    public var downloadTokens: [String]?
 
     public init(
         contentType: String? = nil, cacheControl: String? = nil, contentDisposition: String? = nil,
-        contentEncoding: String? = nil, contentLanguage: String? = nil, customMetadata: [String: String?]? = nil
+        contentEncoding: String? = nil, contentLanguage: String? = nil, customMetadata: [String: String?]? = nil,
+        downloadTokens: [String]? = nil
     ) {
         self.contentType = contentType
         self.cacheControl = cacheControl
@@ -82,5 +90,6 @@ public struct ObjectFields: Sendable, Equatable, Codable {
         self.contentEncoding = contentEncoding
         self.contentLanguage = contentLanguage
         self.customMetadata = customMetadata
+        self.downloadTokens = downloadTokens
     }
 }

@@ -150,6 +150,9 @@ public func buildApplication(
         files: FilesResponder(
             store: files, rules: storageRules ?? .closed, admin: admin, issuer: accounts.issuer, clock: configuration.clock,
             proxies: proxies),
+        cloudStorage: CloudStorageResponder(
+            store: files, admin: admin, issuer: accounts.issuer, emulator: configuration.emulator,
+            defaultBucket: configuration.storageBucket, clock: configuration.clock, proxies: proxies),
         stats: stats,
         web: WebResponder(files: configuration.webFiles, projectID: configuration.projectID, bucket: configuration.storageBucket),
         filesOrigin: filesOrigin,

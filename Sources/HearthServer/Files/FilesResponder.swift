@@ -219,60 +219,7 @@ struct FilesResponder: Sendable {
         if !tokenGranted { try authorize(.get, bucket: bucket, name: name, requester: requester, existing: object) }
         guard let object else { throw FilesError.notFound }
         guard media else { return Self.metadataResponse(object) }
-        return try await download(object, request: request, onAppOrigin: onAppOrigin)
-    }
-
-    private func download(_ object: StoredObject, request: Request, onAppOrigin: Bool) async throws -> Response {
-        var headers = HTTPFields()
-        let etag = "\"\(object.etag)\""
-        let lastModified = Self.httpDate(object.updated)
-        headers[.eTag] = etag
-        headers[.lastModified] = lastModified
-        headers[.acceptRanges] = "bytes"
-        // Never the stored type and disposition as given: see FileContentPolicy.
-        let presentation = FileContentPolicy.presentation(
-            name: object.name, contentType: object.contentType, storedDisposition: object.contentDisposition,
-            onAppOrigin: onAppOrigin)
-        headers[.contentType] = presentation.contentType
-        headers[.contentDisposition] = presentation.disposition
-        if let cacheControl = object.cacheControl { headers[.cacheControl] = cacheControl }
-        if let language = object.contentLanguage { headers[.contentLanguage] = language }
-        if let encoding = object.contentEncoding, encoding != "identity" { headers[.contentEncoding] = encoding }
-        if Self.notModified(request, etag: etag, updated: object.updated) {
-            return Response(status: .notModified, headers: headers)
-        }
-        var range: Range<Int64> = 0..<object.size
-        var status = HTTPResponse.Status.ok
-        if let header = request.headers[.range], Self.ifRangeHolds(request, etag: etag, lastModified: lastModified) {
-            switch Self.byteRange(header, size: object.size) {
-            case .whole: break
-            case .part(let part):
-                range = part
-                status = .partialContent
-                headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(object.size)"
-            case .unsatisfiable:
-                headers[.contentRange] = "bytes */\(object.size)"
-                return StorageErrors.response(for: FilesError(.rangeNotSatisfiable, "Requested range not satisfiable."), headers: headers)
-            }
-        }
-        let bytes = range
-        // Opened now: a replaced or deleted object's content stays readable through this handle.
-        let handle = try await FileSystem.shared.openFile(forReadingAt: FilePath(store.contentPath(of: object)), options: .init())
-        let body = ResponseBody(contentLength: Int(bytes.count)) { writer in
-            do {
-                if !bytes.isEmpty {
-                    for try await chunk in handle.readChunks(in: bytes, chunkLength: .kibibytes(512)) {
-                        try await writer.write(chunk)
-                    }
-                }
-                try await handle.close()
-            } catch {
-                try? await handle.close()
-                throw error
-            }
-            try await writer.finish(nil)
-        }
-        return Response(status: status, headers: headers, body: body)
+        return try await ObjectDownload.response(object, store: store, request: request, onAppOrigin: onAppOrigin)
     }
 
     // MARK: - Writing
@@ -483,11 +430,7 @@ struct FilesResponder: Sendable {
     private func updateMetadata(_ request: Request, bucket: String, name: String, requester: Requester) async throws -> Response {
         let body = try await Self.collect(request.body, limit: Self.maxMetadataBytes)
         var fields = try Self.fields(fromJSON: body)
-        // Download tokens are set through the metadata key Firebase uses for them.
-        var tokens: [String]?
-        if let value = fields.customMetadata?.removeValue(forKey: "firebaseStorageDownloadTokens") {
-            tokens = (value ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        }
+        let tokens = Self.takeDownloadTokens(from: &fields)
         // What is wrong with the request is said first, the same for every object; whether the
         // object exists is said only to someone the rules let read it.
         if let type = fields.contentType { _ = try ObjectName.validatedContentType(type) }
@@ -577,6 +520,16 @@ struct FilesResponder: Sendable {
         return fields
     }
 
+    /// The custom metadata key Firebase keeps download tokens under (comma-separated).
+    static let downloadTokensKey = "firebaseStorageDownloadTokens"
+
+    /// The download tokens a metadata update sets through ``downloadTokensKey`` (empty or
+    /// null: none), taken out of the custom metadata; nil when it does not set them.
+    static func takeDownloadTokens(from fields: inout ObjectFields) -> [String]? {
+        guard let value = fields.customMetadata?.removeValue(forKey: downloadTokensKey) else { return nil }
+        return (value ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
     static func jsonName(_ bytes: [UInt8]) -> String? {
         guard !bytes.isEmpty, let json = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else { return nil }
         return json["name"] as? String
@@ -592,66 +545,6 @@ struct FilesResponder: Sendable {
 
     /// Cloud Storage's JSON content type.
     static let contentType = "application/json; charset=UTF-8"
-
-    // MARK: - HTTP details
-
-    /// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
-    static func httpDate(_ milliseconds: Int64) -> String {
-        httpDateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(milliseconds / 1000)))
-    }
-
-    private static func httpDateFormatter() -> DateFormatter {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter
-    }
-
-    /// True when `If-None-Match` names the current ETag, or (without it) `If-Modified-Since`
-    /// is no earlier than the last change.
-    static func notModified(_ request: Request, etag: String, updated: Int64) -> Bool {
-        if let match = request.headers[.ifNoneMatch] {
-            return match == "*" || match.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == etag }
-        }
-        if let since = request.headers[.ifModifiedSince], let date = httpDateFormatter().date(from: since) {
-            return Int64(date.timeIntervalSince1970) >= updated / 1000
-        }
-        return false
-    }
-
-    /// `If-Range`: a range applies only while the ETag or date it names is current.
-    static func ifRangeHolds(_ request: Request, etag: String, lastModified: String) -> Bool {
-        guard let condition = request.headers[.ifRange] else { return true }
-        return condition == etag || condition == lastModified
-    }
-
-    enum ByteRange: Equatable {
-        case whole
-        case part(Range<Int64>)
-        case unsatisfiable
-    }
-
-    /// One byte range of a `Range` header (`bytes=a-b`, `bytes=a-`, `bytes=-n`); several
-    /// ranges or another unit get the whole content, as RFC 9110 allows.
-    static func byteRange(_ header: String, size: Int64) -> ByteRange {
-        guard header.hasPrefix("bytes="), !header.contains(",") else { return .whole }
-        let spec = header.dropFirst("bytes=".count).trimmingCharacters(in: .whitespaces)
-        let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2 else { return .whole }
-        if parts[0].isEmpty {
-            guard let suffix = Int64(parts[1]), suffix > 0 else { return .unsatisfiable }
-            return size == 0 ? .unsatisfiable : .part(max(0, size - suffix)..<size)
-        }
-        guard let start = Int64(parts[0]), start >= 0 else { return .whole }
-        guard start < size else { return .unsatisfiable }
-        var end = size - 1
-        if !parts[1].isEmpty {
-            guard let last = Int64(parts[1]), last >= start else { return .whole }
-            end = min(last, size - 1)
-        }
-        return .part(start..<(end + 1))
-    }
 }
 
 extension CharacterSet {

@@ -11,6 +11,9 @@ import Logging
 /// 401; Hummingbird's own errors keep their status (an unknown path is logged at debug level); anything else is logged and answered 500.
 struct StorageErrors: APIErrorFormat {
     func response(for error: any Error, to request: Request, context: HearthRequestContext) -> Response {
+        if let range = error as? ObjectDownload.UnsatisfiableRange {
+            return Self.response(for: FilesError(.rangeNotSatisfiable, "Requested range not satisfiable."), headers: range.headers)
+        }
         if let error = error as? any HTTPResponseError, error.status == .notFound {
             context.logger.unknownAPIPath(request)
         }
@@ -68,6 +71,7 @@ extension FilesError.Kind {
         case .conflict: .conflict
         case .tooLarge: .contentTooLarge
         case .rangeNotSatisfiable: .rangeNotSatisfiable
+        case .preconditionFailed: .preconditionFailed
         case .tooMany: .tooManyRequests
         case .unavailable: .serviceUnavailable
         case .internalError: .internalServerError

@@ -8,7 +8,8 @@ import Logging
 /// it, ``RequestObservationMiddleware`` for metrics and logs, ``ResponseHeadersMiddleware`` for
 /// CORS and the security headers) and
 /// then the first-match table of namespaces (``NamespaceTable``): CORS preflights, account
-/// requests, the web session, file requests, the server's figures for admins, long-polling,
+/// requests, the web session, file requests (Firebase Storage's API, and Cloud Storage's JSON
+/// API for server code), the server's figures for admins, long-polling,
 /// page requests, and the database, which takes everything else.
 ///
 /// On the files origin (the files port, or a request for the files host name) only file
@@ -27,6 +28,7 @@ struct HearthResponder: HTTPResponder {
         auth: AuthResponder,
         session: WebSessionResponder,
         files: FilesResponder,
+        cloudStorage: CloudStorageResponder,
         stats: StatsResponder,
         web: WebResponder,
         filesOrigin: FilesOrigin,
@@ -42,6 +44,7 @@ struct HearthResponder: HTTPResponder {
         // Each API writes its errors in its own format (``APIErrorFormat``): the routers carry
         // theirs; the other namespaces' responders are guarded here.
         let filesOnAppOrigin = files.responder(onAppOrigin: true)
+        let cloudStorageOnAppOrigin = cloudStorage.responder(onAppOrigin: true)
         let adminRoutes = AdminRoutes(
             metrics: metricsResponder, stats: stats, logs: logs, requests: requests, backups: backups, dataBrowse: dataBrowse
         ).responder()
@@ -54,6 +57,9 @@ struct HearthResponder: HTTPResponder {
                 Namespace(
                     transport: .files, headers: .file, path: { FilesResponder.handles($0) },
                     responder: files.responder(onAppOrigin: false)),
+                Namespace(
+                    transport: .files, headers: .file, path: { CloudStorageResponder.handles($0) },
+                    responder: cloudStorage.responder(onAppOrigin: false)),
             ],
             fallback: Namespace(transport: .files, matches: { _, _ in true }) { _, _ in StorageErrors.response(for: .notFound) })
         let redirect = FilesRedirect(filesOrigin: filesOrigin, proxies: proxies)
@@ -78,6 +84,16 @@ struct HearthResponder: HTTPResponder {
                         return response
                     }
                     return try await filesOnAppOrigin.respond(to: request, context: context)
+                },
+                // Cloud Storage's JSON API, for servers with admin credentials; a browser's own
+                // download goes to the files origin as above.
+                Namespace(transport: .files, headers: .file, path: { CloudStorageResponder.handles($0) }) {
+                    request, context in
+                    if let response = redirect.response(to: request, context: context) {
+                        context.note.update { $0.headers = .api }
+                        return response
+                    }
+                    return try await cloudStorageOnAppOrigin.respond(to: request, context: context)
                 },
                 Namespace(transport: .longPolling, path: { $0 == RealtimeLongPolling.path }) {
                     request, context in

@@ -102,7 +102,7 @@ struct WebResponder: Sendable {
         }
         guard request.method == .get else { return Response(status: .ok, headers: headers, body: .init()) }
         if let range = request.headers[.range], request.headers[.ifRange].map({ $0 == file.etag }) ?? true {
-            switch FilesResponder.byteRange(range, size: Int64(size)) {
+            switch ObjectDownload.byteRange(range, size: Int64(size)) {
             case .whole:
                 break
             case .part(let part):
