@@ -282,6 +282,26 @@ def test_auth_admin_calls_reach_hearth_as_googles_identity_toolkit(admin_app, go
         auth.get_user(user.uid, app=admin_app)
 
 
+def test_storage_takes_a_service_accounts_token_as_an_admin(admin_app, google_network, monkeypatch):
+    """firebase_admin.storage (google-cloud-storage) with STORAGE_EMULATOR_HOST keeps the app's
+    credentials: the service account's access token, through the operator's TLS proxy."""
+    from firebase_admin import storage
+
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", google_network.database_url)
+    bucket = storage.bucket(f"{PROJECT}.appspot.com", app=admin_app)
+    folder = f"sa-files-{uuid.uuid4().hex[:8]}"
+    blob = bucket.blob(f"{folder}/hello.txt")
+    blob.upload_from_string(b"hello from a service account", content_type="text/plain")
+    bucket.blob(f"{folder}/second.txt").upload_from_string(b"second")
+    assert bucket.blob(f"{folder}/hello.txt").download_as_bytes() == b"hello from a service account"
+    assert sorted(listed.name for listed in bucket.list_blobs(prefix=f"{folder}/")) == [f"{folder}/hello.txt", f"{folder}/second.txt"]
+    # Without the credential the same API answers 401, before telling whether the object exists.
+    anonymous = requests.get(f"{google_network.hearth.url}/storage/v1/b/{PROJECT}.appspot.com/o/{folder}%2Fhello.txt", timeout=10)
+    assert anonymous.status_code == 401
+    bucket.delete_blobs(list(bucket.list_blobs(prefix=f"{folder}/")))
+    assert list(bucket.list_blobs(prefix=f"{folder}/")) == []
+
+
 # --- refusals -------------------------------------------------------------------------------------
 
 
