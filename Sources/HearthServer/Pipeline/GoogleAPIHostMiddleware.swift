@@ -18,6 +18,8 @@ struct GoogleAPIHostMiddleware: RouterMiddleware {
         "identitytoolkit.googleapis.com", "securetoken.googleapis.com", "www.googleapis.com", "oauth2.googleapis.com",
     ]
 
+    static let shortestHost = prefixedHosts.map(\.utf8.count).min() ?? 0
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let host = Self.prefixedHost(request.head.authority), let path = request.head.path, path.hasPrefix("/"),
             !path.hasPrefix("/\(host)/")
@@ -29,7 +31,8 @@ struct GoogleAPIHostMiddleware: RouterMiddleware {
 
     /// The prefixed host `authority` names (without its port, in any case), or nil.
     static func prefixedHost(_ authority: String?) -> String? {
-        guard let authority else { return nil }
+        // Cheap first: every request passes here, and almost none names one of these hosts.
+        guard let authority, authority.utf8.count >= shortestHost else { return nil }
         let host = (authority.split(separator: ":", maxSplits: 1).first.map(String.init) ?? authority).lowercased()
         return prefixedHosts.contains(host) ? host : nil
     }
