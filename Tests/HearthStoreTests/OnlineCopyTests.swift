@@ -23,14 +23,22 @@ struct OnlineCopyTests {
         // Another connection commits rows one by one for as long as the copy runs.
         let stop = Atomic<Bool>(false)
         let committed = Atomic<Int>(2000)
+        // Signalled at the writer's first commit: the copy waits for it once it is under way, so
+        // a commit lands mid-copy however slowly a loaded machine schedules the writer.
+        let firstCommit = DispatchSemaphore(value: 0)
         let thread = Thread {
             var next = 2001
             while !stop.load(ordering: .relaxed) {
-                try? writer.write { db in
-                    try db.execute(sql: "INSERT INTO row (id, payload) VALUES (?, ?)", arguments: [next, payload])
+                do {
+                    try writer.write { db in
+                        try db.execute(sql: "INSERT INTO row (id, payload) VALUES (?, ?)", arguments: [next, payload])
+                    }
+                    committed.store(next, ordering: .relaxed)
+                    if next == 2001 { firstCommit.signal() }
+                    next += 1
+                } catch {
+                    continue
                 }
-                committed.store(next, ordering: .relaxed)
-                next += 1
             }
         }
         thread.start()
@@ -42,6 +50,7 @@ struct OnlineCopyTests {
         try SQLiteOnlineCopy.copy(from: source, to: destination, pagesPerStep: 8) { progress in
             steps += 1
             lastProgress = progress
+            if steps == 2 { _ = firstCommit.wait(timeout: .now() + 60) }
             if steps % 16 == 0 { Thread.sleep(forTimeInterval: 0.001) }
         }
         let writtenDuring = committed.load(ordering: .relaxed)
