@@ -74,7 +74,12 @@ extension AuthService {
     /// Finishes a sign-in; with `idToken`, links the provider to that signed-in account
     /// instead (an anonymous account keeps its uid and data). Linking to an account that has
     /// a way in needs a recent sign-in, checked before the provider is asked.
+    /// In emulator mode a fake credential (``emulatorProfile(_:)``) signs in with no provider.
     public func finishSignIn(_ credential: ProviderCredential, linkingTo idToken: String? = nil) async throws(AuthError) -> FederatedSignIn {
+        if let fake = try await emulatorProfile(credential) {
+            if let idToken { _ = try await linkableUser(idToken: idToken) }
+            return try await signIn(fake, linkingTo: idToken)
+        }
         guard let federation else { throw AuthError("OPERATION_NOT_ALLOWED", detail: "this server does not sign in with providers") }
         if let idToken { _ = try await linkableUser(idToken: idToken) }
         let profile: FederatedProfile
