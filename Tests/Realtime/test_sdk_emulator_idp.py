@@ -173,3 +173,56 @@ def test_redirect_through_the_emulator_handler_page(page, hearth, chromium):
     again = json.loads(chromium.execute_script("return sessionStorage.getItem(arguments[0])", storage_key))
     assert again["eventId"] == "456", again
     assert json.loads(query_of(again["urlResponse"])["id_token"])["sub"] == claims["sub"], again
+
+
+def test_popup_hands_the_event_to_the_openers_iframe(page, hearth, chromium):
+    """The popup half, without gapi: the app's page holds the emulator iframe (as the SDK embeds
+    it) and opens the handler as signInWithPopup does; the account picked in the popup reaches
+    that iframe by postMessage. Offline the iframe cannot load gapi, so it keeps the event in
+    its sessionStorage, where this test reads it (with gapi it sends it to the SDK at once)."""
+    from selenium.webdriver.common.by import By
+
+    app_name = "popup-" + secrets.token_hex(3)
+    main = chromium.current_window_handle
+    frame_url = f"{hearth.url}/emulator/auth/iframe?apiKey={API_KEY}&appName={app_name}&v=9.8.1"
+    popup_url = (f"{hearth.url}/emulator/auth/handler?apiKey={API_KEY}&appName={app_name}&authType=signInViaPopup"
+                 f"&redirectUrl={requests.utils.quote(chromium.current_url, safe='')}&v=9.8.1&eventId=77&providerId=github.com")
+    chromium.execute_script("""
+      const frame = document.createElement('iframe');
+      frame.id = 'emulator-frame';
+      frame.src = arguments[0];
+      document.body.append(frame);
+      frame.addEventListener('load', () => { window.popup = window.open(arguments[1], 'hearth-popup', 'width=500,height=600'); });
+    """, frame_url, popup_url)
+    harness.wait_until(lambda: len(chromium.window_handles) > 1, 10, "the popup to open")
+    popup = [handle for handle in chromium.window_handles if handle != main][0]
+    try:
+        chromium.switch_to.window(popup)
+        harness.wait_until(lambda: chromium.execute_script("return document.body.dataset.ready === 'true'"), 10,
+                           "the handler page to list the accounts")
+        assert chromium.find_element(By.ID, "provider").text == "GitHub"
+        chromium.find_element(By.ID, "add-account").click()
+        chromium.find_element(By.ID, "autofill").click()
+        email = chromium.find_element(By.ID, "email").get_attribute("value")
+        assert email.endswith("@example.com"), email
+        chromium.find_element(By.ID, "sign-in").click()
+        harness.wait_until(lambda: chromium.execute_script("return document.body.dataset.finished || null"), 10,
+                           "the handler to hand the event over")
+        assert chromium.execute_script("return document.body.dataset.finished") == "popup"
+        assert chromium.find_element(By.ID, "problem").is_displayed() is False
+    finally:
+        chromium.close()
+        chromium.switch_to.window(main)
+
+    chromium.switch_to.frame(chromium.find_element(By.ID, "emulator-frame"))
+    try:
+        stored = chromium.execute_script("return sessionStorage.getItem(arguments[0])",
+                                         f"firebase:redirectEvent:{API_KEY}:{app_name}")
+    finally:
+        chromium.switch_to.default_content()
+    event = json.loads(stored or "null")
+    assert event is not None, "the iframe got no event"
+    assert event["type"] == "signInViaPopup" and event["eventId"] == "77" and event["error"] is None, event
+    returned = query_of(event["urlResponse"])
+    assert returned["providerId"] == "github.com", returned
+    assert json.loads(returned["id_token"])["email"] == email, returned
