@@ -12,6 +12,8 @@ import HearthEngine
 ///   a document, it would run in an opaque origin with no script, so it could not reach the app.
 /// - API answers (JSON, streams, errors) are data, never documents: sandboxed, unframeable and
 ///   sent without a referrer.
+/// - The Auth emulator's sign-in pages (emulator mode only) get policies of their own: the
+///   SDKs open the handler as a popup from any origin and frame the iframe on any origin.
 enum SecurityHeaders {
     enum Kind {
         /// The web app and console; `filesOrigin` is where user files are served from when that
