@@ -74,7 +74,12 @@ extension AuthService {
     /// Finishes a sign-in; with `idToken`, links the provider to that signed-in account
     /// instead (an anonymous account keeps its uid and data). Linking to an account that has
     /// a way in needs a recent sign-in, checked before the provider is asked.
+    /// In emulator mode a fake credential (``emulatorProfile(_:)``) signs in with no provider.
     public func finishSignIn(_ credential: ProviderCredential, linkingTo idToken: String? = nil) async throws(AuthError) -> FederatedSignIn {
+        if let fake = try await emulatorProfile(credential) {
+            if let idToken { _ = try await linkableUser(idToken: idToken) }
+            return try await signIn(fake, linkingTo: idToken)
+        }
         guard let federation else { throw AuthError("OPERATION_NOT_ALLOWED", detail: "this server does not sign in with providers") }
         if let idToken { _ = try await linkableUser(idToken: idToken) }
         let profile: FederatedProfile
@@ -264,18 +269,13 @@ extension AuthService {
     /// The query (and fragment) parameters of the provider's redirect, which must come back to
     /// the address the sign-in was started for, as it was written then.
     static func redirectParameters(_ requestURI: String, expecting redirectURI: String) throws(AuthError) -> [String: String] {
-        guard BrowserURL(requestURI) != nil, let components = URLComponents(string: requestURI) else {
+        guard BrowserURL(requestURI) != nil, URLComponents(string: requestURI) != nil else {
             throw IdentityProviderClient.idpError("requestUri is not a URL")
         }
         guard requestURI.prefix(while: { $0 != "?" && $0 != "#" }) == redirectURI else {
             throw IdentityProviderClient.idpError("requestUri is not the address this sign-in was started for")
         }
-        var parameters: [String: String] = [:]
-        for item in components.queryItems ?? [] { parameters[item.name] = item.value ?? "" }
-        if let fragment = components.fragment, let items = URLComponents(string: "?" + fragment)?.queryItems {
-            for item in items where parameters[item.name] == nil { parameters[item.name] = item.value ?? "" }
-        }
-        return parameters
+        return uriParameters(requestURI)
     }
 
     static func randomToken() -> String {

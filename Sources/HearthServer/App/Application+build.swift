@@ -145,7 +145,8 @@ public func buildApplication(
     let responder = HearthResponder(
         database: database,
         longPolling: longPolling,
-        auth: AuthResponder(service: accounts, admin: admin, serviceAccounts: serviceAccounts, proxies: proxies),
+        auth: AuthResponder(
+            service: accounts, admin: admin, serviceAccounts: serviceAccounts, proxies: proxies, pages: configuration.webFiles),
         session: WebSessionResponder(service: accounts, proxies: proxies),
         files: FilesResponder(
             store: files, rules: storageRules ?? .closed, admin: admin, issuer: accounts.issuer, clock: configuration.clock,

@@ -134,6 +134,7 @@ extension AuthResponder {
             .get: inEmulator { _, _ in try await listedActionCodes() },
             .delete: inEmulator { _, _ in try await clearListedActionCodes() },
         ])
+        addEmulatorPages(to: router)
         return router.buildResponder()
     }
 
@@ -147,7 +148,7 @@ extension AuthResponder {
     }
 
     /// `handler` when the server runs as Firebase's emulator; otherwise the path does not exist.
-    private func inEmulator(_ handler: @escaping RouteHandler) -> RouteHandler {
+    func inEmulator(_ handler: @escaping RouteHandler) -> RouteHandler {
         let emulator = service.policy.emulator
         return { request, context in
             guard emulator else { throw AuthError.notFound }

@@ -30,12 +30,16 @@ struct AuthResponder: Sendable {
     let serviceAccounts: ServiceAccounts
     /// Whose word is taken for the client's address (sign-in attempts are counted by it).
     let proxies: ProxyTrust
+    /// The web files holding the emulator's sign-in pages (`emulator/auth/`); nil serves none.
+    var pages: WebFiles? = nil
     let maxBodyBytes = 1 << 20
 
     static let identityToolkit = "/identitytoolkit.googleapis.com/v1/"
     static let identityToolkitV2 = "/identitytoolkit.googleapis.com/v2/"
     static let secureToken = "/securetoken.googleapis.com/v1/token"
     static let emulatorAccounts = "/emulator/v1/projects/"
+    /// The emulator's sign-in pages for the SDKs' popups and redirects (`AuthResponder+EmulatorPages.swift`).
+    static let emulatorPages = "/emulator/auth/"
     /// Hearth's own: the providers a sign-in page offers (`{"providers": [{providerId, displayName}]}`).
     static let providersPath = "/__/auth/providers"
     /// Where Google serves its token keys as X.509 certificates, which the Admin SDKs read
@@ -55,7 +59,7 @@ struct AuthResponder: Sendable {
 
     /// True for the paths this responder answers.
     static func handles(_ path: String) -> Bool {
-        googleAPIPrefixes.contains { path.hasPrefix($0) } || path == providersPath || path.hasPrefix(emulatorAccounts)
+        googleAPIPrefixes.contains { path.hasPrefix($0) } || path == providersPath || path.hasPrefix(emulatorAccounts) || path.hasPrefix(emulatorPages)
             || jwksPaths.contains(path) || tokenEndpoints.contains(path)
     }
 

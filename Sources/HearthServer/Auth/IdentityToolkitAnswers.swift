@@ -206,6 +206,19 @@ struct ProvidersAnswer: Encodable {
     var providers: [Provider]
 }
 
+/// The emulator's `GET /emulator/auth/accounts?providerId=…` (Hearth's own): the identities at
+/// a provider that accounts hold, which the emulator's sign-in page offers again.
+struct EmulatorAccountsAnswer: Encodable {
+    struct Account: Encodable {
+        var rawId: String
+        var email: String?
+        var displayName: String?
+        var photoUrl: String?
+    }
+
+    var accounts: [Account]
+}
+
 /// `accounts:createAuthUri`: the sign-in methods of an address, or where to send the user
 /// to sign in with a provider.
 struct CreateAuthUriAnswer: Encodable {

@@ -12,6 +12,8 @@ import HearthEngine
 ///   a document, it would run in an opaque origin with no script, so it could not reach the app.
 /// - API answers (JSON, streams, errors) are data, never documents: sandboxed, unframeable and
 ///   sent without a referrer.
+/// - The Auth emulator's sign-in pages (emulator mode only) get policies of their own: the
+///   SDKs open the handler as a popup from any origin and frame the iframe on any origin.
 enum SecurityHeaders {
     enum Kind {
         /// The web app and console; `filesOrigin` is where user files are served from when that
@@ -25,6 +27,11 @@ enum SecurityHeaders {
         /// on any origin, running only this origin's script, which tells the server the page
         /// left.
         case longPollFrame
+        /// The emulator's sign-in pages (`/emulator/auth/…`, emulator mode only): the handler,
+        /// opened by an app on any origin as a popup, which must keep its `window.opener` (so no
+        /// `Cross-Origin-Opener-Policy`); and (`framed`) the iframe every app page embeds, which
+        /// runs Google's `gapi` script as the SDK's iframe protocol needs.
+        case emulatorPage(framed: Bool)
     }
 
     /// The policy of pages, allowing `filesOrigin` for images, media and requests.
@@ -48,6 +55,17 @@ enum SecurityHeaders {
         ].joined(separator: "; ")
     }
 
+    /// The emulator's sign-in page: its own script and style, account photos from anywhere.
+    static let emulatorHandlerPolicy = [
+        "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data: https: http:", "connect-src 'self'",
+        "form-action 'none'", "base-uri 'none'", "object-src 'none'", "frame-ancestors 'none'",
+    ].joined(separator: "; ")
+    /// The emulator's iframe: framed by apps on any origin, running its own script and Google's
+    /// `gapi` (the SDKs speak to the iframe through `gapi.iframes`).
+    static let emulatorIframePolicy = [
+        "default-src 'none'", "script-src 'self' https://apis.google.com", "connect-src 'self' https://apis.google.com",
+        "frame-src https://apis.google.com", "form-action 'none'", "base-uri 'none'", "object-src 'none'", "frame-ancestors *",
+    ].joined(separator: "; ")
     static let filePolicy = "sandbox; default-src 'none'"
     static let longPollFramePolicy = "default-src 'none'; script-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'"
     static let apiPolicy = "sandbox; default-src 'none'; frame-ancestors 'none'"
@@ -81,6 +99,17 @@ enum SecurityHeaders {
         HTTPField(name: .crossOriginOpenerPolicy, value: "same-origin-allow-popups"),
         HTTPField(name: .permissionsPolicy, value: "camera=(), microphone=(), geolocation=(), payment=(), usb=()"),
     ]
+    private static let emulatorHandlerFields: [HTTPField] = [
+        nosniff,
+        HTTPField(name: .contentSecurityPolicy, value: emulatorHandlerPolicy),
+        HTTPField(name: .xFrameOptions, value: "DENY"),
+        HTTPField(name: .referrerPolicy, value: "no-referrer"),
+    ]
+    private static let emulatorIframeFields: [HTTPField] = [
+        nosniff,
+        HTTPField(name: .contentSecurityPolicy, value: emulatorIframePolicy),
+        HTTPField(name: .referrerPolicy, value: "no-referrer"),
+    ]
     private static let pagePolicyWithoutFilesOrigin = HTTPField(name: .contentSecurityPolicy, value: pagePolicy(filesOrigin: nil))
 
     /// Adds the headers of `kind` to `headers`, which must not hold them yet (responders leave
@@ -98,6 +127,8 @@ enum SecurityHeaders {
             headers.append(contentsOf: apiFields)
         case .longPollFrame:
             headers.append(contentsOf: longPollFrameFields)
+        case .emulatorPage(let framed):
+            headers.append(contentsOf: framed ? emulatorIframeFields : emulatorHandlerFields)
         }
     }
 }
