@@ -5,17 +5,17 @@ import Testing
 /// The `hearth` tool as a user runs it: help, version, import, export and serve.
 @Suite("hearth command line", .serialized)
 struct CommandLineTests {
-    @Test func versionAndHelp() throws {
-        let version = try HearthProcess.run(["--version"])
+    @Test func versionAndHelp() async throws {
+        let version = try await HearthProcess.run(["--version"])
         #expect(version.status == 0)
         #expect(version.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0.1.0")
 
-        let help = try HearthProcess.run(["--help"])
+        let help = try await HearthProcess.run(["--help"])
         #expect(help.status == 0)
         for command in ["serve", "import", "export", "rules", "users", "files"] {
             #expect(help.stdout.contains(command), "help lists \(command)")
         }
-        let serveHelp = try HearthProcess.run(["serve", "--help"])
+        let serveHelp = try await HearthProcess.run(["serve", "--help"])
         for option in ["--host", "--port", "--data", "--no-demo", "--web-root"] {
             #expect(serveHelp.stdout.contains(option))
         }
@@ -63,12 +63,12 @@ struct CommandLineTests {
         #expect(server.terminate() == 0)
     }
 
-    @Test func rulesCheckReportsEveryProblemWithLineAndColumn() throws {
+    @Test func rulesCheckReportsEveryProblemWithLineAndColumn() async throws {
         let directory = try TemporaryDirectory(prefix: "hearth-cli")
         defer { directory.remove() }
         let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../Fixtures/rules").standardized
-        let good = try HearthProcess.run(["rules", "check", fixtures.appendingPathComponent("friendlypix-web-database-rules.json").path])
+        let good = try await HearthProcess.run(["rules", "check", fixtures.appendingPathComponent("friendlypix-web-database-rules.json").path])
         #expect(good.status == 0)
         #expect(good.stdout.hasSuffix("friendlypix-web-database-rules.json: OK\n"))
 
@@ -84,7 +84,7 @@ struct CommandLineTests {
             }
             """
         try Data(text.utf8).write(to: bad)
-        let checked = try HearthProcess.run(["rules", "check", bad.path])
+        let checked = try await HearthProcess.run(["rules", "check", bad.path])
         #expect(checked.status == 1)
         let lines = checked.stdout.split(separator: "\n").map { $0.replacingOccurrences(of: bad.path, with: "F") }
         #expect(lines == [
@@ -97,17 +97,17 @@ struct CommandLineTests {
         ])
         // A JSON syntax error stops parsing: it is the one problem reported.
         try Data(#"{"rules": {"a": }}"#.utf8).write(to: bad)
-        let syntax = try HearthProcess.run(["rules", "check", bad.path])
+        let syntax = try await HearthProcess.run(["rules", "check", bad.path])
         #expect(syntax.status == 1)
         #expect(syntax.stdout.contains(":1:17: error: unexpected character '}'"))
     }
 
-    @Test func usersAddListClaimsAndDelete() throws {
+    @Test func usersAddListClaimsAndDelete() async throws {
         let directory = try TemporaryDirectory(prefix: "hearth-cli")
         defer { directory.remove() }
         let data = directory.url.path
 
-        let added = try HearthProcess.run(["users", "add", "--email", "Ann@Example.com", "--name", "Ann", "--data", data])
+        let added = try await HearthProcess.run(["users", "add", "--email", "Ann@Example.com", "--name", "Ann", "--data", data])
         #expect(added.status == 0, "\(added.stderr)")
         let lines = added.stdout.split(separator: "\n")
         let uid = String(try #require(lines.first))
@@ -115,35 +115,35 @@ struct CommandLineTests {
         // No password given: one is generated and printed once.
         #expect(lines.count == 2 && lines[1].hasPrefix("password: ") && lines[1].count == 26)
 
-        let piped = try HearthProcess.run(
+        let piped = try await HearthProcess.run(
             ["users", "add", "--uid", "boss", "--password-stdin", "--email", "boss@example.com", "--claims", #"{"admin":true}"#,
              "--data", data], stdin: Data("s3cret-pw\n".utf8))
         #expect(piped.stdout == "boss\n")
 
-        let duplicate = try HearthProcess.run(["users", "add", "--email", "ann@example.com", "--data", data])
+        let duplicate = try await HearthProcess.run(["users", "add", "--email", "ann@example.com", "--data", data])
         #expect(duplicate.status == 1)
         #expect(duplicate.stderr.contains("error: EMAIL_EXISTS"))
 
-        let listed = try HearthProcess.run(["users", "list", "--data", data])
+        let listed = try await HearthProcess.run(["users", "list", "--data", data])
         #expect(listed.stdout.contains("boss  boss@example.com  password  -  {\"admin\":true}"))
         #expect(listed.stdout.contains("\(uid)  ann@example.com  password  \"Ann\""))
 
-        let claims = try HearthProcess.run(["users", "claims", "boss", #"{"admin":true,"level":2}"#, "--data", data])
+        let claims = try await HearthProcess.run(["users", "claims", "boss", #"{"admin":true,"level":2}"#, "--data", data])
         #expect(claims.stdout == #"{"admin":true,"level":2}"# + "\n")
-        let reserved = try HearthProcess.run(["users", "claims", "boss", #"{"sub":"x"}"#, "--data", data])
+        let reserved = try await HearthProcess.run(["users", "claims", "boss", #"{"sub":"x"}"#, "--data", data])
         #expect(reserved.status == 1)
         #expect(reserved.stderr.contains("INVALID_CLAIMS"))
 
-        #expect(try HearthProcess.run(["users", "delete", "boss", "--data", data]).status == 0)
-        let missing = try HearthProcess.run(["users", "delete", "boss", "--data", data])
+        #expect(try await HearthProcess.run(["users", "delete", "boss", "--data", data]).status == 0)
+        let missing = try await HearthProcess.run(["users", "delete", "boss", "--data", data])
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("USER_NOT_FOUND"))
-        let json = try HearthProcess.run(["users", "list", "--json", "--data", data])
+        let json = try await HearthProcess.run(["users", "list", "--json", "--data", data])
         #expect(json.stdout.split(separator: "\n").count == 1)
         #expect(json.stdout.contains(#""email":"ann@example.com""#))
     }
 
-    @Test func filesPutListGetAndRemove() throws {
+    @Test func filesPutListGetAndRemove() async throws {
         let directory = try TemporaryDirectory(prefix: "hearth-cli")
         defer { directory.remove() }
         let data = directory.url.path
@@ -151,46 +151,46 @@ struct CommandLineTests {
         let content = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
         try content.write(to: local)
 
-        let put = try HearthProcess.run(["files", "put", local.path, "alice/full/p1/photo.jpg", "--data", data])
+        let put = try await HearthProcess.run(["files", "put", local.path, "alice/full/p1/photo.jpg", "--data", data])
         #expect(put.status == 0, "\(put.stderr)")
         #expect(put.stdout == "300000 bytes stored as alice/full/p1/photo.jpg (image/jpeg)\n")
-        _ = try HearthProcess.run(["files", "put", local.path, "notes.txt", "--content-type", "text/plain", "--data", data])
+        _ = try await HearthProcess.run(["files", "put", local.path, "notes.txt", "--content-type", "text/plain", "--data", data])
 
-        let top = try HearthProcess.run(["files", "ls", "--data", data])
+        let top = try await HearthProcess.run(["files", "ls", "--data", data])
         #expect(top.stdout.contains("  alice/\n"))
         #expect(top.stdout.contains("text/plain"))
         #expect(!top.stdout.contains("photo.jpg"))
-        let all = try HearthProcess.run(["files", "ls", "-r", "alice/", "--data", data])
+        let all = try await HearthProcess.run(["files", "ls", "-r", "alice/", "--data", data])
         #expect(all.stdout.contains("300000  image/jpeg"))
         #expect(all.stdout.hasSuffix("alice/full/p1/photo.jpg\n"))
 
         let copy = directory.url.appendingPathComponent("copy.jpg")
-        let get = try HearthProcess.run(["files", "get", "alice/full/p1/photo.jpg", copy.path, "--data", data])
+        let get = try await HearthProcess.run(["files", "get", "alice/full/p1/photo.jpg", copy.path, "--data", data])
         #expect(get.status == 0)
         #expect(try Data(contentsOf: copy) == content)
 
-        #expect(try HearthProcess.run(["files", "rm", "notes.txt", "--data", data]).stdout == "deleted notes.txt\n")
-        let missing = try HearthProcess.run(["files", "rm", "notes.txt", "--data", data])
+        #expect(try await HearthProcess.run(["files", "rm", "notes.txt", "--data", data]).stdout == "deleted notes.txt\n")
+        let missing = try await HearthProcess.run(["files", "rm", "notes.txt", "--data", data])
         #expect(missing.status == 1)
         #expect(missing.stderr == "error: Not Found.\n")
-        let hostile = try HearthProcess.run(["files", "put", local.path, "../outside", "--data", data])
+        let hostile = try await HearthProcess.run(["files", "put", local.path, "../outside", "--data", data])
         #expect(hostile.status == 1)
         #expect(hostile.stderr.hasPrefix("error: Invalid object name"))
-        let noFile = try HearthProcess.run(["files", "put", "/no/such/file", "x", "--data", data])
+        let noFile = try await HearthProcess.run(["files", "put", "/no/such/file", "x", "--data", data])
         #expect(noFile.status == 1)
         #expect(noFile.stderr == "error: no such local file\n")
         // A bad storage rules file stops serve before it starts.
         let rules = directory.url.appendingPathComponent("storage.rules")
         try Data("service firebase.storage {\n  match /a { allow fetch; }\n}\n".utf8).write(to: rules)
-        let serve = try HearthProcess.run(["serve", "--port", "0", "--data", data, "--storage-rules", rules.path])
+        let serve = try await HearthProcess.run(["serve", "--port", "0", "--data", data, "--storage-rules", rules.path])
         #expect(serve.status != 0)
         #expect(serve.stderr.contains("2:14: unknown method 'fetch'"))
-        let check = try HearthProcess.run(["rules", "check", rules.path])
+        let check = try await HearthProcess.run(["rules", "check", rules.path])
         #expect(check.status == 1)
         #expect(check.stdout.contains("storage.rules:2:14: error: unknown method 'fetch'"))
     }
 
-    @Test func importThenExportRoundTrips() throws {
+    @Test func importThenExportRoundTrips() async throws {
         let directory = try TemporaryDirectory(prefix: "hearth-cli")
         defer { directory.remove() }
         let input = directory.url.appendingPathComponent("in.json")
@@ -198,27 +198,27 @@ struct CommandLineTests {
         try Data(document.utf8).write(to: input)
         let data = directory.url.appendingPathComponent("data").path
 
-        let imported = try HearthProcess.run(["import", input.path, "--path", "/app", "--data", data])
+        let imported = try await HearthProcess.run(["import", input.path, "--path", "/app", "--data", data])
         #expect(imported.status == 0, "import failed: \(imported.stderr)")
 
-        let exported = try HearthProcess.run(["export", "--path", "/app", "--data", data])
+        let exported = try await HearthProcess.run(["export", "--path", "/app", "--data", data])
         #expect(exported.status == 0)
         let expected = #"{"count":2.5,"users":{"alice":{"age":30,"name":"Alice"},"bob":{"name":"Bob","tags":["a","b"]}}}"#
         #expect(exported.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == expected)
 
         // Importing again at the same path replaces, and other paths are untouched.
         try Data(#"{"x":1}"#.utf8).write(to: input)
-        #expect(try HearthProcess.run(["import", input.path, "--path", "/other", "--data", data]).status == 0)
+        #expect(try await HearthProcess.run(["import", input.path, "--path", "/other", "--data", data]).status == 0)
         try Data(#"{"count":3}"#.utf8).write(to: input)
-        #expect(try HearthProcess.run(["import", input.path, "--path", "/app", "--data", data]).status == 0)
+        #expect(try await HearthProcess.run(["import", input.path, "--path", "/app", "--data", data]).status == 0)
         let output = directory.url.appendingPathComponent("out.json")
-        let toFile = try HearthProcess.run(["export", "--data", data, "--output", output.path])
+        let toFile = try await HearthProcess.run(["export", "--data", data, "--output", output.path])
         #expect(toFile.status == 0)
         let written = try String(contentsOf: output, encoding: .utf8)
         #expect(written.trimmingCharacters(in: .whitespacesAndNewlines) == #"{"app":{"count":3},"other":{"x":1}}"#)
     }
 
-    @Test func largeImportIsAtomicAndExportsIntact() throws {
+    @Test func largeImportIsAtomicAndExportsIntact() async throws {
         let directory = try TemporaryDirectory(prefix: "hearth-cli-large")
         defer { directory.remove() }
         // About 20 MB: bigger than one log record, so the import is split into many.
@@ -231,46 +231,46 @@ struct CommandLineTests {
         let input = directory.url.appendingPathComponent("big.json")
         try Data(text.utf8).write(to: input)
         let data = directory.url.appendingPathComponent("data").path
-        let imported = try HearthProcess.run(["import", input.path, "--path", "/big", "--data", data])
+        let imported = try await HearthProcess.run(["import", input.path, "--path", "/big", "--data", data])
         #expect(imported.status == 0, "import failed: \(imported.stderr)")
-        let exported = try HearthProcess.run(["export", "--path", "/big/item99999", "--data", data])
+        let exported = try await HearthProcess.run(["export", "--path", "/big/item99999", "--data", data])
         #expect(exported.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             == #"{"n":99999,"name":"Item number 99999 with some padding text"}"#)
-        let all = try HearthProcess.run(["export", "--path", "/big", "--data", data])
+        let all = try await HearthProcess.run(["export", "--path", "/big", "--data", data])
         let object = try JSONSerialization.jsonObject(with: Data(all.stdout.utf8)) as? [String: Any]
         #expect(object?.count == 100_000)
     }
 
-    @Test func badInputIsRefusedAndChangesNothing() throws {
+    @Test func badInputIsRefusedAndChangesNothing() async throws {
         let directory = try TemporaryDirectory(prefix: "hearth-cli-bad")
         defer { directory.remove() }
         let data = directory.url.appendingPathComponent("data").path
         let input = directory.url.appendingPathComponent("in.json")
         try Data(#"{"keep":true}"#.utf8).write(to: input)
-        #expect(try HearthProcess.run(["import", input.path, "--data", data]).status == 0)
+        #expect(try await HearthProcess.run(["import", input.path, "--data", data]).status == 0)
 
         try Data(#"{"a":1,"#.utf8).write(to: input)
-        let broken = try HearthProcess.run(["import", input.path, "--data", data])
+        let broken = try await HearthProcess.run(["import", input.path, "--data", data])
         #expect(broken.status != 0)
         #expect(broken.stderr.contains("Invalid data; couldn't parse JSON object, array, or value."))
 
         try Data(#"{"bad.key":1}"#.utf8).write(to: input)
-        let badKey = try HearthProcess.run(["import", input.path, "--data", data])
+        let badKey = try await HearthProcess.run(["import", input.path, "--data", data])
         #expect(badKey.status != 0)
         #expect(badKey.stderr.contains("couldn't parse key beginning at 1:2"))
 
-        let badPath = try HearthProcess.run(["export", "--path", "/a$b", "--data", data])
+        let badPath = try await HearthProcess.run(["export", "--path", "/a$b", "--data", data])
         #expect(badPath.status != 0)
         #expect(badPath.stderr.contains("Invalid path: Invalid token in path"))
 
-        let missing = try HearthProcess.run(["import", directory.url.appendingPathComponent("nope.json").path, "--data", data])
+        let missing = try await HearthProcess.run(["import", directory.url.appendingPathComponent("nope.json").path, "--data", data])
         #expect(missing.status != 0)
 
-        let exported = try HearthProcess.run(["export", "--data", data])
+        let exported = try await HearthProcess.run(["export", "--data", data])
         #expect(exported.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == #"{"keep":true}"#)
     }
 
-    @Test func badFilesAndProxyOptionsAreRefusedBeforeAnythingStarts() throws {
+    @Test func badFilesAndProxyOptionsAreRefusedBeforeAnythingStarts() async throws {
         let directory = try TemporaryDirectory(prefix: "hearth-cli-options")
         defer { directory.remove() }
         let data = directory.url.appendingPathComponent("data").path
@@ -282,7 +282,7 @@ struct CommandLineTests {
             (["--trusted-proxy", "proxy.example.com"], "--trusted-proxy proxy.example.com is not an IP address"),
         ]
         for (arguments, message) in cases {
-            let result = try HearthProcess.run(["serve", "--data", data] + arguments)
+            let result = try await HearthProcess.run(["serve", "--data", data] + arguments)
             #expect(result.status != 0, "\(arguments)")
             #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
         }
@@ -296,14 +296,14 @@ struct CommandLineTests {
         let result = try await httpRequest("PUT", server.url("/a.json"), body: Data("1".utf8))
         #expect(result.status == 200)
 
-        let export = try HearthProcess.run(["export", "--data", directory.url.path])
+        let export = try await HearthProcess.run(["export", "--data", directory.url.path])
         #expect(export.status != 0)
         #expect(export.stderr.contains("in use"))
-        let second = try HearthProcess.run(["serve", "--port", "0", "--data", directory.url.path])
+        let second = try await HearthProcess.run(["serve", "--port", "0", "--data", directory.url.path])
         #expect(second.status != 0)
 
         #expect(server.terminate() == 0)
-        let after = try HearthProcess.run(["export", "--data", directory.url.path])
+        let after = try await HearthProcess.run(["export", "--data", directory.url.path])
         #expect(after.status == 0)
         #expect(after.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == #"{"a":1}"#)
     }

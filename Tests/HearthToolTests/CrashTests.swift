@@ -15,7 +15,7 @@ struct CrashTests {
         let stopped = Mutex(false)
     }
 
-    @Test(.timeLimit(.minutes(5)))
+    @Test(.timeLimit(.minutes(10)))  // a hang detector, wide enough for a loaded two-core run
     func killNineUnderLoadLosesNothingAcknowledged() async throws {
         let directory = try TemporaryDirectory(prefix: "hearth-crash")
         defer { directory.remove() }
@@ -125,7 +125,7 @@ struct UploadCrashTests {
         try await httpRequest("POST", server.url(path), body: body, headers: headers)
     }
 
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(10)))  // a hang detector, wide enough for a loaded two-core run
     func aResumableUploadContinuesAfterKillNine() async throws {
         let directory = try TemporaryDirectory(prefix: "hearth-upload-crash")
         defer { directory.remove() }

@@ -36,7 +36,18 @@ final class HearthProcess: @unchecked Sendable {
     }
 
     /// Runs `hearth` with `arguments` to completion and returns its exit status and output.
-    static func run(_ arguments: [String], stdin: Data? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+    ///
+    /// The process is waited for on a thread of its own: the test pool has one thread per core,
+    /// and a blocked one there stalls every other test in the run.
+    static func run(_ arguments: [String], stdin: Data? = nil) async throws -> (status: Int32, stdout: String, stderr: String) {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Result { try runBlocking(arguments, stdin: stdin) })
+            }.start()
+        }
+    }
+
+    private static func runBlocking(_ arguments: [String], stdin: Data?) throws -> (status: Int32, stdout: String, stderr: String) {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
