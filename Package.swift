@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "HearthCore", targets: ["HearthCore"]),
         .library(name: "HearthProtocol", targets: ["HearthProtocol"]),
         .library(name: "HearthRules", targets: ["HearthRules"]),
+        .library(name: "HearthOutbox", targets: ["HearthOutbox"]),
         .library(name: "HearthStore", targets: ["HearthStore"]),
         .library(name: "HearthAuth", targets: ["HearthAuth"]),
         .library(name: "HearthFiles", targets: ["HearthFiles"]),
@@ -67,9 +68,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "HearthOutbox",
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "HearthStore",
             dependencies: [
                 "HearthCore",
+                "HearthOutbox",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -299,7 +306,7 @@ let package = Package(
         .testTarget(
             name: "HearthStoreTests",
             dependencies: [
-                "HearthCore", "HearthStore", "HearthTesting",
+                "HearthCore", "HearthStore", "HearthOutbox", "HearthTesting",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,4 +1,5 @@
 import HearthCore
+import HearthOutbox
 import Synchronization
 
 // The checking writer: the one code path that orders a database's writes, whichever log is
@@ -68,6 +69,9 @@ extension Database {
         var checked: Checked = .asQueued
         /// The state after this write (the state before it when it is refused).
         var stateAfter = DatabaseState()
+        /// The events the newest check found it makes (``DatabaseOptions/eventRecorder``),
+        /// committed with its records.
+        var events: [OutboxEvent] = []
 
         var pushID: String? {
             if case .write(_, let pushID, _, _) = work { return pushID }
@@ -136,6 +140,8 @@ extension Database {
         let after: Int64
         let records: [LogRecord]
         let bytes: Int
+        /// The events the batch's writes make, to commit with their records.
+        let events: [OutboxEvent]
     }
 
     // MARK: - Queueing
@@ -151,7 +157,7 @@ extension Database {
         let next = writer.withLock { state -> Next in
             if let refusal = refusal(&state) { return .refuse(refusal) }
             var item = QueuedWrite(work: prepare(&state), completion: completion)
-            state.pending = Self.check(&item, on: state.pending, now: options.clock(), record: true)
+            state.pending = check(&item, on: state.pending, now: options.clock(), record: true)
             if case .refused(let error) = item.checked, state.isIdle { return .refuse(error) }
             state.queued.append(item)
             if state.draining { return .wait }
@@ -179,8 +185,9 @@ extension Database {
     /// an oracle for anyone else.
     /// - Parameter record: make the accepted write's log record now (on the writer's thread,
     ///   when it is queued) rather than when the log takes it.
-    static func check(_ item: inout QueuedWrite, on state: DatabaseState, now: Int64, record: Bool) -> DatabaseState {
+    func check(_ item: inout QueuedWrite, on state: DatabaseState, now: Int64, record: Bool) -> DatabaseState {
         var next = state
+        item.events = []
         switch item.work {
         case .write(let write, _, let precondition, let authorize):
             do {
@@ -189,12 +196,18 @@ extension Database {
                 try precondition?(state)
                 item.checked = .write(resolved, record ? LogRecord(sequence: 0, write: resolved) : nil)
                 next = after
+                if let recorder = options.eventRecorder {
+                    item.events = recorder.events(database: name, write: resolved, before: state, after: after, time: now)
+                }
             } catch {
                 item.checked = .refused(error)
             }
         case .replace(let path, let value, _, _):
             next = state.applying(.set(path, value))
             item.checked = .asQueued
+            if let recorder = options.eventRecorder {
+                item.events = recorder.events(database: name, write: .set(path, value), before: state, after: next, time: now)
+            }
         case .setting:
             item.checked = .asQueued
         }
@@ -208,10 +221,10 @@ extension Database {
         let now = options.clock()
         var current = state.base
         for index in state.inFlight.indices {
-            current = Self.check(&state.inFlight[index], on: current, now: now, record: false)
+            current = check(&state.inFlight[index], on: current, now: now, record: false)
         }
         for index in state.queued.indices {
-            current = Self.check(&state.queued[index], on: current, now: now, record: false)
+            current = check(&state.queued[index], on: current, now: now, record: false)
         }
         state.pending = current
     }
@@ -227,9 +240,11 @@ extension Database {
     func takeBatch(fromQueue: Bool = true, maxRecords: Int, maxBytes: Int) -> Batch? {
         writer.withLock { state in
             var records: [LogRecord] = []
+            var events: [OutboxEvent] = []
             var bytes = 0
             var sequence = state.position
             func add(_ item: inout QueuedWrite) {
+                if !item.isRefused { events += item.events }
                 func append(_ record: LogRecord) {
                     var record = record
                     sequence += 1
@@ -273,7 +288,7 @@ extension Database {
                 state.draining = false
                 return nil
             }
-            return Batch(after: state.position, records: records, bytes: bytes)
+            return Batch(after: state.position, records: records, bytes: bytes, events: events)
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthOutbox
 import Logging
 import Synchronization
 
@@ -52,6 +53,10 @@ public final class Database: Sendable {
     public let events: DatabaseEvents
     /// The log behind the writer.
     let log: any DatabaseLog
+
+    /// Where the events its writes recorded (``DatabaseOptions/eventRecorder``) wait for
+    /// delivery, in the log's own file; nil for a cluster's replica, which records none.
+    public var outbox: (any EventOutbox)? { log.outbox }
     let writer: Mutex<WriterState>
     let published: Mutex<Published>
 

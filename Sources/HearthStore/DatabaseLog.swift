@@ -1,3 +1,5 @@
+import HearthOutbox
+
 /// The durable log behind a ``Database``'s one writer: where checked writes are made durable,
 /// in which order, and where settings and snapshots are kept.
 ///
@@ -20,6 +22,9 @@
 /// The log is held by its database and is given the database on every call, so neither keeps
 /// the other alive past ``Database/close()``.
 protocol DatabaseLog: Sendable {
+    /// Where the events the writes record wait for delivery; nil for a log that keeps none.
+    var outbox: (any EventOutbox)? { get }
+
     /// Writes were queued into an idle writer: take batches and report each until
     /// ``Database/takeBatch(fromQueue:maxRecords:maxBytes:)`` returns nil (on the log's own
     /// thread; this call must not block).

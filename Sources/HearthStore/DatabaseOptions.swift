@@ -21,6 +21,9 @@ public struct DatabaseOptions: Sendable {
     /// Told of every durable commit: the database, how many records it wrote, and how long the
     /// commit took (SQLite's, or the cluster's append). For the server's metrics.
     public var onCommit: (@Sendable (_ database: String, _ records: Int, _ duration: Duration) -> Void)?
+    /// Decides which events each write records in its commit (the functions' triggers); nil
+    /// records none. A local database keeps them in its log file (``Database/outbox``).
+    public var eventRecorder: (any CommitEventRecorder)?
 
     /// Defaults: snapshot every 200,000 writes or 16 MB of log (or the last snapshot's size),
     /// the system clock and randomness.

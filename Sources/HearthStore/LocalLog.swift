@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HearthCore
+import HearthOutbox
 import Logging
 
 /// A single node's log: the database's own SQLite files (``WriteLog``) in its folder.
@@ -22,9 +23,11 @@ final class LocalLog: DatabaseLog {
     let file: WriteLog
     let commitQueue: DispatchQueue
     let snapshotQueue: DispatchQueue
+    let outbox: (any EventOutbox)?
 
     private init(file: WriteLog, name: String) {
         self.file = file
+        outbox = SQLiteOutbox(source: "database/\(name)", writer: file.queue)
         commitQueue = DispatchQueue(label: "hearth.commit.\(name)")
         snapshotQueue = DispatchQueue(label: "hearth.snapshot.\(name)", qos: .utility)
     }
@@ -65,7 +68,7 @@ final class LocalLog: DatabaseLog {
             }
             do {
                 let started = ContinuousClock.now
-                try file.append(batch.records, at: database.options.clock())
+                try file.append(batch.records, events: batch.events, at: database.options.clock())
                 database.options.onCommit?(database.name, batch.records.count, ContinuousClock.now - started)
             } catch {
                 database.logger.critical("write log commit failed; refusing writes until storage works again", metadata: [

@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthOutbox
 import Logging
 import Synchronization
 
@@ -37,6 +38,9 @@ final class ReplicaLog: DatabaseLog {
     static let maxAppendBytes = 16 << 20
 
     let shared: any SharedLog
+    /// A cluster keeps no events yet: functions run on single nodes (the server refuses them
+    /// with a cluster), so a replica's writes record none.
+    var outbox: (any EventOutbox)? { nil }
     let name: String
     /// Wakes the replication task (local writes, announcements, polls).
     private let wakeUp: AsyncStream<Void>.Continuation

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HearthCore
+import HearthOutbox
 
 /// The files behind a single node's ``LocalLog``: the durable, ordered log of one database's
 /// writes, in SQLite (WAL mode, `synchronous=FULL`, so a commit is on disk before it returns),
@@ -49,6 +50,10 @@ final class WriteLog: Sendable {
             // moment; records logged before this column existed have none.
             try db.execute(sql: "ALTER TABLE log ADD COLUMN at INTEGER")
         }
+        migrator.registerMigration("v4-outbox") { db in
+            // The events the writes record for functions, committed with them.
+            try SQLiteOutbox.createTables(in: db)
+        }
         return migrator
     }
 
@@ -72,14 +77,15 @@ final class WriteLog: Sendable {
         return migrator
     }
 
-    /// Appends records committed at `time` (milliseconds since the epoch) in one transaction:
-    /// durable when this returns.
-    func append(_ records: [LogRecord], at time: Int64) throws {
+    /// Appends records committed at `time` (milliseconds since the epoch), and the events
+    /// their writes make, in one transaction: durable together when this returns.
+    func append(_ records: [LogRecord], events: [OutboxEvent] = [], at time: Int64) throws {
         try queue.write { db in
             let statement = try db.cachedStatement(sql: "INSERT INTO log (seq, kind, path, data, at) VALUES (?, ?, ?, ?, ?)")
             for record in records {
                 try statement.execute(arguments: [record.sequence, record.kind, record.path, Data(record.data), time])
             }
+            try SQLiteOutbox.record(events, in: db)
         }
     }
 
