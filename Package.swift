@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "HearthRules", targets: ["HearthRules"]),
         .library(name: "HearthOutbox", targets: ["HearthOutbox"]),
         .library(name: "HearthStore", targets: ["HearthStore"]),
+        .library(name: "HearthFunctions", targets: ["HearthFunctions"]),
         .library(name: "HearthAuth", targets: ["HearthAuth"]),
         .library(name: "HearthFiles", targets: ["HearthFiles"]),
         .library(name: "HearthEngine", targets: ["HearthEngine"]),
@@ -79,6 +80,20 @@ let package = Package(
                 "HearthOutbox",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "HearthFunctions",
+            dependencies: [
+                "HearthCore",
+                "HearthOutbox",
+                "HearthStore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -177,6 +192,8 @@ let package = Package(
                 "HearthStore",
                 "HearthAuth",
                 "HearthFiles",
+                "HearthFunctions",
+                "HearthOutbox",
                 "HearthCluster",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -245,7 +262,9 @@ let package = Package(
                 "HearthSocial",
                 "HearthCluster",
                 "HearthWeb",
+                "HearthFunctions",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "_NIOFileSystem", package: "swift-nio"),
             ],
@@ -268,6 +287,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HearthFunctionsTests",
+            dependencies: [
+                "HearthFunctions", "HearthCore", "HearthOutbox", "HearthStore", "HearthTesting",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "HearthEngineTests",
             dependencies: [

@@ -67,7 +67,7 @@ extension PathPattern {
     }
 
     /// The keys of two sorted child lists, merged in order without repeats.
-    static func mergedKeys(_ left: Children?, _ right: Children?) -> [ChildKey] {
+    public static func mergedKeys(_ left: Children?, _ right: Children?) -> [ChildKey] {
         var merged: [ChildKey] = []
         var lefts = (left.map { Array($0.lazy.map(\.key)) } ?? [])[...]
         var rights = (right.map { Array($0.lazy.map(\.key)) } ?? [])[...]

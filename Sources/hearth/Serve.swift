@@ -1,9 +1,11 @@
 import ArgumentParser
+import AsyncHTTPClient
 import Foundation
 import HearthCluster
 import HearthEngine
 import PostgresNIO
 import HearthFiles
+import HearthFunctions
 import HearthRules
 import HearthServer
 import HearthSocial
@@ -160,6 +162,16 @@ struct Serve: AsyncParsableCommand {
             """)
     var cluster: String?
 
+    @Option(
+        name: .long,
+        help: """
+            Run the functions in this folder when data changes: webhooks.json declares webhooks             (see docs/functions.md). Not with --cluster.
+            """)
+    var functions: String?
+
+    @Option(name: .long, help: "Events that may wait for one function in one database before more are dropped (with a warning at 80%).")
+    var functionBacklog = 100_000
+
     @Option(name: .long, help: "This node's ID in the cluster, the same across restarts (default: host name and port).")
     var nodeID: String?
 
@@ -239,6 +251,10 @@ struct Serve: AsyncParsableCommand {
             }
         }
         guard backupKeep > 0 else { throw ValidationError("--backup-keep must be positive.") }
+        guard functionBacklog > 0 else { throw ValidationError("--function-backlog must be positive.") }
+        if functions != nil, cluster != nil {
+            throw ValidationError("--functions cannot be used with --cluster yet: functions run on a single node.")
+        }
         if let filesPort {
             guard (0...65535).contains(filesPort) else { throw ValidationError("--files-port must be between 0 and 65535.") }
             guard filesPort != port || port == 0 else { throw ValidationError("--files-port must differ from --port.") }
@@ -269,6 +285,10 @@ struct Serve: AsyncParsableCommand {
         databaseOptions.history = TimeArguments.milliseconds(history)!
         databaseOptions.onCommit = metrics.committed
         let demo = cluster == nil && settings == nil ? runsDemo(in: dataURL) : (self.demo ?? false)
+        let functionsService = try functions.map { folder in
+            try loadFunctions(from: URL(fileURLWithPath: folder, isDirectory: true), http: .shared, logger: logger)
+        }
+        databaseOptions.eventRecorder = functionsService?.recorder
         let folder: DataFolder
         do {
             folder = try DataFolder(url: dataURL, options: databaseOptions, logger: logger)
@@ -345,7 +365,8 @@ struct Serve: AsyncParsableCommand {
         let seedLogger = logger
         let shownFilesOrigin = configuration.filesOrigin
         let app = try await buildApplication(
-            configuration: configuration, folder: folder, metrics: metrics, recentLogs: recentLogs, logger: logger,
+            configuration: configuration, folder: folder, metrics: metrics, recentLogs: recentLogs, functions: functionsService,
+            logger: logger,
             onServerRunning: { boundPort in
                 // Unbuffered, so a supervisor reading a pipe sees the line at once.
                 FileHandle.standardOutput.write(Data("""
@@ -433,6 +454,36 @@ extension Serve {
                 })
             try await app.runService()
             group.cancelAll()
+        }
+    }
+
+    /// The functions in `folder`: the webhooks its `webhooks.json` declares.
+    func loadFunctions(from folder: URL, http: HTTPClient, logger: Logger) throws -> FunctionsService {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue else {
+            throw ValidationError("--functions \(folder.path) is not a folder.")
+        }
+        let clock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
+        var definitions: [FunctionDefinition] = []
+        let webhooks = folder.appendingPathComponent("webhooks.json")
+        do {
+            if FileManager.default.fileExists(atPath: webhooks.path) {
+                definitions += try WebhookConfiguration.load(from: webhooks, client: http, now: clock)
+            }
+            guard !definitions.isEmpty else {
+                throw FunctionError.unloadable("\(folder.path) holds no functions (no webhooks.json)")
+            }
+            let backlog = EventBacklog(limit: functionBacklog) { queue, waiting in
+                logger.warning("function events are piling up: past the bound, new ones are dropped", metadata: [
+                    "function": "\(queue.function)", "source": "\(queue.source)", "waiting": "\(waiting)",
+                    "bound": "\(functionBacklog)",
+                ])
+            }
+            return try FunctionsService(
+                functions: definitions, naming: .init(databaseHost: "\(host):\(port)"), backlog: backlog,
+                environment: DeliveryLane.Environment(now: clock, logger: logger))
+        } catch let error as FunctionError {
+            throw ValidationError("--functions: \(error)")
         }
     }
 

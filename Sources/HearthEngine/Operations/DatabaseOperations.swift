@@ -79,6 +79,12 @@ public struct DatabaseOperations: Sendable {
         }
     }
 
+    /// Keeps the database `name` open from now on: idle closing passes it by (functions deliver
+    /// from its outbox for as long as the server runs).
+    public func keepOpen(_ name: String) {
+        holds.hold(name)
+    }
+
     /// Firebase's answer for a database that does not exist (REST 404; the realtime protocol
     /// shuts the connection down with it).
     static let unknownDatabase = HearthError(

@@ -4,6 +4,7 @@ import HearthBackup
 import HearthCluster
 import HearthEngine
 import HearthFiles
+import HearthFunctions
 import HearthRules
 import HearthStore
 import Hummingbird
@@ -25,6 +26,8 @@ import ServiceLifecycle
 ///   - metrics: where the server's figures are counted (served at `/metrics`); give the same
 ///     one to the databases' ``HearthStore/DatabaseOptions/onCommit``.
 ///   - logger: the logger for the server and its requests.
+///   - functions: the functions to run, whose recorder `folder`'s databases were given
+///     (``HearthStore/DatabaseOptions/eventRecorder``); nil for none. Not with `cluster`.
 ///   - onServerRunning: called with the bound port once the server accepts connections.
 ///   - onFilesServerRunning: called with the bound files port (``ServerConfiguration/filesPort``)
 ///     once that listener accepts connections.
@@ -38,6 +41,7 @@ public func buildApplication(
     metrics: ServerMetrics = ServerMetrics(),
     recentLogs: RecentLogEntries = RecentLogEntries(),
     requestLog: RequestLog? = nil,
+    functions: FunctionsService? = nil,
     logger: Logger,
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
     onFilesServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
@@ -182,6 +186,12 @@ public func buildApplication(
     ]
     if configuration.backupInterval != nil, let backups {
         services.append(backups)
+    }
+    if let functions {
+        precondition(cluster == nil, "functions run on a single node")
+        let runner = FunctionsRunner(functions: functions, folder: folder, operations: operations, logger: logger)
+        try runner.connect()
+        services.append(runner)
     }
     if let metricsPort = configuration.metricsPort {
         var open = metricsResponder

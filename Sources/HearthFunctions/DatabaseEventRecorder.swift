@@ -1,0 +1,96 @@
+import HearthCore
+import HearthOutbox
+import HearthStore
+import Synchronization
+
+/// Turns database writes into the events of the functions whose triggers they fire, for the
+/// database to commit with them (``CommitEventRecorder``): one CloudEvent per function and
+/// matched location that changed, in key order, with Firebase's type, attributes and data.
+///
+/// Threading: the triggers sit behind a lock that is read once per write (under the database
+/// writer's lock) and replaced whole when functions are deployed.
+public final class DatabaseEventRecorder: CommitEventRecorder {
+    /// A function and the trigger it registered.
+    public struct Subscription: Sendable {
+        public var function: String
+        public var trigger: DatabaseTrigger
+
+        public init(function: String, trigger: DatabaseTrigger) {
+            self.function = function
+            self.trigger = trigger
+        }
+    }
+
+    /// What Firebase puts in every database event beside the change: the host databases are
+    /// served from and the region.
+    public struct Naming: Sendable {
+        /// The `firebasedatabasehost` attribute: the host part of the databases' URLs.
+        public var databaseHost: String
+        /// The `location` attribute, the region in `source`.
+        public var location: String
+
+        public init(databaseHost: String, location: String = "us-central1") {
+            self.databaseHost = databaseHost
+            self.location = location
+        }
+    }
+
+    private let subscriptions = Mutex<[Subscription]>([])
+    private let naming: Naming
+    private let backlog: EventBacklog
+    private let makeID: @Sendable () -> String
+
+    /// - Parameters:
+    ///   - backlog: counts recorded events, and refuses them past its bound.
+    ///   - makeID: a new event ID (unique; random in production).
+    public init(naming: Naming, backlog: EventBacklog, makeID: @escaping @Sendable () -> String) {
+        self.naming = naming
+        self.backlog = backlog
+        self.makeID = makeID
+    }
+
+    /// Replaces the triggers (a deploy).
+    public func setSubscriptions(_ subscriptions: [Subscription]) {
+        self.subscriptions.withLock { $0 = subscriptions }
+    }
+
+    /// The functions that watch the database `name`.
+    public func functions(watching name: String) -> [String] {
+        subscriptions.withLock { $0 }.filter { $0.trigger.watches(database: name) }.map(\.function)
+    }
+
+    public func events(database: String, write: ResolvedWrite, before: DatabaseState, after: DatabaseState, time: Int64) -> [OutboxEvent] {
+        let subscriptions = self.subscriptions.withLock { $0 }
+        guard !subscriptions.isEmpty else { return [] }
+        let changedPaths = write.changedPaths
+        var events: [OutboxEvent] = []
+        for subscription in subscriptions where subscription.trigger.watches(database: database) {
+            let trigger = subscription.trigger
+            let queue = EventBacklog.Queue(source: "database/\(database)", function: subscription.function)
+            for change in trigger.ref.changes(from: before.root, to: after.root, changedPaths: changedPaths)
+            where trigger.change.includes(before: change.before, after: change.after) {
+                guard backlog.admit(queue) else { continue }
+                let event = cloudEvent(trigger: trigger, database: database, change: change, time: time)
+                events.append(OutboxEvent(subscriber: subscription.function, id: event.id, body: event.structured(), time: time))
+            }
+        }
+        return events
+    }
+
+    private func cloudEvent(trigger: DatabaseTrigger, database: String, change: PathPattern.Change, time: Int64) -> CloudEvent {
+        let ref = change.path.keys.map(\.string).joined(separator: "/")
+        return CloudEvent(
+            id: makeID(),
+            source: "//firebasedatabase.googleapis.com/projects/_/locations/\(naming.location)/instances/\(database)",
+            type: trigger.change.eventType,
+            subject: "refs/\(ref)",
+            time: time,
+            extensions: [
+                "instance": database,
+                "ref": ref,
+                "firebasedatabasehost": naming.databaseHost,
+                "location": naming.location,
+            ],
+            data: DatabaseEventData.encode(before: change.before, after: change.after))
+    }
+}

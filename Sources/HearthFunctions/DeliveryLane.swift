@@ -1,0 +1,200 @@
+import HearthOutbox
+import Logging
+
+/// Delivers one function's events from one outbox: in the order they were committed, each at
+/// least once, failures retried with backoff and then moved to the dead-letter list.
+///
+/// The lane reads its queue in pages after a cursor kept in memory, hands each event to the
+/// function's ``EventInvoker``, and removes delivered events from the outbox in batches (one
+/// transaction for many; an event delivered but not yet removed when the process dies is
+/// delivered again, which the event's stable ID lets a function notice). An event that fails
+/// holds back those behind it until it is delivered or given up on; an unreachable function
+/// holds its whole queue, on disk, until it is back.
+///
+/// Threading: `run()` is one task; the lane's state is that task's. ``wake()`` may be called
+/// from anywhere (a commit's subscriber) and never blocks.
+public final class DeliveryLane: Sendable {
+    /// What one delivery attempt came to, for metrics and the console.
+    public struct Attempt: Sendable {
+        public var source: String
+        public var function: String
+        public var eventID: String
+        /// 1 for the first try.
+        public var attempt: Int
+        public var result: DeliveryResult
+        public var duration: Duration
+        /// From the event's commit to this attempt's start, in milliseconds.
+        public var lag: Int64
+        /// True when this failure sent the event to the dead-letter list.
+        public var deadLettered: Bool
+    }
+
+    /// How a lane tells time, waits and reports; injected so tests need not wait.
+    public struct Environment: Sendable {
+        /// Milliseconds since the epoch.
+        public var now: @Sendable () -> Int64
+        /// Waits (throws when cancelled).
+        public var sleep: @Sendable (Duration) async throws -> Void
+        /// Told of every attempt.
+        public var observe: @Sendable (Attempt) -> Void
+        public var logger: Logger
+
+        public init(
+            now: @escaping @Sendable () -> Int64, sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+            observe: @escaping @Sendable (Attempt) -> Void = { _ in }, logger: Logger
+        ) {
+            self.now = now
+            self.sleep = sleep
+            self.observe = observe
+            self.logger = logger
+        }
+    }
+
+    public let outbox: any EventOutbox
+    public let function: String
+    let invoker: any EventInvoker
+    let policy: DeliveryPolicy
+    let backlog: EventBacklog
+    let environment: Environment
+    private let wakeups: AsyncStream<Void>
+    private let wakeup: AsyncStream<Void>.Continuation
+    /// Events read from the outbox at once.
+    static let pageSize = 64
+
+    public init(
+        outbox: any EventOutbox, function: String, invoker: any EventInvoker, policy: DeliveryPolicy, backlog: EventBacklog,
+        environment: Environment
+    ) {
+        self.outbox = outbox
+        self.function = function
+        self.invoker = invoker
+        self.policy = policy
+        self.backlog = backlog
+        self.environment = environment
+        (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    var queue: EventBacklog.Queue { EventBacklog.Queue(source: outbox.source, function: function) }
+
+    /// New events may be waiting: look again (at once if the lane is idle).
+    public func wake() {
+        wakeup.yield()
+    }
+
+    /// Delivers until cancelled. Storage errors are logged and retried after a pause.
+    public func run() async {
+        var cursor: Int64 = 0
+        var delivered: [Int64] = []
+        var wakeups = self.wakeups.makeAsyncIterator()
+        while !Task.isCancelled {
+            do {
+                let page = try await outbox.pending(for: function, after: cursor, limit: Self.pageSize)
+                if page.isEmpty {
+                    try await flush(&delivered)
+                    backlog.set(queue, waiting: try await outbox.backlog()[function] ?? 0)
+                    // Events committed between the read and now woke the stream already.
+                    guard await wakeups.next() != nil else { return }
+                    continue
+                }
+                var index = 0
+                while index < page.count {
+                    let window = page[index..<min(page.count, index + policy.maxConcurrency)]
+                    let outcomes = await deliver(Array(window))
+                    for (event, outcome) in zip(window, outcomes) {
+                        switch outcome {
+                        case .delivered:
+                            delivered.append(event.sequence)
+                        case .deadLettered(let reason):
+                            try await outbox.deadLetter(event.sequence, reason: reason, at: environment.now())
+                            backlog.left(queue, count: 1)
+                        case .cancelled:
+                            try? await flush(&delivered)
+                            return
+                        }
+                        cursor = event.sequence
+                    }
+                    index += window.count
+                    if delivered.count >= Self.pageSize { try await flush(&delivered) }
+                }
+            } catch {
+                if Task.isCancelled { break }
+                environment.logger.error("function event delivery could not use its outbox; trying again", metadata: [
+                    "function": "\(function)", "source": "\(outbox.source)", "error": "\(error)",
+                ])
+                try? await environment.sleep(policy.minBackoff)
+            }
+        }
+        try? await flush(&delivered)
+    }
+
+    private enum Outcome {
+        case delivered
+        case deadLettered(String)
+        case cancelled
+    }
+
+    private func flush(_ delivered: inout [Int64]) async throws {
+        guard !delivered.isEmpty else { return }
+        try await outbox.remove(delivered)
+        backlog.left(queue, count: delivered.count)
+        delivered.removeAll(keepingCapacity: true)
+    }
+
+    /// Delivers a window of consecutive events together, each retried on its own.
+    private func deliver(_ window: [StoredEvent]) async -> [Outcome] {
+        if window.count == 1 { return [await deliverWithRetries(window[0])] }
+        return await withTaskGroup(of: (Int, Outcome).self) { group in
+            for (offset, event) in window.enumerated() {
+                group.addTask { (offset, await self.deliverWithRetries(event)) }
+            }
+            var outcomes = [Outcome](repeating: .cancelled, count: window.count)
+            for await (offset, outcome) in group { outcomes[offset] = outcome }
+            return outcomes
+        }
+    }
+
+    private func deliverWithRetries(_ stored: StoredEvent) async -> Outcome {
+        var failures = stored.attempts
+        var unreachableFor = 0
+        var attempt = stored.attempts
+        while !Task.isCancelled {
+            attempt += 1
+            let started = ContinuousClock.now
+            let lag = environment.now() - stored.event.time
+            let result = await invoker.deliver(stored, timeout: policy.timeout)
+            let duration = ContinuousClock.now - started
+            var deadLettered = false
+            let wait: Duration
+            switch result {
+            case .delivered:
+                environment.observe(Attempt(
+                    source: outbox.source, function: function, eventID: stored.event.id, attempt: attempt, result: result,
+                    duration: duration, lag: lag, deadLettered: false))
+                return .delivered
+            case .failed(let reason):
+                failures += 1
+                unreachableFor = 0
+                deadLettered = failures >= policy.maxAttempts
+                environment.observe(Attempt(
+                    source: outbox.source, function: function, eventID: stored.event.id, attempt: attempt, result: result,
+                    duration: duration, lag: lag, deadLettered: deadLettered))
+                if deadLettered {
+                    environment.logger.warning("function gave up on an event: it is in the dead-letter list", metadata: [
+                        "function": "\(function)", "event": "\(stored.event.id)", "attempts": "\(failures)", "reason": "\(reason)",
+                    ])
+                    return .deadLettered(reason)
+                }
+                try? await outbox.recordFailure(of: stored.sequence)
+                wait = policy.backoff(after: failures)
+            case .unreachable:
+                unreachableFor += 1
+                environment.observe(Attempt(
+                    source: outbox.source, function: function, eventID: stored.event.id, attempt: attempt, result: result,
+                    duration: duration, lag: lag, deadLettered: false))
+                wait = policy.backoff(after: unreachableFor)
+            }
+            do { try await environment.sleep(wait) } catch { return .cancelled }
+        }
+        return .cancelled
+    }
+}

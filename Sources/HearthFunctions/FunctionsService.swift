@@ -1,0 +1,106 @@
+import Foundation
+import HearthOutbox
+import HearthStore
+import Logging
+import Synchronization
+
+/// The functions of one server: it records their triggers' events with the commits that make
+/// them (``recorder``) and runs one ``DeliveryLane`` per function and outbox.
+///
+/// Lanes start when an outbox is attached (``attach(_:)``: at start-up for every database
+/// that exists, and when a database is first opened) and are woken after each commit of their
+/// source (``committed(source:)``). Nothing here is on a write's path but the recorder.
+///
+/// Threading: `lanes` is under one lock, taken to attach and to wake; lanes run as child tasks
+/// of ``run()``.
+public final class FunctionsService: Sendable {
+    public let functions: [FunctionDefinition]
+    public let recorder: DatabaseEventRecorder
+    public let backlog: EventBacklog
+    let environment: DeliveryLane.Environment
+
+    private struct Lanes {
+        var bySource: [String: [DeliveryLane]] = [:]
+        /// Lanes attached before ``run()`` started, or since it last took them.
+        var unstarted: [DeliveryLane] = []
+        var starter: AsyncStream<DeliveryLane>.Continuation?
+    }
+
+    private let lanes = Mutex(Lanes())
+
+    /// - Throws: ``FunctionError`` when two functions share a name or a name is invalid.
+    public init(
+        functions: [FunctionDefinition], naming: DatabaseEventRecorder.Naming, backlog: EventBacklog,
+        environment: DeliveryLane.Environment, makeID: @escaping @Sendable () -> String = { UUID().uuidString.lowercased() }
+    ) throws {
+        var names: Set<String> = []
+        for function in functions {
+            guard FunctionDefinition.isValidName(function.name) else {
+                throw FunctionError.invalidDefinition(
+                    function: function.name, "a name is 1-63 letters, digits, - and _, starting with a letter")
+            }
+            guard names.insert(function.name).inserted else {
+                throw FunctionError.invalidDefinition(function: function.name, "two functions have this name")
+            }
+        }
+        self.functions = functions
+        self.backlog = backlog
+        self.environment = environment
+        recorder = DatabaseEventRecorder(naming: naming, backlog: backlog, makeID: makeID)
+        recorder.setSubscriptions(functions.compactMap { function in
+            switch function.trigger {
+            case .database(let trigger): DatabaseEventRecorder.Subscription(function: function.name, trigger: trigger)
+            }
+        })
+    }
+
+    /// Starts lanes for the functions whose events `outbox` may hold (once per source).
+    /// - Parameter database: the database's name, for a database's outbox.
+    public func attach(_ outbox: any EventOutbox, database: String) {
+        let watching = Set(recorder.functions(watching: database))
+        lanes.withLock { lanes in
+            guard lanes.bySource[outbox.source] == nil else { return }
+            let made = functions.filter { watching.contains($0.name) }.map { function in
+                DeliveryLane(
+                    outbox: outbox, function: function.name, invoker: function.invoker, policy: function.policy, backlog: backlog,
+                    environment: environment)
+            }
+            lanes.bySource[outbox.source] = made
+            if let starter = lanes.starter {
+                for lane in made { starter.yield(lane) }
+            } else {
+                lanes.unstarted += made
+            }
+        }
+    }
+
+    /// Tells the lanes of `source` that a commit may have recorded events.
+    public func committed(source: String) {
+        for lane in lanes.withLock({ $0.bySource[source] ?? [] }) { lane.wake() }
+    }
+
+    /// True when a lane delivers from `source`.
+    public func isAttached(source: String) -> Bool {
+        lanes.withLock { $0.bySource[source] != nil }
+    }
+
+    /// Runs every lane, those attached later included, until cancelled.
+    public func run() async {
+        let (starts, starter) = AsyncStream.makeStream(of: DeliveryLane.self)
+        let waiting = lanes.withLock { lanes -> [DeliveryLane] in
+            lanes.starter = starter
+            defer { lanes.unstarted = [] }
+            return lanes.unstarted
+        }
+        for lane in waiting { starter.yield(lane) }
+        await withTaskCancellationHandler {
+            await withDiscardingTaskGroup { group in
+                for await lane in starts {
+                    group.addTask { await lane.run() }
+                }
+            }
+        } onCancel: {
+            starter.finish()
+        }
+    }
+}

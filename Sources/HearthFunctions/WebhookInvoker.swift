@@ -1,0 +1,48 @@
+import AsyncHTTPClient
+import Foundation
+import HearthOutbox
+import NIOCore
+import NIOHTTP1
+
+/// Delivers events to any HTTP endpoint: a POST of the structured CloudEvent, signed by
+/// ``WebhookSigner``. A 2xx answer is delivered; any other answer, or none within the timeout,
+/// is a failure (retried); a refused or failed connection is unreachable (waits).
+public struct WebhookInvoker: EventInvoker {
+    public let url: String
+    let signer: WebhookSigner
+    let client: HTTPClient
+    let now: @Sendable () -> Int64
+
+    /// - Parameters:
+    ///   - client: the server's HTTP client (shared; not shut down here).
+    ///   - now: milliseconds since the epoch, for the signature's timestamp.
+    public init(url: String, signer: WebhookSigner, client: HTTPClient, now: @escaping @Sendable () -> Int64) {
+        self.url = url
+        self.signer = signer
+        self.client = client
+        self.now = now
+    }
+
+    public func deliver(_ event: StoredEvent, timeout: Duration) async -> DeliveryResult {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/cloudevents+json; charset=utf-8")
+        request.headers.add(name: "User-Agent", value: "Hearth-Webhooks")
+        for (name, value) in signer.headers(id: event.event.id, timestamp: now() / 1000, body: event.event.body) {
+            request.headers.add(name: name, value: value)
+        }
+        request.body = .bytes(ByteBuffer(bytes: event.event.body))
+        do {
+            let response = try await client.execute(request, timeout: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000))
+            // Read (a bounded part of) the answer so the connection can be used again.
+            let answer = try? await response.body.collect(upTo: 4096)
+            if (200..<300).contains(response.status.code) { return .delivered }
+            let text = answer.map { String(buffer: $0) } ?? ""
+            return .failed("HTTP \(response.status.code)\(text.isEmpty ? "" : ": \(text.prefix(200))")")
+        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+            return .failed("no answer within \(timeout)")
+        } catch {
+            return .unreachable("\(error)")
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import HearthEngine
+import HearthFunctions
+import HearthOutbox
+import HearthStore
+import Logging
+import ServiceLifecycle
+
+/// Runs the server's functions (``HearthFunctions/FunctionsService``) beside it: connects
+/// them to the databases' commits, starts delivery from the databases that exist, and stops
+/// delivering at shutdown (what is not delivered waits in the outboxes for the next start).
+struct FunctionsRunner: Service {
+    let functions: FunctionsService
+    let folder: DataFolder
+    let operations: DatabaseOperations
+    let logger: Logger
+
+    /// Subscribes to the databases' commits: the first commit of a database attaches its
+    /// outbox (and keeps it open); every commit wakes its lanes. Then attaches every database
+    /// that exists and a function watches, so events left by the last run are delivered.
+    func connect() throws {
+        let functions = self.functions
+        let operations = self.operations
+        folder.events.subscribe { database, event in
+            guard case .committed = event, let outbox = database.outbox else { return }
+            if !functions.isAttached(source: outbox.source) {
+                operations.keepOpen(database.name)
+                functions.attach(outbox, database: database.name)
+            }
+            functions.committed(source: outbox.source)
+        }
+        for name in folder.databaseNames() where !functions.recorder.functions(watching: name).isEmpty {
+            let database = try folder.database(named: name)
+            guard let outbox = database.outbox, !functions.isAttached(source: outbox.source) else { continue }
+            operations.keepOpen(name)
+            functions.attach(outbox, database: name)
+        }
+    }
+
+    func run() async throws {
+        logger.info("functions are running", metadata: ["functions": "\(functions.functions.map(\.name).joined(separator: ", "))"])
+        await cancelWhenGracefulShutdown {
+            await functions.run()
+        }
+    }
+}

@@ -1,0 +1,2 @@
+"""The functions suite: Hearth's functions against real parts (webhook endpoints checked with
+the `standardwebhooks` package). Its helpers are in functions_support.py."""
