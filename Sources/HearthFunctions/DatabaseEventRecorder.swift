@@ -59,7 +59,9 @@ public final class DatabaseEventRecorder: CommitEventRecorder {
         subscriptions.withLock { $0 }.filter { $0.trigger.watches(database: name) }.map(\.function)
     }
 
-    public func events(database: String, write: ResolvedWrite, before: DatabaseState, after: DatabaseState, time: Int64) -> [OutboxEvent] {
+    public func events(
+        database: String, write: ResolvedWrite, origin: WriteOrigin, before: DatabaseState, after: DatabaseState, time: Int64
+    ) -> [OutboxEvent] {
         let subscriptions = self.subscriptions.withLock { $0 }
         guard !subscriptions.isEmpty else { return [] }
         let changedPaths = write.changedPaths
@@ -70,27 +72,32 @@ public final class DatabaseEventRecorder: CommitEventRecorder {
             for change in trigger.ref.changes(from: before.root, to: after.root, changedPaths: changedPaths)
             where trigger.change.includes(before: change.before, after: change.after) {
                 guard backlog.admit(queue) else { continue }
-                let event = cloudEvent(trigger: trigger, database: database, change: change, time: time)
+                let event = cloudEvent(trigger: trigger, database: database, change: change, origin: origin, time: time)
                 events.append(OutboxEvent(subscriber: subscription.function, id: event.id, body: event.structured(), time: time))
             }
         }
         return events
     }
 
-    private func cloudEvent(trigger: DatabaseTrigger, database: String, change: PathPattern.Change, time: Int64) -> CloudEvent {
+    private func cloudEvent(
+        trigger: DatabaseTrigger, database: String, change: PathPattern.Change, origin: WriteOrigin, time: Int64
+    ) -> CloudEvent {
         let ref = change.path.keys.map(\.string).joined(separator: "/")
+        var extensions = [
+            "instance": database,
+            "ref": ref,
+            "firebasedatabasehost": naming.databaseHost,
+            "location": naming.location,
+            "authtype": origin.kind.rawValue,
+        ]
+        if let uid = origin.uid { extensions["authid"] = uid }
         return CloudEvent(
             id: makeID(),
             source: "//firebasedatabase.googleapis.com/projects/_/locations/\(naming.location)/instances/\(database)",
             type: trigger.change.eventType,
             subject: "refs/\(ref)",
             time: time,
-            extensions: [
-                "instance": database,
-                "ref": ref,
-                "firebasedatabasehost": naming.databaseHost,
-                "location": naming.location,
-            ],
+            extensions: extensions,
             data: DatabaseEventData.encode(before: change.before, after: change.after))
     }
 }

@@ -11,7 +11,9 @@ import HearthOutbox
 /// the database. A write checked again (in a cluster, after another node's records came
 /// first) is asked about again and its earlier answer dropped.
 public protocol CommitEventRecorder: Sendable {
-    /// The events `write` makes in `database`, the tree going from `before` to `after`, at
-    /// `time` (the server clock, in milliseconds since the epoch).
-    func events(database: String, write: ResolvedWrite, before: DatabaseState, after: DatabaseState, time: Int64) -> [OutboxEvent]
+    /// The events `write`, made by `origin`, makes in `database`, the tree going from `before`
+    /// to `after`, at `time` (the server clock, in milliseconds since the epoch).
+    func events(
+        database: String, write: ResolvedWrite, origin: WriteOrigin, before: DatabaseState, after: DatabaseState, time: Int64
+    ) -> [OutboxEvent]
 }

@@ -65,6 +65,8 @@ extension Database {
 
         let work: Work
         let completion: Completion
+        /// Who asked for it, for its events.
+        var origin: WriteOrigin = .unknown
         /// The newest check: what to log, or why the write is refused.
         var checked: Checked = .asQueued
         /// The state after this write (the state before it when it is refused).
@@ -148,7 +150,9 @@ extension Database {
 
     /// Checks a write on top of every write queued before it and queues it, or refuses it at
     /// once when nothing local is ahead of it. One acquisition of `writer`.
-    func enqueue(completion: @escaping Completion, _ prepare: (inout WriterState) -> QueuedWrite.Work) {
+    func enqueue(
+        origin: WriteOrigin = .unknown, completion: @escaping Completion, _ prepare: (inout WriterState) -> QueuedWrite.Work
+    ) {
         enum Next {
             case refuse(any Error)
             case drain
@@ -156,7 +160,7 @@ extension Database {
         }
         let next = writer.withLock { state -> Next in
             if let refusal = refusal(&state) { return .refuse(refusal) }
-            var item = QueuedWrite(work: prepare(&state), completion: completion)
+            var item = QueuedWrite(work: prepare(&state), completion: completion, origin: origin)
             state.pending = check(&item, on: state.pending, now: options.clock(), record: true)
             if case .refused(let error) = item.checked, state.isIdle { return .refuse(error) }
             state.queued.append(item)
@@ -197,7 +201,8 @@ extension Database {
                 item.checked = .write(resolved, record ? LogRecord(sequence: 0, write: resolved) : nil)
                 next = after
                 if let recorder = options.eventRecorder {
-                    item.events = recorder.events(database: name, write: resolved, before: state, after: after, time: now)
+                    item.events = recorder.events(
+                        database: name, write: resolved, origin: item.origin, before: state, after: after, time: now)
                 }
             } catch {
                 item.checked = .refused(error)
@@ -206,7 +211,8 @@ extension Database {
             next = state.applying(.set(path, value))
             item.checked = .asQueued
             if let recorder = options.eventRecorder {
-                item.events = recorder.events(database: name, write: .set(path, value), before: state, after: next, time: now)
+                item.events = recorder.events(
+                    database: name, write: .set(path, value), origin: item.origin, before: state, after: next, time: now)
             }
         case .setting:
             item.checked = .asQueued

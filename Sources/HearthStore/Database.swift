@@ -163,15 +163,17 @@ public final class Database: Sendable {
     ///   - authorize: checked in write order with the newest version, the version the write
     ///     would make, the resolved write and the time its server values got (for security
     ///     rules); throwing rejects the write and changes nothing.
+    ///   - origin: who makes it, for the events it records (``DatabaseOptions/eventRecorder``).
     /// - Throws: ``HearthError`` when the write is invalid or storage is failing.
     @discardableResult
     public func write(
         _ write: Write,
         precondition: (@Sendable (DatabaseState) throws -> Void)? = nil,
-        authorize: Authorization? = nil
+        authorize: Authorization? = nil,
+        origin: WriteOrigin = .unknown
     ) async throws -> Committed {
         try await withUnsafeThrowingContinuation { continuation in
-            submit(write, precondition: precondition, authorize: authorize) { continuation.resume(with: $0) }
+            submit(write, precondition: precondition, authorize: authorize, origin: origin) { continuation.resume(with: $0) }
         }
     }
 
@@ -181,22 +183,24 @@ public final class Database: Sendable {
     /// Queues a write at once, in the order of the calls, and reports its outcome to
     /// `completion` when it is durable (on the log's thread: keep `completion` short). For
     /// transports that pipeline a connection's writes without a task per write.
-    /// - Parameters: as for ``write(_:precondition:authorize:)``.
+    /// - Parameters: as for ``write(_:precondition:authorize:origin:)``.
     public func submit(
         _ write: Write,
         precondition: (@Sendable (DatabaseState) throws -> Void)? = nil,
         authorize: Authorization? = nil,
+        origin: WriteOrigin = .unknown,
         completion: @escaping Completion
     ) {
-        enqueue(completion: completion) { _ in .write(write, pushID: nil, precondition: precondition, authorize: authorize) }
+        enqueue(origin: origin, completion: completion) { _ in .write(write, pushID: nil, precondition: precondition, authorize: authorize) }
     }
 
-    /// Queues a push at once (as ``submit(_:precondition:authorize:completion:)`` does a write).
+    /// Queues a push at once (as ``submit(_:precondition:authorize:origin:completion:)`` does a write).
     func submitPush(
-        at path: Path, value: JSONParser.Parsed, authorize: Authorization? = nil, completion: @escaping Completion
+        at path: Path, value: JSONParser.Parsed, authorize: Authorization? = nil, origin: WriteOrigin = .unknown,
+        completion: @escaping Completion
     ) {
         let now = options.clock()
-        enqueue(completion: completion) { state in
+        enqueue(origin: origin, completion: completion) { state in
             let name = state.pushIDs.next(now: now, using: &state.random)
             return .write(.set(path.child(ChildKey(name)), value), pushID: name, precondition: nil, authorize: authorize)
         }
@@ -206,11 +210,13 @@ public final class Database: Sendable {
     public typealias Authorization = @Sendable (DatabaseState, DatabaseState, ResolvedWrite, Int64) throws -> Void
 
     /// Stores `value` under a new push ID at `path` and returns once it is durable.
-    /// - Parameter authorize: as for ``write(_:precondition:authorize:)``.
+    /// - Parameters: `authorize` and `origin` as for ``write(_:precondition:authorize:origin:)``.
     @discardableResult
-    public func push(at path: Path, value: JSONParser.Parsed, authorize: Authorization? = nil) async throws -> Committed {
+    public func push(
+        at path: Path, value: JSONParser.Parsed, authorize: Authorization? = nil, origin: WriteOrigin = .unknown
+    ) async throws -> Committed {
         try await withUnsafeThrowingContinuation { continuation in
-            submitPush(at: path, value: value, authorize: authorize) { continuation.resume(with: $0) }
+            submitPush(at: path, value: value, authorize: authorize, origin: origin) { continuation.resume(with: $0) }
         }
     }
 

@@ -8,8 +8,10 @@ import os
 import re
 import signal
 import subprocess
+import json
 import threading
 import time
+import urllib.request
 
 import pytest
 
@@ -75,9 +77,33 @@ def test_each_change_arrives_signed_in_commit_order_with_firebases_event_shape(t
         assert created[0]["ref"] == "posts/p1/likes/u1" and created[0]["data"] == {"data": None, "delta": True}
         # Commit order: the like's event came with the PATCH, before the DELETE's.
         assert events.index(created[0]) < events.index(third)
+        # Who wrote: the admin token.
+        assert all(e["authtype"] == "admin" and "authid" not in e for e in events)
         # The webhook-id is the event's ID, the same at every try, and unique.
         ids = [webhook_id for webhook_id, _ in delivered]
         assert ids == [e["id"] for e in events] and len(set(ids)) == 4
+    finally:
+        server.stop()
+        receiver.stop()
+
+
+def test_the_event_names_who_wrote(tmp_path, secrets):
+    receiver = WebhookReceiver(secrets[:1])
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps({"rules": {".read": True, ".write": True}}))
+    server = serve(tmp_path, {"onNote": hook(receiver, database_trigger("written", "notes/{id}"))},
+                   {"HOOK_SECRETS": secrets[0]}, None, "--rules", str(rules))
+    try:
+        status, account = rest(server, "POST", "/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k",
+                               {"email": "ann@example.com", "password": "a-long-password", "returnSecureToken": True})
+        assert status == 200, account
+        request = urllib.request.Request(f"{server.url}/notes/a.json?auth={account['idToken']}", data=b'"by ann"', method="PUT")
+        assert urllib.request.urlopen(request, timeout=10).status == 200
+        request = urllib.request.Request(f"{server.url}/notes/b.json", data=b'"by nobody"', method="PUT")
+        assert urllib.request.urlopen(request, timeout=10).status == 200
+        events = [event for _, event in receiver.wait_for_count(2)]
+        assert (events[0]["authtype"], events[0]["authid"]) == ("app_user", account["localId"])
+        assert events[1]["authtype"] == "unauthenticated" and "authid" not in events[1]
     finally:
         server.stop()
         receiver.stop()

@@ -11,7 +11,9 @@ import Testing
 struct CommitEventTests {
     /// Records one event per write under `/watched`, naming the write's path and value.
     struct PathRecorder: CommitEventRecorder {
-        func events(database: String, write: ResolvedWrite, before: DatabaseState, after: DatabaseState, time: Int64) -> [OutboxEvent] {
+        func events(
+            database: String, write: ResolvedWrite, origin: WriteOrigin, before: DatabaseState, after: DatabaseState, time: Int64
+        ) -> [OutboxEvent] {
             guard write.path.first?.string == "watched" else { return [] }
             let value = JSONWriter.string(after.value(at: write.path))
             return [OutboxEvent(subscriber: "fn", id: "\(database)\(write.path)", body: Array("\(write.path)=\(value)".utf8), time: time)]

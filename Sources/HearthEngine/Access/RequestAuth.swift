@@ -1,6 +1,7 @@
 import Foundation
 import HearthAuth
 import HearthCore
+import HearthStore
 import HearthRules
 
 /// Who a request speaks for: an admin (rules do not apply), or someone the rules judge by
@@ -13,6 +14,17 @@ public enum RequestAuth: Sendable {
 
     /// A signed-out client: the rules see `auth` as null.
     public static let anonymous = RequestAuth.rules(auth: .null, expires: nil)
+
+    /// Who the writes made with it come from, for the events they record.
+    public var writeOrigin: WriteOrigin {
+        switch self {
+        case .admin: return .admin
+        case .rules(let auth, _):
+            guard !auth.isNull else { return .unauthenticated }
+            if case .string(let uid) = auth.child(ChildKey("uid")) { return .user(uid) }
+            return WriteOrigin(kind: .appUser)
+        }
+    }
 
     static let unparseable = HearthError(.permissionDenied, "Could not parse auth token.")
     /// Thrown for a credential past its expiry; realtime answers it as `expired_token`.

@@ -37,7 +37,8 @@ extension DatabaseOperations {
                 return completion(.failure(error))
             }
         }
-        database.submit(change.write, precondition: precondition, authorize: authorize, completion: completion)
+        database.submit(
+            change.write, precondition: precondition, authorize: authorize, origin: auth.writeOrigin, completion: completion)
     }
 
     /// Checks, without writing, that the rules would let `auth` make `change` now and that it

@@ -224,7 +224,8 @@ public struct DatabaseOperations: Sendable {
 
     /// Stores `value` under a new push ID at `path`, once the rules let `auth`.
     public func push(_ database: Database, at path: Path, value: JSONParser.Parsed, auth: RequestAuth) async throws -> Database.Committed {
-        try await database.push(at: path, value: value, authorize: try writeAuthorization(for: auth, on: database))
+        try await database.push(
+            at: path, value: value, authorize: try writeAuthorization(for: auth, on: database), origin: auth.writeOrigin)
     }
 
     static func precondition(_ condition: Condition, at path: Path) -> @Sendable (DatabaseState) throws -> Void {
