@@ -191,7 +191,9 @@ public final class DeliveryLane: Sendable {
                 environment.observe(Attempt(
                     source: outbox.source, function: function, eventID: stored.event.id, attempt: attempt, result: result,
                     duration: duration, lag: lag, deadLettered: false))
-                wait = policy.backoff(after: unreachableFor)
+                // Soon, and never long: a process restarting or an endpoint back up gets its events
+                // within seconds.
+                wait = DeliveryPolicy(minBackoff: .milliseconds(100), maxBackoff: .seconds(5)).backoff(after: unreachableFor)
             }
             do { try await environment.sleep(wait) } catch { return .cancelled }
         }

@@ -15,6 +15,8 @@ import Synchronization
 /// of ``run()``.
 public final class FunctionsService: Sendable {
     public let functions: [FunctionDefinition]
+    /// The processes the functions run in (Python functions), kept running by ``run()``.
+    public let processes: [FunctionProcess]
     public let recorder: DatabaseEventRecorder
     public let backlog: EventBacklog
     let environment: DeliveryLane.Environment
@@ -30,7 +32,7 @@ public final class FunctionsService: Sendable {
 
     /// - Throws: ``FunctionError`` when two functions share a name or a name is invalid.
     public init(
-        functions: [FunctionDefinition], naming: DatabaseEventRecorder.Naming, backlog: EventBacklog,
+        functions: [FunctionDefinition], processes: [FunctionProcess] = [], naming: DatabaseEventRecorder.Naming, backlog: EventBacklog,
         environment: DeliveryLane.Environment, makeID: @escaping @Sendable () -> String = { UUID().uuidString.lowercased() }
     ) throws {
         var names: Set<String> = []
@@ -44,6 +46,7 @@ public final class FunctionsService: Sendable {
             }
         }
         self.functions = functions
+        self.processes = processes
         self.backlog = backlog
         self.environment = environment
         recorder = DatabaseEventRecorder(naming: naming, backlog: backlog, makeID: makeID)
@@ -84,7 +87,21 @@ public final class FunctionsService: Sendable {
         lanes.withLock { $0.bySource[source] != nil }
     }
 
-    /// Runs every lane, those attached later included, until cancelled.
+    /// Waits until every function's process accepts connections, or `timeout` passed; returns
+    /// the functions whose processes do not.
+    public func waitUntilListening(timeout: Duration) async -> [String] {
+        let deadline = ContinuousClock.now + timeout
+        var waiting = processes
+        while !waiting.isEmpty, ContinuousClock.now < deadline {
+            var still: [FunctionProcess] = []
+            for process in waiting where !(await LoopbackPort.accepts(process.port)) { still.append(process) }
+            waiting = still
+            if !waiting.isEmpty { try? await Task.sleep(for: .milliseconds(100)) }
+        }
+        return waiting.map(\.function)
+    }
+
+    /// Runs every process and lane, lanes attached later included, until cancelled.
     public func run() async {
         let (starts, starter) = AsyncStream.makeStream(of: DeliveryLane.self)
         let waiting = lanes.withLock { lanes -> [DeliveryLane] in
@@ -95,12 +112,16 @@ public final class FunctionsService: Sendable {
         for lane in waiting { starter.yield(lane) }
         await withTaskCancellationHandler {
             await withDiscardingTaskGroup { group in
+                for process in processes {
+                    group.addTask { await process.run() }
+                }
                 for await lane in starts {
                     group.addTask { await lane.run() }
                 }
             }
         } onCancel: {
             starter.finish()
+            for process in processes { process.stop() }
         }
     }
 }

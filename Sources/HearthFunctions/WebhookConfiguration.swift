@@ -86,7 +86,7 @@ public enum WebhookConfiguration {
             policy.maxBackoff = max(policy.minBackoff, policy.maxBackoff)
         }
         return FunctionDefinition(
-            name: name, trigger: trigger, invoker: WebhookInvoker(url: target, signer: signer, client: client, now: now), policy: policy)
+            name: name, trigger: trigger, invoker: HTTPEventInvoker(url: target, signer: signer, client: client, now: now), policy: policy)
     }
 
     private static func number(_ value: Any?, _ key: String, function: String, in range: ClosedRange<Double>) throws -> Double? {

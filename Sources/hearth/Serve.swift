@@ -165,9 +165,14 @@ struct Serve: AsyncParsableCommand {
     @Option(
         name: .long,
         help: """
-            Run the functions in this folder when data changes: webhooks.json declares webhooks             (see docs/functions.md). Not with --cluster.
+            Run the functions in this folder: main.py written with Firebase's Python functions SDK \
+            (each function in a functions-framework process), and the webhooks webhooks.json declares \
+            (see docs/functions.md). Not with --cluster.
             """)
     var functions: String?
+
+    @Option(name: .long, help: "The Python for --functions when its folder has no venv/ (default: python3 on the PATH).")
+    var functionsPython: String?
 
     @Option(name: .long, help: "Events that may wait for one function in one database before more are dropped (with a warning at 80%).")
     var functionBacklog = 100_000
@@ -285,8 +290,13 @@ struct Serve: AsyncParsableCommand {
         databaseOptions.history = TimeArguments.milliseconds(history)!
         databaseOptions.onCommit = metrics.committed
         let demo = cluster == nil && settings == nil ? runsDemo(in: dataURL) : (self.demo ?? false)
-        let functionsService = try functions.map { folder in
-            try loadFunctions(from: URL(fileURLWithPath: folder, isDirectory: true), http: .shared, logger: logger)
+        var functionsService: FunctionsService?
+        var functionsPort: Int?
+        if let functions {
+            let port = try LoopbackPort.free()
+            functionsPort = port
+            functionsService = try await loadFunctions(
+                from: URL(fileURLWithPath: functions, isDirectory: true), port: port, http: .shared, logger: logger)
         }
         databaseOptions.eventRecorder = functionsService?.recorder
         let folder: DataFolder
@@ -332,6 +342,7 @@ struct Serve: AsyncParsableCommand {
         if let nodeAddress { configuration.clusterNodeAddress = nodeAddress }
         if let filesDir { configuration.filesDirectory = URL(fileURLWithPath: filesDir, isDirectory: true) }
         configuration.metricsPort = metricsPort
+        configuration.functionsPort = functionsPort
         // --backup-dir alone: backups made from the console only.
         if backupEvery != nil || backupDir != nil {
             configuration.backupInterval = backupEvery.map { .milliseconds(TimeArguments.milliseconds($0)!) }
@@ -457,21 +468,33 @@ extension Serve {
         }
     }
 
-    /// The functions in `folder`: the webhooks its `webhooks.json` declares.
-    func loadFunctions(from folder: URL, http: HTTPClient, logger: Logger) throws -> FunctionsService {
+    /// The functions in `folder`: the Python functions of its `main.py` and the webhooks its
+    /// `webhooks.json` declares.
+    func loadFunctions(from folder: URL, port: Int, http: HTTPClient, logger: Logger) async throws -> FunctionsService {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue else {
             throw ValidationError("--functions \(folder.path) is not a folder.")
         }
         let clock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
         var definitions: [FunctionDefinition] = []
+        var processes: [FunctionProcess] = []
         let webhooks = folder.appendingPathComponent("webhooks.json")
         do {
+            if PythonCodebase.isCodebase(folder) {
+                let environment = FunctionsEnvironment(
+                    projectID: project, port: port, defaultDatabase: database, storageBucket: "\(project).appspot.com",
+                    inherited: ProcessInfo.processInfo.environment)
+                let codebase = try await PythonCodebase.load(
+                    folder: folder, python: PythonCodebase.interpreter(for: folder, fallback: functionsPython), environment: environment,
+                    client: http, logger: logger)
+                processes = try codebase.processes(environment: environment, logger: logger)
+                definitions += codebase.definitions(processes: processes, client: http, now: clock)
+            }
             if FileManager.default.fileExists(atPath: webhooks.path) {
                 definitions += try WebhookConfiguration.load(from: webhooks, client: http, now: clock)
             }
-            guard !definitions.isEmpty else {
-                throw FunctionError.unloadable("\(folder.path) holds no functions (no webhooks.json)")
+            guard !definitions.isEmpty || !processes.isEmpty else {
+                throw FunctionError.unloadable("\(folder.path) holds no functions (no main.py, no webhooks.json)")
             }
             let backlog = EventBacklog(limit: functionBacklog) { queue, waiting in
                 logger.warning("function events are piling up: past the bound, new ones are dropped", metadata: [
@@ -480,7 +503,7 @@ extension Serve {
                 ])
             }
             return try FunctionsService(
-                functions: definitions, naming: .init(databaseHost: "\(host):\(port)"), backlog: backlog,
+                functions: definitions, processes: processes, naming: .init(databaseHost: "\(host):\(port)"), backlog: backlog,
                 environment: DeliveryLane.Environment(now: clock, logger: logger))
         } catch let error as FunctionError {
             throw ValidationError("--functions: \(error)")

@@ -219,6 +219,13 @@ public func buildApplication(
             },
             logger: logger))
     }
+    if let functionsPort = configuration.functionsPort, let adminToken = configuration.adminToken {
+        services.append(Application(
+            responder: FunctionsPortResponder(responder: responder, adminToken: adminToken),
+            server: LimitedHTTP1Channel.builder(gate: gate),
+            configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: functionsPort), serverName: "Hearth"),
+            logger: logger))
+    }
     return Application(
         responder: ForwardedClientLimit(responder: responder, gate: gate),
         server: RealtimeHTTPChannel.builder(webSocket: webSocket, gate: gate),

@@ -55,6 +55,9 @@ public struct ServerConfiguration: Sendable {
     /// A second port on `host` that answers only file storage, so browsers open user files on
     /// another origin than the app's; 0 picks a free one, nil means none.
     public var filesPort: Int?
+    /// A port on 127.0.0.1 for the server's own functions (see `FunctionsPortResponder`):
+    /// there the Admin SDK's emulator credential `owner` acts as the admin token; nil opens none.
+    public var functionsPort: Int?
     /// The origin browsers use for files (`https://files.example.com`), when a proxy puts one in
     /// front of the files port or gives the files a host name of their own; see `FilesOrigin`.
     public var filesOrigin: String?

@@ -4,19 +4,20 @@ import HearthOutbox
 import NIOCore
 import NIOHTTP1
 
-/// Delivers events to any HTTP endpoint: a POST of the structured CloudEvent, signed by
-/// ``WebhookSigner``. A 2xx answer is delivered; any other answer, or none within the timeout,
-/// is a failure (retried); a refused or failed connection is unreachable (waits).
-public struct WebhookInvoker: EventInvoker {
+/// Delivers events over HTTP: a POST of the structured CloudEvent, to a webhook (signed by
+/// ``WebhookSigner``) or to a function's own process (unsigned: it is reached on loopback only).
+/// A 2xx answer is delivered; any other answer, or none within the timeout, is a failure
+/// (retried); a refused or failed connection is unreachable (waits).
+public struct HTTPEventInvoker: EventInvoker {
     public let url: String
-    let signer: WebhookSigner
+    let signer: WebhookSigner?
     let client: HTTPClient
     let now: @Sendable () -> Int64
 
     /// - Parameters:
     ///   - client: the server's HTTP client (shared; not shut down here).
     ///   - now: milliseconds since the epoch, for the signature's timestamp.
-    public init(url: String, signer: WebhookSigner, client: HTTPClient, now: @escaping @Sendable () -> Int64) {
+    public init(url: String, signer: WebhookSigner?, client: HTTPClient, now: @escaping @Sendable () -> Int64) {
         self.url = url
         self.signer = signer
         self.client = client
@@ -28,7 +29,7 @@ public struct WebhookInvoker: EventInvoker {
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/cloudevents+json; charset=utf-8")
         request.headers.add(name: "User-Agent", value: "Hearth-Webhooks")
-        for (name, value) in signer.headers(id: event.event.id, timestamp: now() / 1000, body: event.event.body) {
+        for (name, value) in signer?.headers(id: event.event.id, timestamp: now() / 1000, body: event.event.body) ?? [] {
             request.headers.add(name: name, value: value)
         }
         request.body = .bytes(ByteBuffer(bytes: event.event.body))

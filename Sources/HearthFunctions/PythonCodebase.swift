@@ -1,0 +1,157 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// A folder of functions written with Firebase's Python SDK (`firebase-functions` from PyPI):
+/// `main.py`, and usually a `venv/` with the SDK and `functions-framework` installed, as
+/// `firebase init functions` makes it.
+///
+/// Loaded as Firebase's tools load it: the SDK's own admin server (`python -m
+/// firebase_functions.private.serving`, on `ADMIN_PORT`) is asked once for the manifest
+/// (`/__/functions.yaml`) and told to quit; then each function runs in a `functions-framework`
+/// process of its own (``FunctionProcess``), `cloudevent` for event functions and `http` for
+/// the rest, with the environment a Firebase emulator gives functions
+/// (``FunctionsEnvironment``), so `firebase_admin.initialize_app()` inside reaches this server.
+public struct PythonCodebase: Sendable {
+    public let folder: URL
+    /// The interpreter: the folder's `venv/bin/python` when there is one.
+    public let python: URL
+    public let manifest: FunctionManifest
+
+    /// True when `folder` holds a Python codebase (`main.py`).
+    public static func isCodebase(_ folder: URL) -> Bool {
+        FileManager.default.fileExists(atPath: folder.appendingPathComponent("main.py").path)
+    }
+
+    /// The interpreter for `folder`: its `venv/bin/python`, else `fallback`, else `python3` on the PATH.
+    public static func interpreter(for folder: URL, fallback: String?) -> URL {
+        let venv = folder.appendingPathComponent("venv/bin/python")
+        if FileManager.default.isExecutableFile(atPath: venv.path) { return venv }
+        if let fallback { return URL(fileURLWithPath: fallback) }
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":") {
+            let candidate = URL(fileURLWithPath: String(directory)).appendingPathComponent("python3")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        return URL(fileURLWithPath: "/usr/bin/python3")
+    }
+
+    /// Loads the codebase in `folder`: asks the SDK for its manifest.
+    /// - Throws: ``FunctionError`` when the SDK cannot load `main.py` (with the end of its
+    ///   output), does not answer in `timeout`, or describes a function Hearth cannot run.
+    public static func load(
+        folder: URL, python: URL, environment: FunctionsEnvironment, client: HTTPClient, timeout: Duration = .seconds(60),
+        logger: Logger
+    ) async throws -> PythonCodebase {
+        let port = try LoopbackPort.free()
+        let process = Process()
+        process.executableURL = python
+        process.arguments = ["-m", "firebase_functions.private.serving"]
+        process.currentDirectoryURL = folder
+        var variables = environment.variables(function: nil)
+        variables["ADMIN_PORT"] = String(port)
+        process.environment = variables
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        let captured = CapturedOutput()
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil } else { captured.append(data) }
+        }
+        do {
+            try process.run()
+        } catch {
+            throw FunctionError.unloadable("cannot run \(python.path) for the functions in \(folder.path): \(error.localizedDescription)")
+        }
+        defer {
+            if process.isRunning { process.terminate() }
+        }
+        func failure(_ reason: String) -> FunctionError {
+            let tail = captured.tail
+            return FunctionError.unloadable("the functions in \(folder.path) could not be loaded: \(reason)\(tail.isEmpty ? "" : "\n\(tail)")")
+        }
+        // The admin server runs main.py at every request for the manifest: ask once, when it listens.
+        let deadline = ContinuousClock.now + timeout
+        while !(await LoopbackPort.accepts(port)) {
+            guard process.isRunning else { throw failure("the Python SDK exited (status \(process.terminationStatus))") }
+            guard ContinuousClock.now < deadline else { throw failure("the Python SDK did not answer within \(timeout)") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let yaml: String
+        do {
+            let response = try await client.execute(
+                HTTPClientRequest(url: "http://127.0.0.1:\(port)/__/functions.yaml"), timeout: .seconds(Int64(timeout.components.seconds)))
+            let body = try await response.body.collect(upTo: 4 << 20)
+            guard response.status == .ok else { throw failure("the SDK answered HTTP \(response.status.code) for the manifest") }
+            yaml = String(buffer: body)
+        } catch let error as FunctionError {
+            throw error
+        } catch {
+            throw failure("the manifest could not be read: \(error)")
+        }
+        _ = try? await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/__/quitquitquit"), timeout: .seconds(5))
+        let manifest = try FunctionManifest(yaml: yaml)
+        guard !manifest.endpoints.isEmpty else { throw failure("main.py defines no functions") }
+        logger.info("loaded Python functions", metadata: [
+            "folder": "\(folder.path)", "functions": "\(manifest.endpoints.map(\.name).joined(separator: ", "))",
+        ])
+        return PythonCodebase(folder: folder, python: python, manifest: manifest)
+    }
+
+    /// One `functions-framework` process per function, each on a port of its own.
+    public func processes(environment: FunctionsEnvironment, logger: Logger) throws -> [FunctionProcess] {
+        try manifest.endpoints.map { endpoint in
+            let port = try LoopbackPort.free()
+            var variables = environment.variables(function: endpoint.name)
+            variables["FUNCTION_TARGET"] = endpoint.entryPoint
+            variables["FUNCTION_SIGNATURE_TYPE"] = endpoint.signatureType
+            variables["K_SERVICE"] = endpoint.name
+            variables["PORT"] = String(port)
+            variables["HOST"] = "127.0.0.1"
+            variables["DEBUG"] = "False"
+            variables["CLOUD_RUN_TIMEOUT_SECONDS"] = String(endpoint.timeoutSeconds)
+            return FunctionProcess(
+                function: endpoint.name, port: port, executable: python,
+                arguments: ["-m", "functions_framework", "--target", endpoint.entryPoint, "--signature-type", endpoint.signatureType],
+                folder: folder, environment: variables, logger: logger)
+        }
+    }
+
+    /// The event functions, delivered to their processes: retried when the manifest asks for
+    /// it (`retry: true`), otherwise given up on after one failure (a function that is down
+    /// still gets its events when it is back: being unreachable is not a failure).
+    public func definitions(processes: [FunctionProcess], client: HTTPClient, now: @escaping @Sendable () -> Int64) -> [FunctionDefinition] {
+        let ports = Dictionary(uniqueKeysWithValues: processes.map { ($0.function, $0) })
+        return manifest.endpoints.compactMap { endpoint in
+            guard case .event(let trigger, let retry) = endpoint.kind, let process = ports[endpoint.name] else { return nil }
+            var policy = DeliveryPolicy(timeout: .seconds(endpoint.timeoutSeconds))
+            policy.maxAttempts = retry ? DeliveryPolicy().maxAttempts : 1
+            return FunctionDefinition(
+                name: endpoint.name, trigger: trigger,
+                invoker: HTTPEventInvoker(url: process.url, signer: nil, client: client, now: now), policy: policy)
+        }
+    }
+}
+
+/// The last lines a process printed, kept for an error message.
+final class CapturedOutput: Sendable {
+    private let data = Mutex(Data())
+
+    func append(_ more: Data) {
+        data.withLock { data in
+            data.append(more)
+            if data.count > 16_384 { data.removeFirst(data.count - 16_384) }
+        }
+    }
+
+    /// Up to the last 20 lines.
+    var tail: String {
+        let text = String(decoding: data.withLock { $0 }, as: UTF8.self)
+        return text.split(separator: "\n", omittingEmptySubsequences: false).suffix(20).joined(separator: "\n")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}

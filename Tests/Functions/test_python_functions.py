@@ -1,0 +1,135 @@
+"""Functions written with Firebase's Python functions SDK run unchanged: Hearth reads their
+manifest from the SDK, runs each in a functions-framework process, delivers database events as
+CloudEvents, and firebase_admin inside them reaches Hearth with admin rights."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import harness
+from functions_support import ADMIN_TOKEN, rest
+from harness import HearthProcess, wait_until
+
+FIXTURE = Path(__file__).parent / "fixtures" / "python"
+
+
+def start(tmp_path: Path, *args) -> HearthProcess:
+    functions = tmp_path / "functions"
+    if not functions.exists():
+        shutil.copytree(FIXTURE, functions)
+    rules = tmp_path / "rules.json"
+    # Clients may write posts and messages; only functions (admins) may write the rest.
+    rules.write_text('{"rules": {".read": true, "posts": {".write": true}, "messages": {".write": true}}}')
+    process = HearthProcess(["serve", "--port", "0", "--data", str(tmp_path / "data"), "--admin-token", ADMIN_TOKEN,
+                             "--no-demo", "--rules", str(rules), "--functions", str(functions),
+                             "--functions-python", sys.executable, *args])
+    return process.start()
+
+
+def logged(server, post: str) -> list[dict]:
+    status, value = rest(server, "GET", f"/log/{post}.json")
+    assert status == 200
+    return list((value or {}).values())
+
+
+def test_a_database_trigger_runs_in_its_process_and_writes_back_with_admin_rights(tmp_path):
+    server = start(tmp_path)
+    try:
+        # A client that is not signed in writes; the function, as admin, writes where clients may not.
+        assert rest_anonymous(server, "PUT", "/posts/p1.json", {"text": "hi"})[0] == 200
+        assert rest_anonymous(server, "PUT", "/log/x.json", 1)[0] == 401
+        entries = wait_until(lambda: logged(server, "p1"), 60, "the function's log entry", wake=server.output)
+        # (A null is no value in the database: the function's None fields are absent.)
+        assert "before" not in entries[0] and entries[0]["after"] == {"text": "hi"}
+        assert entries[0]["authType"] == "unauthenticated" and entries[0]["reference"] == "posts/p1"
+        assert entries[0]["instance"] == "default"
+        rest(server, "PATCH", "/posts/p1.json", {"text": "hello", "n": 1})
+        rest(server, "DELETE", "/posts/p1.json")
+        entries = wait_until(lambda: len(logged(server, "p1")) >= 3 and logged(server, "p1"), 60, "three log entries",
+                             wake=server.output)
+        ordered = entries  # push IDs keep the order the function wrote them in
+        assert [e.get("after") for e in ordered] == [{"text": "hi"}, {"text": "hello", "n": 1}, None]
+        assert ordered[1]["before"] == {"text": "hi"} and ordered[1]["authType"] == "admin"
+        # Each function has a process of its own.
+        assert len({e["pid"] for e in ordered}) == 1
+    finally:
+        server.stop()
+
+
+def rest_anonymous(server, method, path, body=None):
+    import json
+    import urllib.error
+    import urllib.request
+    request = urllib.request.Request(f"{server.url}{path}", data=None if body is None else json.dumps(body).encode(),
+                                     method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"null")
+
+
+def test_a_function_that_raises_gives_up_on_that_event_and_takes_the_next(tmp_path):
+    server = start(tmp_path)
+    try:
+        rest(server, "PUT", "/messages/m1.json", "fail")
+        rest(server, "PUT", "/messages/m2.json", "hello")
+        moderated = wait_until(lambda: rest(server, "GET", "/moderated.json")[1], 60, "the second message moderated",
+                               wake=server.output)
+        assert moderated == {"m2": {"text": "HELLO"}}
+        server.output.wait_for("asked to fail", 10, "the function's traceback in Hearth's log")
+    finally:
+        server.stop()
+
+
+def test_a_function_process_killed_mid_delivery_is_restarted_and_gets_its_events(tmp_path):
+    server = start(tmp_path)
+    try:
+        rest(server, "PUT", "/posts/a.json", 1)
+        first = wait_until(lambda: logged(server, "a"), 60, "the first event", wake=server.output)
+        # The function's process dies (its master: the process Hearth started), workers and all.
+        os.killpg(first[0]["server"], signal.SIGKILL)
+        for n in range(10):
+            assert rest(server, "PUT", f"/posts/a.json", n + 2)[0] == 200
+        entries = wait_until(lambda: len(logged(server, "a")) >= 11 and logged(server, "a"), 90, "every event after the kill",
+                             wake=server.output)
+        afters = [e.get("after") for e in entries]
+        # At least once, in commit order: a delivery cut by the kill may come twice.
+        firsts = [a for i, a in enumerate(afters) if a not in afters[:i]]
+        assert firsts == list(range(1, 12))
+        assert len({e["server"] for e in entries}) == 2
+        server.output.wait_for("a function's process ended; starting it again", 10, "the restart in Hearth's log")
+    finally:
+        server.stop()
+
+
+def test_a_codebase_that_fails_to_load_stops_the_server_with_the_python_error(tmp_path):
+    functions = tmp_path / "functions"
+    functions.mkdir()
+    (functions / "main.py").write_text("import no_such_module_here\n")
+    finished = subprocess.run([harness.hearth_binary(), "serve", "--port", "0", "--data", str(tmp_path / "data"),
+                               "--no-demo", "--functions", str(functions), "--functions-python", sys.executable],
+                              capture_output=True, text=True, timeout=120)
+    assert finished.returncode != 0
+    assert "could not be loaded" in finished.stderr and "no_such_module_here" in finished.stderr, finished.stderr
+
+
+def test_a_manifest_naming_a_trigger_hearth_does_not_know_is_refused(tmp_path):
+    functions = tmp_path / "functions"
+    functions.mkdir()
+    (functions / "main.py").write_text(
+        "from firebase_functions import pubsub_fn\n"
+        "@pubsub_fn.on_message_published(topic='news')\n"
+        "def news(event):\n    pass\n")
+    finished = subprocess.run([harness.hearth_binary(), "serve", "--port", "0", "--data", str(tmp_path / "data"),
+                               "--no-demo", "--functions", str(functions), "--functions-python", sys.executable],
+                              capture_output=True, text=True, timeout=120)
+    assert finished.returncode != 0
+    assert "function news" in finished.stderr and "unknown event type google.cloud.pubsub" in finished.stderr, finished.stderr
