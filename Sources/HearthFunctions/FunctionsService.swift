@@ -17,6 +17,8 @@ public final class FunctionsService: Sendable {
     public let functions: [FunctionDefinition]
     /// The processes the functions run in (Python functions), kept running by ``run()``.
     public let processes: [FunctionProcess]
+    /// The functions called over HTTP, by name.
+    public let httpFunctions: [String: HTTPFunction]
     public let recorder: DatabaseEventRecorder
     public let backlog: EventBacklog
     let environment: DeliveryLane.Environment
@@ -32,21 +34,21 @@ public final class FunctionsService: Sendable {
 
     /// - Throws: ``FunctionError`` when two functions share a name or a name is invalid.
     public init(
-        functions: [FunctionDefinition], processes: [FunctionProcess] = [], naming: DatabaseEventRecorder.Naming, backlog: EventBacklog,
+        functions: [FunctionDefinition], processes: [FunctionProcess] = [], httpFunctions: [HTTPFunction] = [], naming: DatabaseEventRecorder.Naming, backlog: EventBacklog,
         environment: DeliveryLane.Environment, makeID: @escaping @Sendable () -> String = { UUID().uuidString.lowercased() }
     ) throws {
         var names: Set<String> = []
-        for function in functions {
-            guard FunctionDefinition.isValidName(function.name) else {
-                throw FunctionError.invalidDefinition(
-                    function: function.name, "a name is 1-63 letters, digits, - and _, starting with a letter")
+        for name in functions.map(\.name) + httpFunctions.map(\.name) {
+            guard FunctionDefinition.isValidName(name) else {
+                throw FunctionError.invalidDefinition(function: name, "a name is 1-63 letters, digits, - and _, starting with a letter")
             }
-            guard names.insert(function.name).inserted else {
-                throw FunctionError.invalidDefinition(function: function.name, "two functions have this name")
+            guard names.insert(name).inserted else {
+                throw FunctionError.invalidDefinition(function: name, "two functions have this name")
             }
         }
         self.functions = functions
         self.processes = processes
+        self.httpFunctions = Dictionary(httpFunctions.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.backlog = backlog
         self.environment = environment
         recorder = DatabaseEventRecorder(naming: naming, backlog: backlog, makeID: makeID)

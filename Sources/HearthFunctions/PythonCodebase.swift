@@ -121,6 +121,24 @@ public struct PythonCodebase: Sendable {
         }
     }
 
+    /// The callable and HTTPS functions, answered by their processes.
+    public func httpFunctions(processes: [FunctionProcess]) -> [HTTPFunction] {
+        let ports = Dictionary(uniqueKeysWithValues: processes.map { ($0.function, $0) })
+        return manifest.endpoints.compactMap { endpoint in
+            guard let process = ports[endpoint.name] else { return nil }
+            switch endpoint.kind {
+            case .callable, .https:
+                var isCallable = false
+                if case .callable = endpoint.kind { isCallable = true }
+                return HTTPFunction(
+                    name: endpoint.name, region: endpoint.region, isCallable: isCallable, url: process.url,
+                    timeout: .seconds(endpoint.timeoutSeconds))
+            case .event:
+                return nil
+            }
+        }
+    }
+
     /// The event functions, delivered to their processes: retried when the manifest asks for
     /// it (`retry: true`), otherwise given up on after one failure (a function that is down
     /// still gets its events when it is back: being unreachable is not a failure).

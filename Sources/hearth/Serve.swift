@@ -478,6 +478,7 @@ extension Serve {
         let clock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
         var definitions: [FunctionDefinition] = []
         var processes: [FunctionProcess] = []
+        var httpFunctions: [HTTPFunction] = []
         let webhooks = folder.appendingPathComponent("webhooks.json")
         do {
             if PythonCodebase.isCodebase(folder) {
@@ -489,6 +490,7 @@ extension Serve {
                     client: http, logger: logger)
                 processes = try codebase.processes(environment: environment, logger: logger)
                 definitions += codebase.definitions(processes: processes, client: http, now: clock)
+                httpFunctions = codebase.httpFunctions(processes: processes)
             }
             if FileManager.default.fileExists(atPath: webhooks.path) {
                 definitions += try WebhookConfiguration.load(from: webhooks, client: http, now: clock)
@@ -503,7 +505,7 @@ extension Serve {
                 ])
             }
             return try FunctionsService(
-                functions: definitions, processes: processes, naming: .init(databaseHost: "\(host):\(port)"), backlog: backlog,
+                functions: definitions, processes: processes, httpFunctions: httpFunctions, naming: .init(databaseHost: "\(host):\(port)"), backlog: backlog,
                 environment: DeliveryLane.Environment(now: clock, logger: logger))
         } catch let error as FunctionError {
             throw ValidationError("--functions: \(error)")

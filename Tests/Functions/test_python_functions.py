@@ -133,3 +133,50 @@ def test_a_manifest_naming_a_trigger_hearth_does_not_know_is_refused(tmp_path):
                               capture_output=True, text=True, timeout=120)
     assert finished.returncode != 0
     assert "function news" in finished.stderr and "unknown event type google.cloud.pubsub" in finished.stderr, finished.stderr
+
+
+def call(server, path: str, body: bytes, headers: dict | None = None, method: str = "POST"):
+    import json
+    import urllib.error
+    import urllib.request
+    request = urllib.request.Request(f"{server.url}{path}", data=body, method=method,
+                                     headers={"Content-Type": "application/json", **(headers or {})})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            raw = response.read()
+            return response.status, (json.loads(raw) if raw[:1] in (b"{", b"[") else raw.decode())
+    except urllib.error.HTTPError as error:
+        raw = error.read()
+        return error.code, (json.loads(raw) if raw[:1] in (b"{", b"[") else raw.decode())
+
+
+def test_callables_and_https_functions_answer_at_the_emulators_path_on_hearths_port(tmp_path):
+    server = start(tmp_path)
+    try:
+        path = "/hearth/us-central1/addnumbers"
+        assert call(server, path, b'{"data": {"a": 1, "b": 2.5}}') == (200, {"result": {"sum": 3.5, "uid": None}})
+        # Signed in: the function sees who calls.
+        status, account = rest(server, "POST", "/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k",
+                               {"email": "cy@example.com", "password": "a-long-password", "returnSecureToken": True})
+        assert status == 200
+        status, answer = call(server, path, b'{"data": {"a": 2, "b": 3}}', {"Authorization": f"Bearer {account['idToken']}"})
+        assert (status, answer) == (200, {"result": {"sum": 5, "uid": account["localId"]}})
+        # A forged token is refused by Hearth before the function runs.
+        forged = account["idToken"][:-4] + ("AAAA" if not account["idToken"].endswith("AAAA") else "BBBB")
+        assert call(server, path, b'{"data": {"a": 1, "b": 1}}', {"Authorization": f"Bearer {forged}"}) == (
+            401, {"error": {"message": "Unauthenticated", "status": "UNAUTHENTICATED"}})
+        # The function's own refusal, in the callable protocol's shape.
+        assert call(server, path, b'{"data": {"a": "x", "b": 1}}') == (
+            400, {"error": {"message": "a and b must be numbers", "status": "INVALID_ARGUMENT", "details": {"got": ["x", 1]}}})
+        # Not JSON, or not {"data": …}: the SDK's Bad Request, and the function never ran.
+        assert call(server, path, b"{nope")[0] == 400
+        assert call(server, path, b'{"a": 1}') == (400, {"error": {"message": "Bad Request", "status": "INVALID_ARGUMENT"}})
+        # A plain HTTPS function gets its method, its sub-path and its query.
+        assert call(server, "/hearth/us-central1/hello/deep/er?name=ann", None, method="GET") == (200, "hello GET /deep/er ann")
+        assert call(server, "/hearth/us-central1/hello", b"{}", method="PUT") == (200, "hello PUT / ")
+        # Another region or project, or an event function, is not a function path: the database answers.
+        for other in ["/hearth/europe-west1/hello", "/other/us-central1/hello", "/hearth/us-central1/indexpost"]:
+            status, _ = call(server, other, None, method="GET")
+            assert status != 200 or "hello" not in str(_)
+    finally:
+        server.stop()

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import HearthAuth
 import HearthBackup
@@ -170,6 +171,11 @@ public func buildApplication(
             operations: operations, admin: admin, schedule: backups, gate: backupGate, dataFolder: folder.url,
             scratch: FileManager.default.temporaryDirectory, maxWriteBytes: configuration.maxWriteBytes),
         dataBrowse: DataBrowseResponder(operations: operations, admin: admin, defaultDatabase: configuration.defaultDatabase),
+        functions: functions.map { functions in
+            FunctionsResponder(
+                functions: functions, projectID: configuration.projectID, admin: admin, issuer: accounts.issuer, client: .shared,
+                clock: configuration.clock)
+        },
         accessLog: configuration.accessLog
     )
     // Services stop in reverse order: the cluster node, first here, keeps replicating until

@@ -6,7 +6,7 @@ import HummingbirdCore
 extension HearthResponder {
     /// Which part of the server answered a request, as the metrics label it.
     enum Transport: String {
-        case rest, sse, files, auth, session, web, admin, preflight
+        case rest, sse, files, auth, session, web, admin, preflight, functions
         case longPolling = "long-polling"
     }
 

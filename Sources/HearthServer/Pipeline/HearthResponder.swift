@@ -8,7 +8,7 @@ import Logging
 /// it, ``RequestObservationMiddleware`` for metrics and logs, ``ResponseHeadersMiddleware`` for
 /// CORS and the security headers) and
 /// then the first-match table of namespaces (``NamespaceTable``): CORS preflights, account
-/// requests, the web session, file requests (Firebase Storage's API, and Cloud Storage's JSON
+/// requests, callable and HTTPS functions, the web session, file requests (Firebase Storage's API, and Cloud Storage's JSON
 /// API for server code), the server's figures for admins, long-polling,
 /// page requests, and the database, which takes everything else.
 ///
@@ -39,6 +39,7 @@ struct HearthResponder: HTTPResponder {
         requests: RequestLogResponder,
         backups: BackupsResponder,
         dataBrowse: DataBrowseResponder,
+        functions: FunctionsResponder? = nil,
         accessLog: Bool = false
     ) {
         // Each API writes its errors in its own format (``APIErrorFormat``): the routers carry
@@ -77,6 +78,10 @@ struct HearthResponder: HTTPResponder {
                 },
                 Namespace(transport: .admin, path: { AdminRoutes.handles($0) }, responder: adminRoutes),
                 Namespace(transport: .auth, path: { AuthResponder.handles($0) }, responder: auth.responder()),
+                // Callable and HTTPS functions at the emulator's paths; nothing when none runs.
+                Namespace(transport: .functions, path: { functions?.target(of: $0) != nil }) { request, context in
+                    try await functions!.respond(to: request, context: context)
+                },
                 Namespace(transport: .files, headers: .file, path: { FilesResponder.handles($0) }) {
                     request, context in
                     if let response = redirect.response(to: request, context: context) {

@@ -1,0 +1,125 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import HearthAuth
+import HearthCore
+import HearthEngine
+import HearthFunctions
+import Hummingbird
+import NIOCore
+import NIOHTTP1
+
+/// Callable and HTTPS functions on the server's own port, at the path Firebase's emulator
+/// serves them at (`/<project>/<region>/<name>[/<path>]`), so the JS SDK's
+/// `connectFunctionsEmulator(functions, host, port)` + `httpsCallable` (and SDK 8's
+/// `functions().useEmulator`) reach them unchanged.
+///
+/// A callable's caller is checked here first: a bearer token that is not a valid ID token of
+/// this server (or an admin credential) is refused with the callable protocol's
+/// `UNAUTHENTICATED`, before the function sees anything. Then the request goes to the
+/// function's process, bounded (a body of at most ``maxRequestBytes``, an answer of at most
+/// ``maxResponseBytes``, the function's timeout). App Check tokens are not passed on: a function
+/// would try to verify them against Google.
+struct FunctionsResponder: HTTPResponder {
+    typealias Context = HearthRequestContext
+
+    let functions: FunctionsService
+    let projectID: String
+    let admin: AdminCredential
+    let issuer: TokenIssuer
+    let client: HTTPClient
+    let clock: @Sendable () -> Int64
+
+    /// Firebase's limit on a callable request.
+    static let maxRequestBytes = 10 << 20
+    static let maxResponseBytes = 32 << 20
+    /// Headers not passed on either way (hop-by-hop, or the server's own).
+    static let notForwarded: Set<String> = [
+        "host", "connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-authorization",
+        "proxy-authenticate", "content-length", "x-firebase-appcheck",
+    ]
+
+    /// The function a path names, and the rest of the path for it (`/` at least).
+    func target(of path: String) -> (function: HTTPFunction, rest: String)? {
+        let parts = path.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count >= 4, parts[0].isEmpty, parts[1] == projectID,
+            let function = functions.httpFunctions[String(parts[3].prefix { $0 != "/" })], function.region == parts[2]
+        else { return nil }
+        let name = parts[3].prefix { $0 != "/" }
+        let rest = parts[3].dropFirst(name.count)
+        return (function, rest.isEmpty ? "/" : String(rest))
+    }
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        guard let (function, rest) = target(of: request.uri.path) else {
+            return Self.error(.notFound, "NOT_FOUND", "No such function.")
+        }
+        if function.isCallable, let authorization = request.headers[.authorization] {
+            guard authorization.hasPrefix("Bearer ") else { return Self.error(.unauthorized, "UNAUTHENTICATED", "Unauthenticated") }
+            do {
+                _ = try await RequestAuth.resolve(
+                    credential: String(authorization.dropFirst("Bearer ".count)), admin: admin, issuer: issuer, now: clock())
+            } catch {
+                return Self.error(.unauthorized, "UNAUTHENTICATED", "Unauthenticated")
+            }
+        }
+        var body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: Self.maxRequestBytes)
+        } catch {
+            return Self.error(.contentTooLarge, "INVALID_ARGUMENT", "The request is larger than \(Self.maxRequestBytes) bytes.")
+        }
+        // The callable protocol's request is a POST of a JSON object with `data`: anything else
+        // is refused as Firebase refuses it, without waking the function.
+        if function.isCallable, !Self.isCallableRequest(request, body: body) {
+            return Self.error(.badRequest, "INVALID_ARGUMENT", "Bad Request")
+        }
+        var forwarded = HTTPClientRequest(url: function.url.dropLast() + rest + (request.uri.query.map { "?\($0)" } ?? ""))
+        forwarded.method = HTTPMethod(rawValue: request.method.rawValue)
+        for field in request.headers where !Self.notForwarded.contains(field.name.canonicalName) {
+            forwarded.headers.add(name: field.name.rawName, value: field.value)
+        }
+        forwarded.body = .bytes(body)
+        body = ByteBuffer()
+        do {
+            let answer = try await client.execute(forwarded, timeout: .seconds(Int64(function.timeout.components.seconds)))
+            let bytes = try await answer.body.collect(upTo: Self.maxResponseBytes)
+            var headers = HTTPFields()
+            for (name, value) in answer.headers {
+                let lower = name.lowercased()
+                // CORS is the server's (the preflight was answered before the function).
+                guard !Self.notForwarded.contains(lower), !lower.hasPrefix("access-control-"),
+                    let fieldName = HTTPField.Name(name)
+                else { continue }
+                headers.append(HTTPField(name: fieldName, value: value))
+            }
+            return Response(status: .init(code: Int(answer.status.code)), headers: headers, body: ResponseBody(byteBuffer: bytes))
+        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+            return Self.error(.gatewayTimeout, "DEADLINE_EXCEEDED", "The function did not answer within \(function.timeout).")
+        } catch let error as NIOTooManyBytesError {
+            _ = error
+            return Self.error(.badGateway, "INTERNAL", "The function's answer is larger than \(Self.maxResponseBytes) bytes.")
+        } catch {
+            return Self.error(.serviceUnavailable, "UNAVAILABLE", "The function is not running; try again.")
+        }
+    }
+
+    static func isCallableRequest(_ request: Request, body: ByteBuffer) -> Bool {
+        guard request.method == .post,
+            let type = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased(),
+            type == "application/json",
+            let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView), options: [.fragmentsAllowed]) as? [String: Any]
+        else { return false }
+        return object.keys.contains("data")
+    }
+
+    /// The callable protocol's error answer (`{"error": {"message", "status"}}`), which SDKs
+    /// read for HTTPS functions too.
+    static func error(_ status: HTTPResponse.Status, _ code: String, _ message: String) -> Response {
+        let quoted = String(decoding: JSONWriter.bytes(.string(message)), as: UTF8.self)
+        let body = #"{"error":{"message":\#(quoted),"status":"\#(code)"}}"#
+        return Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
+    }
+}
