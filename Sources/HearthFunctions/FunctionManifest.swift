@@ -13,6 +13,8 @@ public struct FunctionManifest: Sendable {
             case callable
             /// Plain HTTPS requests.
             case https
+            /// Runs on a schedule; a failed run is tried `retryCount` more times.
+            case schedule(CronSchedule, retryCount: Int)
         }
 
         /// Its ID in the manifest (the key of `endpoints`): the name clients call it by.
@@ -76,7 +78,17 @@ public struct FunctionManifest: Sendable {
             kind = .https
         } else if entry["eventTrigger"] is [String: Any] {
             kind = .event(try EndpointTrigger.parse(entry, function: name), retry: EndpointTrigger.retries(entry))
-        } else if let other = ["scheduleTrigger", "blockingTrigger", "taskQueueTrigger"].first(where: { entry[$0] != nil }) {
+        } else if let schedule = entry["scheduleTrigger"] as? [String: Any] {
+            guard let expression = schedule["schedule"] as? String else {
+                throw FunctionError.invalidDefinition(function: name, "scheduleTrigger has no schedule")
+            }
+            let retries = ((schedule["retryConfig"] as? [String: Any])?["retryCount"] as? Int) ?? 0
+            guard (0...5).contains(retries) else {
+                throw FunctionError.invalidDefinition(function: name, "retryConfig.retryCount must be 0 to 5")
+            }
+            kind = .schedule(
+                try CronSchedule(expression, timeZone: schedule["timeZone"] as? String, function: name), retryCount: retries)
+        } else if let other = ["blockingTrigger", "taskQueueTrigger"].first(where: { entry[$0] != nil }) {
             throw FunctionError.invalidDefinition(function: name, "Hearth does not run \(other) functions yet")
         } else {
             throw FunctionError.invalidDefinition(function: name, "its manifest entry names no trigger Hearth knows")

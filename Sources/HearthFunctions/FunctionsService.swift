@@ -19,6 +19,8 @@ public final class FunctionsService: Sendable {
     public let processes: [FunctionProcess]
     /// The functions called over HTTP, by name.
     public let httpFunctions: [String: HTTPFunction]
+    /// Runs the scheduled functions.
+    public let scheduler: Scheduler?
     public let recorder: DatabaseEventRecorder
     public let backlog: EventBacklog
     let environment: DeliveryLane.Environment
@@ -34,11 +36,12 @@ public final class FunctionsService: Sendable {
 
     /// - Throws: ``FunctionError`` when two functions share a name or a name is invalid.
     public init(
-        functions: [FunctionDefinition], processes: [FunctionProcess] = [], httpFunctions: [HTTPFunction] = [], naming: DatabaseEventRecorder.Naming, backlog: EventBacklog,
+        functions: [FunctionDefinition], processes: [FunctionProcess] = [], httpFunctions: [HTTPFunction] = [],
+        scheduler: Scheduler? = nil, naming: DatabaseEventRecorder.Naming, backlog: EventBacklog,
         environment: DeliveryLane.Environment, makeID: @escaping @Sendable () -> String = { UUID().uuidString.lowercased() }
     ) throws {
         var names: Set<String> = []
-        for name in functions.map(\.name) + httpFunctions.map(\.name) {
+        for name in functions.map(\.name) + httpFunctions.map(\.name) + (scheduler?.functions.map(\.name) ?? []) {
             guard FunctionDefinition.isValidName(name) else {
                 throw FunctionError.invalidDefinition(function: name, "a name is 1-63 letters, digits, - and _, starting with a letter")
             }
@@ -48,6 +51,7 @@ public final class FunctionsService: Sendable {
         }
         self.functions = functions
         self.processes = processes
+        self.scheduler = scheduler
         self.httpFunctions = Dictionary(httpFunctions.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.backlog = backlog
         self.environment = environment
@@ -116,6 +120,9 @@ public final class FunctionsService: Sendable {
             await withDiscardingTaskGroup { group in
                 for process in processes {
                     group.addTask { await process.run() }
+                }
+                if let scheduler {
+                    group.addTask { await scheduler.run() }
                 }
                 for await lane in starts {
                     group.addTask { await lane.run() }

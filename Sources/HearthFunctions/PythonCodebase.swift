@@ -133,9 +133,20 @@ public struct PythonCodebase: Sendable {
                 return HTTPFunction(
                     name: endpoint.name, region: endpoint.region, isCallable: isCallable, url: process.url,
                     timeout: .seconds(endpoint.timeoutSeconds))
-            case .event:
+            case .event, .schedule:
                 return nil
             }
+        }
+    }
+
+    /// The scheduled functions, run by their processes.
+    public func scheduledFunctions(processes: [FunctionProcess]) -> [ScheduledFunction] {
+        let ports = Dictionary(uniqueKeysWithValues: processes.map { ($0.function, $0) })
+        return manifest.endpoints.compactMap { endpoint in
+            guard case .schedule(let schedule, let retryCount) = endpoint.kind, let process = ports[endpoint.name] else { return nil }
+            return ScheduledFunction(
+                name: endpoint.name, region: endpoint.region, schedule: schedule, url: process.url, retryCount: retryCount,
+                timeout: .seconds(endpoint.timeoutSeconds))
         }
     }
 

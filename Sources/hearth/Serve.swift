@@ -479,6 +479,7 @@ extension Serve {
         var definitions: [FunctionDefinition] = []
         var processes: [FunctionProcess] = []
         var httpFunctions: [HTTPFunction] = []
+        var scheduled: [ScheduledFunction] = []
         let webhooks = folder.appendingPathComponent("webhooks.json")
         do {
             if PythonCodebase.isCodebase(folder) {
@@ -491,6 +492,7 @@ extension Serve {
                 processes = try codebase.processes(environment: environment, logger: logger)
                 definitions += codebase.definitions(processes: processes, client: http, now: clock)
                 httpFunctions = codebase.httpFunctions(processes: processes)
+                scheduled = codebase.scheduledFunctions(processes: processes)
             }
             if FileManager.default.fileExists(atPath: webhooks.path) {
                 definitions += try WebhookConfiguration.load(from: webhooks, client: http, now: clock)
@@ -505,7 +507,10 @@ extension Serve {
                 ])
             }
             return try FunctionsService(
-                functions: definitions, processes: processes, httpFunctions: httpFunctions, naming: .init(databaseHost: "\(host):\(port)"), backlog: backlog,
+                functions: definitions, processes: processes, httpFunctions: httpFunctions,
+                scheduler: scheduled.isEmpty
+                    ? nil : Scheduler(functions: scheduled, client: http, environment: Scheduler.Environment(logger: logger)),
+                naming: .init(databaseHost: "\(host):\(port)"), backlog: backlog,
                 environment: DeliveryLane.Environment(now: clock, logger: logger))
         } catch let error as FunctionError {
             throw ValidationError("--functions: \(error)")

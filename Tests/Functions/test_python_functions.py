@@ -180,3 +180,15 @@ def test_callables_and_https_functions_answer_at_the_emulators_path_on_hearths_p
             assert status != 200 or "hello" not in str(_)
     finally:
         server.stop()
+
+
+def test_a_scheduled_function_runs_at_the_minute_with_cloud_schedulers_headers(tmp_path):
+    server = start(tmp_path)
+    try:
+        # "* * * * *": the next whole minute, at most a minute away.
+        ticks = wait_until(lambda: rest(server, "GET", "/ticks.json")[1], 75, "a scheduled run", wake=server.output)
+        tick = list(ticks.values())[0]
+        assert tick["job"] == "firebase-schedule-tick-us-central1"
+        assert tick["time"].endswith(":00+00:00"), tick
+    finally:
+        server.stop()

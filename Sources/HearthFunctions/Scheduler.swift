@@ -1,0 +1,131 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// A function run on a schedule.
+public struct ScheduledFunction: Sendable {
+    public var name: String
+    public var region: String
+    public var schedule: CronSchedule
+    /// Where its process listens.
+    public var url: String
+    /// Tries after a failed run (`retryConfig.retryCount`; 0 by default, as Cloud Scheduler).
+    public var retryCount: Int
+    public var timeout: Duration
+
+    public init(name: String, region: String, schedule: CronSchedule, url: String, retryCount: Int, timeout: Duration) {
+        self.name = name
+        self.region = region
+        self.schedule = schedule
+        self.url = url
+        self.retryCount = retryCount
+        self.timeout = timeout
+    }
+
+    /// The job's name, as Cloud Scheduler names Firebase's: `firebase-schedule-<name>-<region>`.
+    public var jobName: String { "firebase-schedule-\(name)-\(region)" }
+}
+
+/// Runs scheduled functions as Cloud Scheduler runs Firebase's: at each time the schedule
+/// names, a POST to the function with `X-CloudScheduler-JobName` and
+/// `X-CloudScheduler-ScheduleTime` (which the SDKs hand the function as the job's name and
+/// time). A failed run is tried again `retryCount` times, 5 s apart and doubling; a run missed
+/// while the server was down is not made up (Cloud Scheduler does not either).
+public final class Scheduler: Sendable {
+    public struct Environment: Sendable {
+        public var now: @Sendable () -> Date
+        /// Waits (throws when cancelled).
+        public var sleep: @Sendable (Duration) async throws -> Void
+        /// Told of every run: the function, the scheduled time and whether it succeeded.
+        public var observe: @Sendable (_ function: String, _ scheduled: Date, _ succeeded: Bool) -> Void
+        public var logger: Logger
+
+        public init(
+            now: @escaping @Sendable () -> Date = { Date() },
+            sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+            observe: @escaping @Sendable (String, Date, Bool) -> Void = { _, _, _ in }, logger: Logger
+        ) {
+            self.now = now
+            self.sleep = sleep
+            self.observe = observe
+            self.logger = logger
+        }
+    }
+
+    public let functions: [ScheduledFunction]
+    let client: HTTPClient
+    let environment: Environment
+
+    public init(functions: [ScheduledFunction], client: HTTPClient, environment: Environment) {
+        self.functions = functions
+        self.client = client
+        self.environment = environment
+    }
+
+    /// Runs every schedule until cancelled.
+    public func run() async {
+        await withDiscardingTaskGroup { group in
+            for function in functions {
+                group.addTask { await self.run(function) }
+            }
+        }
+    }
+
+    private func run(_ function: ScheduledFunction) async {
+        var after = environment.now()
+        while !Task.isCancelled {
+            guard let next = function.schedule.next(after: after) else {
+                environment.logger.warning("a schedule never fires again", metadata: [
+                    "function": "\(function.name)", "schedule": "\(function.schedule)",
+                ])
+                return
+            }
+            let wait = next.timeIntervalSince(environment.now())
+            if wait > 0 {
+                do { try await environment.sleep(.milliseconds(Int64((wait * 1000).rounded(.up)))) } catch { return }
+            }
+            after = next
+            var pause = Duration.seconds(5)
+            var succeeded = false
+            for attempt in 0...function.retryCount {
+                if attempt > 0 {
+                    do { try await environment.sleep(pause) } catch { return }
+                    pause = pause * 2
+                }
+                if let failure = await invoke(function, scheduled: next) {
+                    environment.logger.warning("a scheduled run failed", metadata: [
+                        "function": "\(function.name)", "attempt": "\(attempt + 1)", "reason": "\(failure)",
+                    ])
+                } else {
+                    succeeded = true
+                    break
+                }
+            }
+            environment.observe(function.name, next, succeeded)
+        }
+    }
+
+    /// Nil when the run succeeded, else why not.
+    func invoke(_ function: ScheduledFunction, scheduled: Date) async -> String? {
+        var request = HTTPClientRequest(url: function.url)
+        request.method = .POST
+        request.headers.add(name: "X-CloudScheduler", value: "true")
+        request.headers.add(name: "X-CloudScheduler-JobName", value: function.jobName)
+        request.headers.add(name: "X-CloudScheduler-ScheduleTime", value: CloudEvent.timestamp(Int64(scheduled.timeIntervalSince1970 * 1000)))
+        request.headers.add(name: "User-Agent", value: "Google-Cloud-Scheduler")
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(string: "{}"))
+        do {
+            let response = try await client.execute(request, timeout: .seconds(Int64(function.timeout.components.seconds)))
+            let body = try? await response.body.collect(upTo: 4096)
+            guard (200..<300).contains(response.status.code) else {
+                return "HTTP \(response.status.code)\(body.map { ": " + String(buffer: $0).prefix(200) } ?? "")"
+            }
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+}
