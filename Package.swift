@@ -245,7 +245,7 @@ let package = Package(
         .target(
             name: "HearthTesting",
             dependencies: [
-                "HearthCore", "HearthStore", "HearthEngine", "HearthServer", "HearthAuth",
+                "HearthCore", "HearthStore", "HearthEngine", "HearthServer", "HearthAuth", "HearthFunctions",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -1,5 +1,6 @@
 import Foundation
 import HearthEngine
+import HearthFunctions
 import HearthServer
 import HearthStore
 import Logging
@@ -44,10 +45,11 @@ public final class TestServer: Sendable {
     public static func with<T>(
         options: DatabaseOptions = DatabaseOptions(),
         maxWriteBytes: Int = 256 * 1024 * 1024,
+        functions: FunctionsService? = nil,
         configure: (inout ServerConfiguration) -> Void = { _ in },
         _ body: (TestServer) async throws -> T
     ) async throws -> T {
-        let server = try await start(options: options, maxWriteBytes: maxWriteBytes, configure: configure)
+        let server = try await start(options: options, maxWriteBytes: maxWriteBytes, functions: functions, configure: configure)
         do {
             let result = try await body(server)
             await server.stop()
@@ -75,9 +77,11 @@ public final class TestServer: Sendable {
         """
 
     /// Starts a server on a free port; `configure` may change its configuration first.
+    /// - Parameter functions: functions to run (their recorder is given to the databases).
     public static func start(
         options: DatabaseOptions = DatabaseOptions(),
         maxWriteBytes: Int = 256 * 1024 * 1024,
+        functions: FunctionsService? = nil,
         configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestServer {
         let directory = try TemporaryDirectory()
@@ -86,6 +90,7 @@ public final class TestServer: Sendable {
         let metrics = ServerMetrics()
         var options = options
         if options.onCommit == nil { options.onCommit = metrics.committed }
+        if let functions { options.eventRecorder = functions.recorder }
         let folder = try DataFolder(url: directory.url, options: options, logger: logger)
         var configuration = ServerConfiguration(
             host: "127.0.0.1", port: 0, dataFolder: directory.url, maxWriteBytes: maxWriteBytes,
@@ -99,7 +104,7 @@ public final class TestServer: Sendable {
         let (filesPorts, filesContinuation) = AsyncStream<Int>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let (metricsPorts, metricsContinuation) = AsyncStream<Int>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let app = try await buildApplication(
-            configuration: configuration, folder: folder, metrics: metrics, logger: logger,
+            configuration: configuration, folder: folder, metrics: metrics, functions: functions, logger: logger,
             onServerRunning: { continuation.yield($0) }, onFilesServerRunning: { filesContinuation.yield($0) },
             onMetricsServerRunning: { metricsContinuation.yield($0) })
         let group = ServiceGroup(configuration: .init(services: [app], logger: logger))

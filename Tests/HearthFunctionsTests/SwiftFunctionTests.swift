@@ -1,0 +1,99 @@
+import Foundation
+import HearthCore
+import HearthFunctions
+import HearthOutbox
+import HearthStore
+import HearthTesting
+import Logging
+import Synchronization
+import Testing
+
+/// Functions written in Swift and run in the server's process (Hearth embedded as a library):
+/// the same database triggers, parameters, values before and after and writers as any other
+/// runtime, writes back through the databases, and failures retried.
+struct SwiftFunctionTests {
+    /// Collects what the functions saw and wakes the test at each event.
+    final class Seen: Sendable {
+        let events = Mutex<[DatabaseChangeEvent]>([])
+        let (stream, continuation) = AsyncStream.makeStream(of: Void.self)
+
+        func add(_ event: DatabaseChangeEvent) {
+            events.withLock { $0.append(event) }
+            continuation.yield()
+        }
+
+        func wait(for count: Int) async -> [DatabaseChangeEvent] {
+            var iterator = stream.makeAsyncIterator()
+            while events.withLock({ $0.count }) < count { _ = await iterator.next() }
+            return events.withLock { $0 }
+        }
+    }
+
+    static func service(
+        _ functions: [FunctionDefinition], observe: @escaping @Sendable (DeliveryLane.Attempt) -> Void = { _ in }
+    ) throws -> FunctionsService {
+        var logger = Logger(label: "swift-functions-test")
+        logger.logLevel = .critical
+        return try FunctionsService(
+            functions: functions, naming: .init(databaseHost: "127.0.0.1"), backlog: EventBacklog(limit: 1000),
+            environment: DeliveryLane.Environment(
+                now: { Int64(Date().timeIntervalSince1970 * 1000) }, sleep: { _ in await Task.yield() }, observe: observe,
+                logger: logger))
+    }
+
+    @Test func aSwiftFunctionGetsTheChangeAndWritesBackAsAdmin() async throws {
+        let seen = Seen()
+        let folder = Mutex<DataFolder?>(nil)
+        let copy = try FunctionDefinition.onValue(.written, ref: "posts/{postId}", name: "copyPost") { event in
+            // Writes back through the database itself: admin, recorded, streamed to listeners.
+            let database = try folder.withLock { $0 }!.database(named: event.instance)
+            try await database.write(.set(Path(parsing: "copies/\(event.parameters["postId"]!)"), event.after), origin: .admin)
+            seen.add(event)
+        }
+        try await TestServer.with(functions: try Self.service([copy])) { server in
+            folder.withLock { $0 = server.folder }
+            let database = try server.folder.database(named: "default")
+            try await database.write(.set(try Path(parsing: "posts/p1"), .string("hi")), origin: .user("ann"))
+            _ = await seen.wait(for: 1)
+            #expect(database.current.state.value(at: try Path(parsing: "copies/p1")) == .string("hi"))
+            try await database.write(.set(try Path(parsing: "posts/p1"), .null), origin: .unauthenticated)
+            let events = await seen.wait(for: 2)
+            #expect(events.map(\.change) == [.written, .written])
+            #expect(events.map(\.path.description) == ["/posts/p1", "/posts/p1"])
+            #expect(events[0].parameters == ["postId": "p1"] && events[0].instance == "default")
+            #expect(events[0].before == .null && events[0].after == .string("hi"))
+            #expect(events[1].before == .string("hi") && events[1].after == .null)
+            #expect((events[0].authType, events[0].authID) == ("app_user", "ann"))
+            #expect(events[1].authType == "unauthenticated" && events[1].authID == nil)
+            #expect(events[0].id != events[1].id)
+            // The second event's run deleted the copy again.
+            #expect(database.current.state.value(at: try Path(parsing: "copies")) == .null)
+        }
+    }
+
+    @Test func aThrowingSwiftFunctionIsRetriedThenTheEventIsDeadLettered() async throws {
+        let attempts = Mutex(0)
+        let flaky = try FunctionDefinition.onValue(
+            .created, ref: "jobs/{id}", name: "flaky", policy: DeliveryPolicy(maxAttempts: 3, minBackoff: .milliseconds(1))
+        ) { event in
+            attempts.withLock { $0 += 1 }
+            if event.after == .string("never") { throw CancellationError() }
+        }
+        // Told when the flaky function has taken "fine", which comes after the given-up "never".
+        let (done, finished) = AsyncStream.makeStream(of: Void.self)
+        let observe: @Sendable (DeliveryLane.Attempt) -> Void = { attempt in
+            if attempt.function == "flaky", attempt.result == .delivered { finished.yield() }
+        }
+        try await TestServer.with(functions: try Self.service([flaky], observe: observe)) { server in
+            let database = try server.folder.database(named: "default")
+            try await database.write(.set(try Path(parsing: "jobs/a"), .string("never")))
+            try await database.write(.set(try Path(parsing: "jobs/b"), .string("fine")))
+            var iterator = done.makeAsyncIterator()
+            _ = await iterator.next()
+            let outbox = try #require(database.outbox)
+            let dead = try await outbox.deadLetters(for: "flaky", limit: 10)
+            #expect(dead.count == 1 && dead[0].attempts == 2)
+            #expect(attempts.withLock { $0 } == 4)  // three tries of "never", one of "fine"
+        }
+    }
+}
