@@ -273,6 +273,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // docs/functions.md's example: Hearth embedded, with a function written in Swift.
+        .executableTarget(
+            name: "hearth-functions-example",
+            dependencies: [
+                "HearthCore", "HearthFunctions", "HearthServer", "HearthStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            path: "Examples/EmbeddedFunctions",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "hearth-bench",
             dependencies: [
