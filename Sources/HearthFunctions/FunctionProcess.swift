@@ -23,14 +23,18 @@ public final class FunctionProcess: Sendable {
     let folder: URL
     let environment: [String: String]
     let logger: Logger
+    /// Where its output is also kept for the console.
+    let activity: FunctionActivity?
     private let running = Mutex<Process?>(nil)
     private let stopped = Atomic(false)
     /// How many times it started.
     private let starts = Atomic(0)
 
     public init(
-        function: String, port: Int, executable: URL, arguments: [String], folder: URL, environment: [String: String], logger: Logger
+        function: String, port: Int, executable: URL, arguments: [String], folder: URL, environment: [String: String], logger: Logger,
+        activity: FunctionActivity? = nil
     ) {
+        self.activity = activity
         self.function = function
         self.port = port
         self.executable = executable
@@ -95,8 +99,9 @@ public final class FunctionProcess: Sendable {
         process.standardOutput = output
         process.standardError = output
         process.standardInput = FileHandle.nullDevice
-        let lines = LineSplitter { [logger, function] line in
+        let lines = LineSplitter { [logger, function, activity] line in
             logger.info("\(line)", metadata: ["function": "\(function)"])
+            activity?.add(line: line, function: function, time: Int64(Date().timeIntervalSince1970 * 1000))
         }
         output.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData

@@ -23,6 +23,8 @@ public final class FunctionsService: Sendable {
     public let scheduler: Scheduler?
     public let recorder: DatabaseEventRecorder
     public let backlog: EventBacklog
+    /// What the functions did lately (deliveries, scheduled runs, their processes' output).
+    public let activity: FunctionActivity
     let environment: DeliveryLane.Environment
 
     private struct Lanes {
@@ -38,7 +40,8 @@ public final class FunctionsService: Sendable {
     public init(
         functions: [FunctionDefinition], processes: [FunctionProcess] = [], httpFunctions: [HTTPFunction] = [],
         scheduler: Scheduler? = nil, naming: DatabaseEventRecorder.Naming, backlog: EventBacklog,
-        environment: DeliveryLane.Environment, makeID: @escaping @Sendable () -> String = { UUID().uuidString.lowercased() }
+        environment: DeliveryLane.Environment, activity: FunctionActivity = FunctionActivity(),
+        makeID: @escaping @Sendable () -> String = { UUID().uuidString.lowercased() }
     ) throws {
         var names: Set<String> = []
         for name in functions.map(\.name) + httpFunctions.map(\.name) + (scheduler?.functions.map(\.name) ?? []) {
@@ -54,6 +57,17 @@ public final class FunctionsService: Sendable {
         self.scheduler = scheduler
         self.httpFunctions = Dictionary(httpFunctions.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.backlog = backlog
+        self.activity = activity
+        // Every attempt is also kept for the console.
+        var environment = environment
+        let observe = environment.observe
+        let now = environment.now
+        environment.observe = { attempt in
+            var entry = attempt.activityEntry
+            entry.time = now()
+            activity.add(entry)
+            observe(attempt)
+        }
         self.environment = environment
         recorder = DatabaseEventRecorder(naming: naming, backlog: backlog, makeID: makeID)
         recorder.setSubscriptions(functions.compactMap { function in
@@ -86,6 +100,21 @@ public final class FunctionsService: Sendable {
     /// Tells the lanes of `source` that a commit may have recorded events.
     public func committed(source: String) {
         for lane in lanes.withLock({ $0.bySource[source] ?? [] }) { lane.wake() }
+    }
+
+    /// The outboxes lanes deliver from, by source.
+    public var outboxes: [String: any EventOutbox] {
+        lanes.withLock { lanes in
+            lanes.bySource.compactMapValues { $0.first?.outbox }
+        }
+    }
+
+    /// Puts a dead letter of `source` back in its function's queue and wakes its lane; nil when
+    /// there is no such source or dead letter.
+    public func replay(deadLetter sequence: Int64, from source: String) async throws -> StoredEvent? {
+        guard let outbox = outboxes[source], let replayed = try await outbox.replay(deadLetter: sequence) else { return nil }
+        committed(source: source)
+        return replayed
     }
 
     /// True when a lane delivers from `source`.

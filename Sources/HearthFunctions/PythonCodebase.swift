@@ -103,7 +103,7 @@ public struct PythonCodebase: Sendable {
     }
 
     /// One `functions-framework` process per function, each on a port of its own.
-    public func processes(environment: FunctionsEnvironment, logger: Logger) throws -> [FunctionProcess] {
+    public func processes(environment: FunctionsEnvironment, logger: Logger, activity: FunctionActivity? = nil) throws -> [FunctionProcess] {
         try manifest.endpoints.map { endpoint in
             let port = try LoopbackPort.free()
             var variables = environment.variables(function: endpoint.name)
@@ -117,7 +117,7 @@ public struct PythonCodebase: Sendable {
             return FunctionProcess(
                 function: endpoint.name, port: port, executable: python,
                 arguments: ["-m", "functions_framework", "--target", endpoint.entryPoint, "--signature-type", endpoint.signatureType],
-                folder: folder, environment: variables, logger: logger)
+                folder: folder, environment: variables, logger: logger, activity: activity)
         }
     }
 

@@ -38,14 +38,14 @@ public final class Scheduler: Sendable {
         public var now: @Sendable () -> Date
         /// Waits (throws when cancelled).
         public var sleep: @Sendable (Duration) async throws -> Void
-        /// Told of every run: the function, the scheduled time and whether it succeeded.
-        public var observe: @Sendable (_ function: String, _ scheduled: Date, _ succeeded: Bool) -> Void
+        /// Told of every run: the function, the scheduled time, whether it succeeded, how long it took.
+        public var observe: @Sendable (_ function: String, _ scheduled: Date, _ succeeded: Bool, _ duration: Duration) -> Void
         public var logger: Logger
 
         public init(
             now: @escaping @Sendable () -> Date = { Date() },
             sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
-            observe: @escaping @Sendable (String, Date, Bool) -> Void = { _, _, _ in }, logger: Logger
+            observe: @escaping @Sendable (String, Date, Bool, Duration) -> Void = { _, _, _, _ in }, logger: Logger
         ) {
             self.now = now
             self.sleep = sleep
@@ -87,6 +87,7 @@ public final class Scheduler: Sendable {
                 do { try await environment.sleep(.milliseconds(Int64((wait * 1000).rounded(.up)))) } catch { return }
             }
             after = next
+            let started = ContinuousClock.now
             var pause = Duration.seconds(5)
             var succeeded = false
             for attempt in 0...function.retryCount {
@@ -103,7 +104,7 @@ public final class Scheduler: Sendable {
                     break
                 }
             }
-            environment.observe(function.name, next, succeeded)
+            environment.observe(function.name, next, succeeded, ContinuousClock.now - started)
         }
     }
 

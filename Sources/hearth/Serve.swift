@@ -296,7 +296,7 @@ struct Serve: AsyncParsableCommand {
             let port = try LoopbackPort.free()
             functionsPort = port
             functionsService = try await loadFunctions(
-                from: URL(fileURLWithPath: functions, isDirectory: true), port: port, http: .shared, logger: logger)
+                from: URL(fileURLWithPath: functions, isDirectory: true), port: port, http: .shared, metrics: metrics, logger: logger)
         }
         databaseOptions.eventRecorder = functionsService?.recorder
         let folder: DataFolder
@@ -470,12 +470,15 @@ extension Serve {
 
     /// The functions in `folder`: the Python functions of its `main.py` and the webhooks its
     /// `webhooks.json` declares.
-    func loadFunctions(from folder: URL, port: Int, http: HTTPClient, logger: Logger) async throws -> FunctionsService {
+    func loadFunctions(
+        from folder: URL, port: Int, http: HTTPClient, metrics: ServerMetrics, logger: Logger
+    ) async throws -> FunctionsService {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue else {
             throw ValidationError("--functions \(folder.path) is not a folder.")
         }
         let clock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
+        let activity = FunctionActivity()
         var definitions: [FunctionDefinition] = []
         var processes: [FunctionProcess] = []
         var httpFunctions: [HTTPFunction] = []
@@ -489,7 +492,7 @@ extension Serve {
                 let codebase = try await PythonCodebase.load(
                     folder: folder, python: PythonCodebase.interpreter(for: folder, fallback: functionsPython), environment: environment,
                     client: http, logger: logger)
-                processes = try codebase.processes(environment: environment, logger: logger)
+                processes = try codebase.processes(environment: environment, logger: logger, activity: activity)
                 definitions += codebase.definitions(processes: processes, client: http, now: clock)
                 httpFunctions = codebase.httpFunctions(processes: processes)
                 scheduled = codebase.scheduledFunctions(processes: processes)
@@ -509,9 +512,27 @@ extension Serve {
             return try FunctionsService(
                 functions: definitions, processes: processes, httpFunctions: httpFunctions,
                 scheduler: scheduled.isEmpty
-                    ? nil : Scheduler(functions: scheduled, client: http, environment: Scheduler.Environment(logger: logger)),
+                    ? nil
+                    : Scheduler(
+                        functions: scheduled, client: http,
+                        environment: Scheduler.Environment(
+                            observe: { function, scheduled, succeeded, duration in
+                                metrics.scheduledRun(function: function, succeeded: succeeded)
+                                activity.add(FunctionActivity.Entry(
+                                    function: function, source: "schedule", eventID: nil, result: succeeded ? "ok" : "failed",
+                                    reason: nil, attempt: 1,
+                                    durationMilliseconds: Double(duration.components.seconds) * 1000
+                                        + Double(duration.components.attoseconds) / 1e15,
+                                    time: Int64(scheduled.timeIntervalSince1970 * 1000)))
+                            }, logger: logger)),
                 naming: .init(databaseHost: "\(host):\(port)"), backlog: backlog,
-                environment: DeliveryLane.Environment(now: clock, logger: logger))
+                environment: DeliveryLane.Environment(
+                    now: clock,
+                    observe: { attempt in
+                        metrics.functionDelivery(
+                            function: attempt.function, result: attempt.activityResult, duration: attempt.duration, lag: attempt.lag)
+                    }, logger: logger),
+                activity: activity)
         } catch let error as FunctionError {
             throw ValidationError("--functions: \(error)")
         }

@@ -11,6 +11,7 @@ import subprocess
 import json
 import threading
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -133,6 +134,36 @@ def test_a_failing_endpoint_is_retried_with_backoff_then_dead_lettered_and_the_q
         assert len(dead) == 1
         assert dead[0]["function"] == "onItem" and dead[0]["attempts"] == 2 and dead[0]["reason"].startswith("HTTP 500")
         assert dead[0]["event"]["ref"] == "items/c" and receiver.attempts.count(dead[0]["id"]) == 3
+        # The console's view: the function, its recent attempts, its dead letters.
+        status, listing = rest(server, "GET", "/.hearth/functions")
+        assert status == 200
+        assert [(f["name"], f["kind"], f["trigger"], f["ref"]) for f in listing["functions"]] == [
+            ("onItem", "event", "google.firebase.database.ref.v1.written", "items/{id}")]
+        results = [(e["function"], e["result"]) for e in listing["recent"]]
+        assert ("onItem", "dead-lettered") in results and results.count(("onItem", "failed")) == 4
+        status, letters = rest(server, "GET", "/.hearth/functions/dead-letters?function=onItem")
+        assert status == 200 and [(l["source"], l["id"], l["attempts"]) for l in letters["deadLetters"]] == [
+            ("database/default", dead[0]["id"], 2)]
+        # Replayed: delivered again, with the same ID, and the list is empty.
+        letter = letters["deadLetters"][0]
+        assert rest(server, "POST", "/.hearth/functions/dead-letters/replay",
+                    {"source": letter["source"], "sequence": letter["sequence"]})[0] == 200
+        delivered = receiver.wait_for_count(4)
+        assert delivered[3][0] == dead[0]["id"] and delivered[3][1]["ref"] == "items/c"
+        assert rest(server, "GET", "/.hearth/functions/dead-letters")[1] == {"deadLetters": []}
+        assert rest(server, "POST", "/.hearth/functions/dead-letters/replay",
+                    {"source": letter["source"], "sequence": letter["sequence"]})[0] == 404
+        assert rest(server, "POST", "/.hearth/functions/dead-letters/discard", {"source": "nowhere"})[0] == 400
+        # Only admins see any of it.
+        request = urllib.request.Request(f"{server.url}/.hearth/functions")
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10)
+        assert refused.value.code == 401
+        # The figures.
+        metrics = urllib.request.urlopen(urllib.request.Request(
+            f"{server.url}/metrics", headers={"Authorization": "Bearer functions-admin-token"}), timeout=10).read().decode()
+        assert 'hearth_function_deliveries_total{function="onItem",result="dead-lettered"} 1' in metrics
+        assert 'hearth_function_backlog{function="onItem",source="database/default"} 0' in metrics
     finally:
         server.stop()
         receiver.stop()

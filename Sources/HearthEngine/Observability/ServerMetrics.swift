@@ -162,6 +162,20 @@ public final class ServerMetrics: Sendable {
         counter("hearth_backups_total", ["result": "failed"]).increment()
     }
 
+    /// An attempt to deliver an event to a function: its result (`delivered`, `failed`,
+    /// `unreachable`, `dead-lettered`), how long it took, and how long after the event's commit
+    /// it started (milliseconds).
+    public func functionDelivery(function: String, result: String, duration: Duration, lag: Int64) {
+        counter("hearth_function_deliveries_total", ["function": function, "result": result]).increment()
+        timer("hearth_function_delivery_duration_seconds", ["function": function]).recordNanoseconds(duration.nanoseconds)
+        timer("hearth_function_delivery_lag_seconds", ["function": function]).recordNanoseconds(max(0, lag) * 1_000_000)
+    }
+
+    /// A scheduled function's run.
+    public func scheduledRun(function: String, succeeded: Bool) {
+        counter("hearth_function_schedule_runs_total", ["function": function, "result": succeeded ? "ok" : "failed"]).increment()
+    }
+
     /// Sets a gauge read at scrape time.
     public func gauge(_ name: String, _ labels: [String: String] = [:], _ value: Double) {
         Self.cached(gauges, Self.key(name, labels)) {

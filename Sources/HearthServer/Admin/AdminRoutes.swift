@@ -2,7 +2,7 @@ import Hummingbird
 
 /// The server's own endpoints for admins and the console, as one Hummingbird router: figures
 /// (`/metrics`, `/.hearth/stats`), logs (`/.hearth/logs`, `/.hearth/requests`), backups
-/// (`/.hearth/backups…`) and data browsing (`/.hearth/data/…`). Each endpoint admits its
+/// (`/.hearth/backups…`), data browsing (`/.hearth/data/…`) and functions (`/.hearth/functions…`). Each endpoint admits its
 /// caller and its methods itself (``AdminCredential/admit(_:methods:)``), so every method is
 /// routed to it; refusals are written in the Realtime Database's format.
 struct AdminRoutes: Sendable {
@@ -14,12 +14,13 @@ struct AdminRoutes: Sendable {
     let requests: RequestLogResponder
     let backups: BackupsResponder
     let dataBrowse: DataBrowseResponder
+    let functions: FunctionsAdminResponder
 
-    static let paths: Set<String> = [
+    static let paths: Set<String> = Set(FunctionsAdminResponder.paths).union([
         MetricsResponder.path, StatsResponder.path, RecentLogsResponder.path, RequestLogResponder.path,
         BackupsResponder.path, BackupsResponder.previewPath, BackupsResponder.restorePath,
         DataBrowseResponder.summaryPath, DataBrowseResponder.childrenPath,
-    ]
+    ])
 
     /// True for the paths these routes answer.
     static func handles(_ path: String) -> Bool { paths.contains(path) }
@@ -39,6 +40,9 @@ struct AdminRoutes: Sendable {
         }
         for path in [DataBrowseResponder.summaryPath, DataBrowseResponder.childrenPath] {
             route(path) { request, _ in try await dataBrowse.respond(to: request) }
+        }
+        for path in FunctionsAdminResponder.paths {
+            route(path) { request, _ in try await functions.respond(to: request) }
         }
         return router.buildResponder()
     }

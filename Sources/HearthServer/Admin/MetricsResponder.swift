@@ -1,6 +1,7 @@
 import Foundation
 import HearthCore
 import HearthEngine
+import HearthFunctions
 import Hummingbird
 
 /// `GET /metrics`: the server's figures in Prometheus's text format, for admins (the admin
@@ -13,6 +14,8 @@ struct MetricsResponder: Sendable {
     let metrics: ServerMetrics
     let stats: StatsResponder
     let admin: AdminCredential
+    /// The functions, whose waiting events are read at each scrape.
+    var functions: FunctionsService? = nil
     /// True on the metrics port: no credential is asked for.
     var open = false
 
@@ -40,6 +43,14 @@ struct MetricsResponder: Sendable {
         for database in figures.databases where database.open {
             metrics.gauge("hearth_database_sequence", ["database": database.name], Double(database.writes ?? 0))
             metrics.gauge("hearth_database_listeners", ["database": database.name], Double(database.streams))
+        }
+        if let functions {
+            for (queue, waiting) in functions.backlog.waiting {
+                metrics.gauge("hearth_function_backlog", ["function": queue.function, "source": queue.source], Double(waiting))
+            }
+            for (queue, dropped) in functions.backlog.dropped {
+                metrics.gauge("hearth_function_events_dropped", ["function": queue.function, "source": queue.source], Double(dropped))
+            }
         }
     }
 }

@@ -133,7 +133,8 @@ public func buildApplication(
     let stats = StatsResponder(
         databases: databases, hub: hub, realtime: realtime, admin: admin, bodyBudget: bodyBudget, clock: configuration.clock,
         started: configuration.clock())
-    let metricsResponder = MetricsResponder(metrics: metrics, stats: stats, admin: admin)
+    var metricsResponder = MetricsResponder(metrics: metrics, stats: stats, admin: admin)
+    metricsResponder.functions = functions
     // Backups on a schedule and from the console share one gate: one runs at a time.
     let backupGate = BackupGate()
     let backups = configuration.backupFolder.flatMap { backupFolder -> BackupSchedule? in
@@ -171,6 +172,7 @@ public func buildApplication(
             operations: operations, admin: admin, schedule: backups, gate: backupGate, dataFolder: folder.url,
             scratch: FileManager.default.temporaryDirectory, maxWriteBytes: configuration.maxWriteBytes),
         dataBrowse: DataBrowseResponder(operations: operations, admin: admin, defaultDatabase: configuration.defaultDatabase),
+        functionsAdmin: FunctionsAdminResponder(functions: functions, admin: admin),
         functions: functions.map { functions in
             FunctionsResponder(
                 functions: functions, projectID: configuration.projectID, admin: admin, issuer: accounts.issuer, client: .shared,

@@ -39,6 +39,7 @@ struct HearthResponder: HTTPResponder {
         requests: RequestLogResponder,
         backups: BackupsResponder,
         dataBrowse: DataBrowseResponder,
+        functionsAdmin: FunctionsAdminResponder,
         functions: FunctionsResponder? = nil,
         accessLog: Bool = false
     ) {
@@ -47,7 +48,8 @@ struct HearthResponder: HTTPResponder {
         let filesOnAppOrigin = files.responder(onAppOrigin: true)
         let cloudStorageOnAppOrigin = cloudStorage.responder(onAppOrigin: true)
         let adminRoutes = AdminRoutes(
-            metrics: metricsResponder, stats: stats, logs: logs, requests: requests, backups: backups, dataBrowse: dataBrowse
+            metrics: metricsResponder, stats: stats, logs: logs, requests: requests, backups: backups, dataBrowse: dataBrowse,
+            functions: functionsAdmin
         ).responder()
         let database = RealtimeDatabaseErrors()
         let filesOnlyTable = NamespaceTable(
