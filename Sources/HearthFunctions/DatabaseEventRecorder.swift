@@ -66,13 +66,26 @@ public final class DatabaseEventRecorder: CommitEventRecorder {
         guard !subscriptions.isEmpty else { return [] }
         let changedPaths = write.changedPaths
         var events: [OutboxEvent] = []
+        // Functions that share a pattern share its changes, and a changed location's data is
+        // encoded once whichever functions it goes to.
+        var changesByPattern: [PathPattern: [PathPattern.Change]] = [:]
+        var dataByPath: [Path: [UInt8]] = [:]
         for subscription in subscriptions where subscription.trigger.watches(database: database) {
             let trigger = subscription.trigger
             let queue = EventBacklog.Queue(source: "database/\(database)", function: subscription.function)
-            for change in trigger.ref.changes(from: before.root, to: after.root, changedPaths: changedPaths)
-            where trigger.change.includes(before: change.before, after: change.after) {
+            let changes = changesByPattern[trigger.ref] ?? {
+                let found = trigger.ref.changes(from: before.root, to: after.root, changedPaths: changedPaths)
+                changesByPattern[trigger.ref] = found
+                return found
+            }()
+            for change in changes where trigger.change.includes(before: change.before, after: change.after) {
                 guard backlog.admit(queue) else { continue }
-                let event = cloudEvent(trigger: trigger, database: database, change: change, origin: origin, time: time)
+                let data = dataByPath[change.path] ?? {
+                    let encoded = DatabaseEventData.encode(before: change.before, after: change.after)
+                    dataByPath[change.path] = encoded
+                    return encoded
+                }()
+                let event = cloudEvent(trigger: trigger, database: database, change: change, data: data, origin: origin, time: time)
                 events.append(OutboxEvent(subscriber: subscription.function, id: event.id, body: event.structured(), time: time))
             }
         }
@@ -80,7 +93,7 @@ public final class DatabaseEventRecorder: CommitEventRecorder {
     }
 
     private func cloudEvent(
-        trigger: DatabaseTrigger, database: String, change: PathPattern.Change, origin: WriteOrigin, time: Int64
+        trigger: DatabaseTrigger, database: String, change: PathPattern.Change, data: [UInt8], origin: WriteOrigin, time: Int64
     ) -> CloudEvent {
         let ref = change.path.keys.map(\.string).joined(separator: "/")
         var extensions = [
@@ -98,6 +111,6 @@ public final class DatabaseEventRecorder: CommitEventRecorder {
             subject: "refs/\(ref)",
             time: time,
             extensions: extensions,
-            data: DatabaseEventData.encode(before: change.before, after: change.after))
+            data: data)
     }
 }

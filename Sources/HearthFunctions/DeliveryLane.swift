@@ -91,7 +91,7 @@ public final class DeliveryLane: Sendable {
                 let page = try await outbox.pending(for: function, after: cursor, limit: Self.pageSize)
                 if page.isEmpty {
                     try await flush(&delivered)
-                    backlog.set(queue, waiting: try await outbox.backlog()[function] ?? 0)
+                    backlog.set(queue, waiting: try await outbox.waiting(for: function))
                     // Events committed between the read and now woke the stream already.
                     guard await wakeups.next() != nil else { return }
                     continue

@@ -34,4 +34,7 @@ public protocol EventOutbox: Sendable {
 
     /// How many events wait, by subscriber.
     func backlog() async throws -> [String: Int]
+
+    /// How many events wait for `subscriber`.
+    func waiting(for subscriber: String) async throws -> Int
 }

@@ -9,16 +9,42 @@ import GRDB
 /// Sequences come from `AUTOINCREMENT`, so one is never given twice even after the newest
 /// events were removed: a dispatcher's "after this sequence" never skips a new event.
 ///
-/// Threading: every call goes through the store's `DatabaseWriter`, which serializes it with
-/// the store's own commits; the async calls wait for their turn without holding a thread.
+/// Delivery's own writes (removing delivered events, counting failures) are committed without
+/// waiting for the disk (`synchronous = NORMAL` for that transaction: in WAL mode it cannot
+/// corrupt the file, and the store's next durable commit syncs it too): losing one to a power
+/// cut only means an event is delivered again, which at-least-once allows, and the store's own
+/// commits, which share the file, are not slowed by a sync per delivery.
+///
+/// Threading: writes go through the store's `DatabaseWriter`, which serializes them with the
+/// store's own commits; reads through `reader` (a connection of their own in WAL mode, so they
+/// never wait for a commit), or the writer when none is given. The async calls wait for their
+/// turn without holding a thread.
 public final class SQLiteOutbox: EventOutbox {
     public let source: String
     private let writer: any DatabaseWriter
+    private let reader: any DatabaseReader
 
     /// The outbox in the file `writer` writes, whose tables ``createTables(in:)`` made.
-    public init(source: String, writer: any DatabaseWriter) {
+    /// - Parameter reader: a read-only connection to the same file, for the dispatcher's reads.
+    public init(source: String, writer: any DatabaseWriter, reader: (any DatabaseReader)? = nil) {
         self.source = source
         self.writer = writer
+        self.reader = reader ?? writer
+    }
+
+    /// Runs `body` in a transaction committed without a sync (see the type's comment).
+    private func unsynced<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await writer.writeWithoutTransaction { db in
+            let level = try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? 2
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            defer { try? db.execute(sql: "PRAGMA synchronous = \(level)") }
+            var result: T?
+            try db.inTransaction {
+                result = try body(db)
+                return .commit
+            }
+            return result!
+        }
     }
 
     /// Creates the outbox's tables (for a store's migration).
@@ -56,7 +82,7 @@ public final class SQLiteOutbox: EventOutbox {
     }
 
     public func pending(for subscriber: String, after sequence: Int64, limit: Int) async throws -> [StoredEvent] {
-        try await writer.read { db in
+        try await reader.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT seq, id, body, time, attempts FROM outbox_event
                 WHERE subscriber = ? AND seq > ? ORDER BY seq LIMIT ?
@@ -71,14 +97,14 @@ public final class SQLiteOutbox: EventOutbox {
 
     public func remove(_ sequences: [Int64]) async throws {
         guard !sequences.isEmpty else { return }
-        try await writer.write { db in
+        try await unsynced { db in
             let statement = try db.cachedStatement(sql: "DELETE FROM outbox_event WHERE seq = ?")
             for sequence in sequences { try statement.execute(arguments: [sequence]) }
         }
     }
 
     public func recordFailure(of sequence: Int64) async throws {
-        try await writer.write { db in
+        try await unsynced { db in
             try db.execute(sql: "UPDATE outbox_event SET attempts = attempts + 1 WHERE seq = ?", arguments: [sequence])
         }
     }
@@ -94,7 +120,7 @@ public final class SQLiteOutbox: EventOutbox {
     }
 
     public func deadLetters(for subscriber: String?, limit: Int) async throws -> [DeadLetter] {
-        try await writer.read { db in
+        try await reader.read { db in
             let rows: [Row]
             let columns = "seq, subscriber, id, body, time, attempts, failed_at, reason"
             if let subscriber {
@@ -132,8 +158,14 @@ public final class SQLiteOutbox: EventOutbox {
         }
     }
 
+    public func waiting(for subscriber: String) async throws -> Int {
+        try await reader.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox_event WHERE subscriber = ?", arguments: [subscriber]) ?? 0
+        }
+    }
+
     public func backlog() async throws -> [String: Int] {
-        try await writer.read { db in
+        try await reader.read { db in
             Dictionary(
                 try Row.fetchAll(db, sql: "SELECT subscriber, count(*) FROM outbox_event GROUP BY subscriber").map { ($0[0] as String, $0[1] as Int) },
                 uniquingKeysWith: +)

@@ -27,7 +27,7 @@ final class LocalLog: DatabaseLog {
 
     private init(file: WriteLog, name: String) {
         self.file = file
-        outbox = SQLiteOutbox(source: "database/\(name)", writer: file.queue)
+        outbox = SQLiteOutbox(source: "database/\(name)", writer: file.queue, reader: file.outboxReader)
         commitQueue = DispatchQueue(label: "hearth.commit.\(name)")
         snapshotQueue = DispatchQueue(label: "hearth.snapshot.\(name)", qos: .utility)
     }

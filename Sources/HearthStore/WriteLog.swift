@@ -11,10 +11,18 @@ import HearthOutbox
 final class WriteLog: Sendable {
     let queue: DatabaseQueue
     let snapshots: DatabaseQueue
+    /// A read-only connection to the log's file for the outbox's dispatcher: in WAL mode its
+    /// reads never wait for a commit, nor hold one up.
+    let outboxReader: DatabaseQueue
 
     init(folder: URL) throws {
-        queue = try Self.open(folder.appendingPathComponent("log.sqlite").path, migrator: Self.logMigrator)
+        let path = folder.appendingPathComponent("log.sqlite").path
+        queue = try Self.open(path, migrator: Self.logMigrator)
         snapshots = try Self.open(folder.appendingPathComponent("snapshots.sqlite").path, migrator: Self.snapshotMigrator)
+        var readOnly = Configuration()
+        readOnly.readonly = true
+        readOnly.busyMode = .timeout(5)
+        outboxReader = try DatabaseQueue(path: path, configuration: readOnly)
     }
 
     private static func open(_ path: String, migrator: DatabaseMigrator) throws -> DatabaseQueue {
