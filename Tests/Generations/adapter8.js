@@ -34,6 +34,16 @@
     storage.useEmulator('127.0.0.1', T.port);
     const ref = (path) => db.ref(path);
     const file = (path) => storage.ref(path);
+    // One Functions instance per region of this app (so calls carry its user's ID token),
+    // each pointed at the server.
+    const regions = {};
+    const functionsIn = (region) => {
+      if (!regions[region]) {
+        regions[region] = app.functions(region);
+        regions[region].useEmulator('127.0.0.1', T.port);
+      }
+      return regions[region];
+    };
     const current = () => {
       if (!auth.currentUser) throw new Error('no user is signed in');
       return auth.currentUser;
@@ -117,6 +127,10 @@
         const result = await file(path).listAll();
         return { items: result.items.map((item) => item.name), prefixes: result.prefixes.map((prefix) => prefix.name) };
       },
+
+      // Functions: a callable's result (its `data`), or the SDK's HttpsError (code, message, details).
+      call: async (name, data, { region = 'us-central1' } = {}) =>
+        (await functionsIn(region).httpsCallable(name)(data)).data,
     };
     return a;
   }

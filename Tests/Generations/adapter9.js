@@ -6,12 +6,14 @@ import * as appSDK from '/sdk9/firebase-app.js';
 import * as authSDK from '/sdk9/firebase-auth.js';
 import * as databaseSDK from '/sdk9/firebase-database.js';
 import * as storageSDK from '/sdk9/firebase-storage.js';
+import * as functionsSDK from '/sdk9/firebase-functions.js';
 
 // (database and storage both export `ref`: each module keeps its own name)
 const fb = { ...appSDK, ...authSDK };
 const database = databaseSDK;
 const st = storageSDK;
-window.fb = { ...fb, database, storage: st };
+const fn = functionsSDK;
+window.fb = { ...fb, database, storage: st, functions: fn };
 database.enableLogging((message) => T.log(message));
 
 let count = 0;
@@ -40,6 +42,16 @@ function open(ns, { persistent = null } = {}) {
   st.connectStorageEmulator(storage, '127.0.0.1', T.port);
   const ref = (path) => database.ref(db, path);
   const file = (path) => st.ref(storage, path);
+  // One Functions instance per region of this app (so calls carry its user's ID token), each
+  // pointed at the server once.
+  const regions = {};
+  const functionsIn = (region) => {
+    if (!regions[region]) {
+      regions[region] = fn.getFunctions(app, region);
+      fn.connectFunctionsEmulator(regions[region], '127.0.0.1', T.port);
+    }
+    return regions[region];
+  };
   const current = () => {
     if (!auth.currentUser) throw new Error('no user is signed in');
     return auth.currentUser;
@@ -122,6 +134,10 @@ function open(ns, { persistent = null } = {}) {
       const result = await st.listAll(file(path));
       return { items: result.items.map((item) => item.name), prefixes: result.prefixes.map((prefix) => prefix.name) };
     },
+
+    // Functions: a callable's result (its `data`), or the SDK's FunctionsError (code, message, details).
+    call: async (name, data, { region = 'us-central1' } = {}) =>
+      (await fn.httpsCallable(functionsIn(region), name)(data)).data,
   };
   return a;
 }

@@ -14,7 +14,8 @@ Fixtures:
 - ``hearth`` (module): one server per test module, `--project hearth`, database and storage
   rules that read `auth` (generations_support.DATABASE_RULES, STORAGE_RULES); every test uses
   its own emails, namespace (``ns``) and storage paths. test_generations_email_enumeration has
-  two servers of its own, with email enumeration protection on and off.
+  two servers of its own, with email enumeration protection on and off; test_generations_functions
+  one with the Python functions of Tests/Functions/fixtures/python (``--functions``).
 - ``admin``: firebase-admin's auth module pointed at that server (emulator mode: custom tokens
   unsigned, `Bearer owner`).
 - ``page``: the generation's test page (sdk8.html or sdk9.html), freshly loaded for this test in

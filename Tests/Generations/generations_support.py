@@ -27,7 +27,7 @@ from realtime_support import Page, launch_hearth
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-SDK_FILES = ("firebase-app.js", "firebase-auth.js", "firebase-database.js", "firebase-storage.js")
+SDK_FILES = ("firebase-app.js", "firebase-auth.js", "firebase-database.js", "firebase-storage.js", "firebase-functions.js")
 # The server's --project, and the SDKs' projectId (common.js): the emulator's code listing is at
 # /emulator/v1/projects/hearth/oobCodes, ID tokens have aud "hearth", the bucket is hearth.appspot.com.
 PROJECT = "hearth"
