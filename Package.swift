@@ -90,6 +90,7 @@ let package = Package(
                 "HearthCore",
                 "HearthOutbox",
                 "HearthStore",
+                "HearthFiles",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -123,6 +124,7 @@ let package = Package(
             name: "HearthFiles",
             dependencies: [
                 "HearthCore",
+                "HearthOutbox",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HearthOutbox
 import NIOCore
 import NIOFileSystem
 import NIOPosix
@@ -38,6 +39,9 @@ public final class FileStore: Sendable {
     public var uploadLifetime: Int64 { uploadLimits.lifetime }
     /// Where objects and uploads are recorded.
     public let metadata: any FileMetadataStorage
+
+    /// Where storage triggers' events wait (a single node's metadata keeps them); nil in a cluster.
+    public var outbox: SQLiteOutbox? { (metadata as? SQLiteFileMetadata)?.outbox }
     /// The metadata when it is this node's own SQLite file (what ``removeLeftovers()`` needs).
     let local: SQLiteFileMetadata?
     let clock: @Sendable () -> Int64
@@ -52,12 +56,14 @@ public final class FileStore: Sendable {
     /// - Parameters:
     ///   - clock: milliseconds since the epoch.
     ///   - makeID: unique names for content files, uploads and download tokens.
+    ///   - eventRecorder: decides which events each change records (storage triggers).
     public convenience init(
         directory: URL, maxObjectSize: Int64 = 5 << 30, uploadLimits: UploadLimits = UploadLimits(),
-        clock: @escaping @Sendable () -> Int64, makeID: @escaping @Sendable () -> String = { UUID().uuidString.lowercased() }
+        clock: @escaping @Sendable () -> Int64, makeID: @escaping @Sendable () -> String = { UUID().uuidString.lowercased() },
+        eventRecorder: (any FileEventRecorder)? = nil
     ) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let local = try SQLiteFileMetadata(path: directory.appendingPathComponent("files.sqlite").path)
+        let local = try SQLiteFileMetadata(path: directory.appendingPathComponent("files.sqlite").path, recorder: eventRecorder)
         try self.init(
             directory: directory, metadata: local, local: local, maxObjectSize: maxObjectSize, uploadLimits: uploadLimits,
             clock: clock, makeID: makeID)

@@ -1,20 +1,40 @@
 import Foundation
 import GRDB
+import HearthOutbox
 
 /// A file store's metadata in one SQLite file (WAL, `synchronous=FULL`): a single node's
 /// `files/files.sqlite`. Work runs on GRDB's own queues, never blocking the cooperative pool.
 /// The methods are documented on ``FileMetadataStorage``.
+///
+/// Given a ``FileEventRecorder``, every put, update and delete commits the events it makes (the
+/// functions' storage triggers) in its own transaction, in the outbox tables of the same file
+/// (``outbox``).
 public final class SQLiteFileMetadata: FileMetadataStorage {
     let pool: DatabasePool
+    let recorder: (any FileEventRecorder)?
+    /// Where the events of storage triggers wait for delivery.
+    public let outbox: SQLiteOutbox
 
     /// Opens (creating if needed) the metadata database at `path`.
-    public init(path: String) throws {
+    public init(path: String, recorder: (any FileEventRecorder)? = nil) throws {
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
         pool = try DatabasePool(path: path, configuration: configuration)
         try Self.migrator.migrate(pool)
+        self.recorder = recorder
+        outbox = SQLiteOutbox(source: "files", writer: pool)
+    }
+
+    /// Records the events `changes` make, inside the caller's transaction.
+    private func record(_ changes: [FileChange], in db: Database) throws {
+        guard let recorder, !changes.isEmpty else { return }
+        let events = recorder.events(for: changes)
+        try SQLiteOutbox.record(events, in: db)
+        if !events.isEmpty {
+            db.afterNextTransaction(onCommit: { _ in recorder.committed() })
+        }
     }
 
     private static var migrator: DatabaseMigrator {
@@ -65,6 +85,10 @@ public final class SQLiteFileMetadata: FileMetadataStorage {
         migrator.registerMigration("objectCRC32C") { db in
             try db.execute(sql: "ALTER TABLE object ADD COLUMN crc32c TEXT")
         }
+        // The events storage triggers record, committed with the changes that make them.
+        migrator.registerMigration("outbox") { db in
+            try SQLiteOutbox.createTables(in: db)
+        }
         return migrator
     }
 
@@ -90,6 +114,7 @@ public final class SQLiteFileMetadata: FileMetadataStorage {
             let previous = try Self.object(bucket: object.bucket, name: object.name, in: db)
             if let previous, previous.generation >= object.generation { object.generation = previous.generation + 1 }
             try Self.save(object, in: db)
+            try self.record((previous.map { [FileChange.deleted($0)] } ?? []) + [.finalized(object)], in: db)
             return (object, previous?.blob)
         }
     }
@@ -101,6 +126,11 @@ public final class SQLiteFileMetadata: FileMetadataStorage {
             guard let existing = try Self.object(bucket: bucket, name: name, in: db) else { throw FilesError.notFound }
             let updated = try change(existing)
             try Self.save(updated, in: db)
+            if updated.generation == existing.generation {
+                try self.record([.metadataUpdated(updated)], in: db)
+            } else {
+                try self.record([.deleted(existing), .finalized(updated)], in: db)
+            }
             return updated
         }
     }
@@ -112,6 +142,7 @@ public final class SQLiteFileMetadata: FileMetadataStorage {
             guard let existing = try Self.object(bucket: bucket, name: name, in: db) else { throw FilesError.notFound }
             try authorize(existing)
             try db.execute(sql: "DELETE FROM object WHERE bucket = ? AND name = ?", arguments: [bucket, name])
+            try self.record([.deleted(existing)], in: db)
             return existing
         }
     }

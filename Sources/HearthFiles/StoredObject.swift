@@ -3,6 +3,9 @@ import Foundation
 /// A file in storage: where it is, what it holds and its metadata, in the terms of Firebase
 /// Storage's object resource.
 public struct StoredObject: Sendable, Equatable {
+    /// The custom metadata key Firebase keeps download tokens under.
+    public static let downloadTokensKey = "firebaseStorageDownloadTokens"
+
     /// The bucket the object is in.
     public var bucket: String
     /// The object's full path in the bucket, such as `alice/full/p1/photo.jpg`.

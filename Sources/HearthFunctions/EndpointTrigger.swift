@@ -31,6 +31,12 @@ enum EndpointTrigger {
             let instance = (patterns["instance"] ?? filters["instance"]) as? String
             return .database(try DatabaseTrigger(eventType: eventType, ref: ref, instance: instance, function: function))
         }
+        if let change = StorageTrigger.Change(eventType: eventType) {
+            guard let bucket = filters["bucket"] as? String, !bucket.isEmpty else {
+                throw FunctionError.invalidDefinition(function: function, "a storage trigger needs a bucket (eventFilters.bucket)")
+            }
+            return .storage(StorageTrigger(change: change, bucket: bucket))
+        }
         throw FunctionError.invalidDefinition(function: function, "unknown event type \(eventType)")
     }
 

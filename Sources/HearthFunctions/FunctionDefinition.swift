@@ -5,6 +5,8 @@ public struct FunctionDefinition: Sendable {
     public enum Trigger: Sendable, Hashable {
         /// Realtime Database changes.
         case database(DatabaseTrigger)
+        /// Cloud Storage object changes.
+        case storage(StorageTrigger)
     }
 
     /// Its name: unique among the server's functions (the outbox files its events under it).

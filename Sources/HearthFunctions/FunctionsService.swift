@@ -22,6 +22,8 @@ public final class FunctionsService: Sendable {
     /// Runs the scheduled functions.
     public let scheduler: Scheduler?
     public let recorder: DatabaseEventRecorder
+    /// The recorder of storage triggers' events, for the file store (``HearthFiles/FileEventRecorder``).
+    public let storageRecorder: StorageEventRecorder
     public let backlog: EventBacklog
     /// What the functions did lately (deliveries, scheduled runs, their processes' output).
     public let activity: FunctionActivity
@@ -71,16 +73,31 @@ public final class FunctionsService: Sendable {
         self.environment = environment
         recorder = DatabaseEventRecorder(naming: naming, backlog: backlog, makeID: makeID)
         recorder.setSubscriptions(functions.compactMap { function in
-            switch function.trigger {
-            case .database(let trigger): DatabaseEventRecorder.Subscription(function: function.name, trigger: trigger)
-            }
+            guard case .database(let trigger) = function.trigger else { return nil }
+            return DatabaseEventRecorder.Subscription(function: function.name, trigger: trigger)
         })
+        storageRecorder = StorageEventRecorder(
+            subscriptions: functions.compactMap { function in
+                guard case .storage(let trigger) = function.trigger else { return nil }
+                return StorageEventRecorder.Subscription(function: function.name, trigger: trigger)
+            },
+            base: "http://\(naming.databaseHost)", backlog: backlog, makeID: makeID, now: environment.now)
+        storageRecorder.whenCommitted { [weak self] in self?.committed(source: StorageEventRecorder.source) }
     }
 
     /// Starts lanes for the functions whose events `outbox` may hold (once per source).
     /// - Parameter database: the database's name, for a database's outbox.
     public func attach(_ outbox: any EventOutbox, database: String) {
-        let watching = Set(recorder.functions(watching: database))
+        attach(outbox, functions: recorder.functions(watching: database))
+    }
+
+    /// Starts lanes for the storage triggers' functions on the file store's outbox.
+    public func attachFiles(_ outbox: any EventOutbox) {
+        attach(outbox, functions: storageRecorder.functions)
+    }
+
+    private func attach(_ outbox: any EventOutbox, functions watchers: [String]) {
+        let watching = Set(watchers)
         lanes.withLock { lanes in
             guard lanes.bySource[outbox.source] == nil else { return }
             let made = functions.filter { watching.contains($0.name) }.map { function in

@@ -192,3 +192,56 @@ def test_a_scheduled_function_runs_at_the_minute_with_cloud_schedulers_headers(t
         assert tick["time"].endswith(":00+00:00"), tick
     finally:
         server.stop()
+
+
+def storage(server, method: str, path: str, body: bytes | None = None, content_type: str | None = None):
+    import json
+    import urllib.error
+    import urllib.request
+    headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    if content_type:
+        headers["Content-Type"] = content_type
+    request = urllib.request.Request(f"{server.url}{path}", data=body, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def test_storage_triggers_see_uploads_replacements_metadata_changes_and_deletions(tmp_path):
+    server = start(tmp_path)
+    try:
+        def uploads(count):
+            value = rest(server, "GET", "/uploads.json")[1] or {}
+            return len(value) >= count and list(value.values())
+
+        status, uploaded = storage(server, "POST", "/v0/b/hearth.appspot.com/o?name=photos%2Fa.txt", b"hello", "text/plain")
+        assert status == 200, uploaded
+        first = wait_until(lambda: uploads(1), 60, "the finalized event", wake=server.output)
+        # (Cloud Storage's JSON writes 64-bit numbers as strings, and the SDK hands them on so.)
+        assert first == [{"kind": "finalized", "name": "photos/a.txt", "size": "5", "type": "text/plain",
+                          "bucket": "hearth.appspot.com", "generation": uploaded["generation"]}]
+        # New content under the same name: the old generation deleted, the new one finalized.
+        assert storage(server, "POST", "/v0/b/hearth.appspot.com/o?name=photos%2Fa.txt", b"hello again", "text/plain")[0] == 200
+        events = wait_until(lambda: uploads(3), 60, "the replacement's two events", wake=server.output)
+        # (Each function has its own queue: the two functions' runs may end in either order.)
+        by_kind = {e["kind"]: e for e in events[1:]}
+        assert sorted(by_kind) == ["deleted", "finalized"] and {e["name"] for e in events[1:]} == {"photos/a.txt"}
+        assert by_kind["deleted"]["generation"] == first[0]["generation"]
+        assert int(by_kind["finalized"]["generation"]) > int(first[0]["generation"])
+        # Metadata only.
+        status, _ = storage(server, "PATCH", "/v0/b/hearth.appspot.com/o/photos%2Fa.txt",
+                            b'{"metadata": {"owner": "ann"}}', "application/json")
+        assert status == 200
+        events = wait_until(lambda: uploads(4), 60, "the metadata event", wake=server.output)
+        assert (events[3]["kind"], events[3]["name"], events[3]["metadata"]["owner"]) == ("metadata", "photos/a.txt", "ann")
+        # Firebase keeps download tokens in the object's metadata, where functions see them too.
+        assert "firebaseStorageDownloadTokens" in events[3]["metadata"]
+        # Deleted; and a file in another bucket fires nothing.
+        assert storage(server, "POST", "/v0/b/other-bucket/o?name=b.txt", b"x", "text/plain")[0] == 200
+        assert storage(server, "DELETE", "/v0/b/hearth.appspot.com/o/photos%2Fa.txt")[0] in (200, 204)
+        events = wait_until(lambda: uploads(5), 60, "the deletion", wake=server.output)
+        assert [(e["kind"], e["name"]) for e in events[4:]] == [("deleted", "photos/a.txt")]
+    finally:
+        server.stop()

@@ -112,6 +112,8 @@ struct FunctionsAdminResponder: Sendable {
             case .database(let trigger):
                 entry(function.name, kind: "event", trigger: trigger.change.eventType, ref: trigger.ref.description,
                       instance: trigger.instance.description)
+            case .storage(let trigger):
+                entry(function.name, kind: "event", trigger: trigger.change.eventType, instance: trigger.bucket)
             }
         }
         listed += functions.httpFunctions.values.map { function in

@@ -74,7 +74,7 @@ public func buildApplication(
     } else {
         files = try FileStore(
             directory: filesDirectory, maxObjectSize: configuration.maxFileBytes, uploadLimits: configuration.uploadLimits,
-            clock: configuration.clock)
+            clock: configuration.clock, eventRecorder: functions?.storageRecorder)
         // This process holds the data folder: what a crash left half-done can go.
         let leftovers = try files.removeLeftovers()
         if leftovers != FileStore.Leftovers() {
@@ -197,7 +197,7 @@ public func buildApplication(
     }
     if let functions {
         precondition(cluster == nil, "functions run on a single node")
-        let runner = FunctionsRunner(functions: functions, folder: folder, operations: operations, logger: logger)
+        let runner = FunctionsRunner(functions: functions, folder: folder, files: files, operations: operations, logger: logger)
         try runner.connect()
         services.append(runner)
     }

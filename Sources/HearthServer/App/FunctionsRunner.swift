@@ -1,4 +1,5 @@
 import HearthEngine
+import HearthFiles
 import HearthFunctions
 import HearthOutbox
 import HearthStore
@@ -6,11 +7,13 @@ import Logging
 import ServiceLifecycle
 
 /// Runs the server's functions (``HearthFunctions/FunctionsService``) beside it: connects
-/// them to the databases' commits, starts delivery from the databases that exist, and stops
+/// them to the databases' commits, starts delivery from the databases that exist and from the
+/// file store (whose storage triggers wake their lanes themselves), and stops
 /// delivering at shutdown (what is not delivered waits in the outboxes for the next start).
 struct FunctionsRunner: Service {
     let functions: FunctionsService
     let folder: DataFolder
+    let files: FileStore
     let operations: DatabaseOperations
     let logger: Logger
 
@@ -28,6 +31,7 @@ struct FunctionsRunner: Service {
             }
             functions.committed(source: outbox.source)
         }
+        if let outbox = files.outbox { functions.attachFiles(outbox) }
         for name in folder.databaseNames() where !functions.recorder.functions(watching: name).isEmpty {
             let database = try folder.database(named: name)
             guard let outbox = database.outbox, !functions.isAttached(source: outbox.source) else { continue }

@@ -1,3 +1,4 @@
+import HearthFiles
 /// A bucket as Cloud Storage's JSON API writes it (`storage#bucket`). Hearth's buckets are
 /// names its file store uses, not resources with settings: every valid name is a bucket.
 struct CloudBucketResource: Encodable {

@@ -521,7 +521,7 @@ struct FilesResponder: Sendable {
     }
 
     /// The custom metadata key Firebase keeps download tokens under (comma-separated).
-    static let downloadTokensKey = "firebaseStorageDownloadTokens"
+    static let downloadTokensKey = StoredObject.downloadTokensKey
 
     /// The download tokens a metadata update sets through ``downloadTokensKey`` (empty or
     /// null: none), taken out of the custom metadata; nil when it does not set them.

@@ -45,8 +45,7 @@ struct ObjectResource: Encodable {
     }
 
     static func timestamp(_ milliseconds: Int64) -> String {
-        let date = Date(timeIntervalSince1970: TimeInterval(milliseconds) / 1000)
-        return Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(date)
+        CloudObjectResource.timestamp(milliseconds)
     }
 
     /// The JSON text of `object`'s metadata.

@@ -1,5 +1,4 @@
 import Foundation
-import HearthFiles
 
 /// An object as Cloud Storage's JSON API writes it (`storage#object`): numbers as strings,
 /// times in RFC 3339, checksums in base64, links back to this server, and download tokens as
@@ -8,32 +7,32 @@ import HearthFiles
 /// Hearth keeps one version of an object: `generation` is the version of its content
 /// (microseconds, increasing with every new content, as Cloud Storage's are) and
 /// `metageneration` counts its metadata changes from 1.
-struct CloudObjectResource: Encodable {
-    let kind = "storage#object"
-    let id: String
-    let selfLink: String
-    let mediaLink: String
-    let name: String
-    let bucket: String
-    let generation: String
-    let metageneration: String
-    let contentType: String
-    let storageClass = "STANDARD"
-    let size: String
-    let md5Hash: String
-    let crc32c: String?
-    let etag: String
-    let timeCreated: String
-    let updated: String
-    let timeStorageClassUpdated: String
-    let cacheControl: String?
-    let contentDisposition: String?
-    let contentEncoding: String?
-    let contentLanguage: String?
-    let metadata: [String: String]?
+public struct CloudObjectResource: Encodable, Sendable {
+    public let kind = "storage#object"
+    public let id: String
+    public let selfLink: String
+    public let mediaLink: String
+    public let name: String
+    public let bucket: String
+    public let generation: String
+    public let metageneration: String
+    public let contentType: String
+    public let storageClass = "STANDARD"
+    public let size: String
+    public let md5Hash: String
+    public let crc32c: String?
+    public let etag: String
+    public let timeCreated: String
+    public let updated: String
+    public let timeStorageClassUpdated: String
+    public let cacheControl: String?
+    public let contentDisposition: String?
+    public let contentEncoding: String?
+    public let contentLanguage: String?
+    public let metadata: [String: String]?
 
     /// `object` as seen from `base`, this server's `scheme://host[:port]` as the client reached it.
-    init(_ object: StoredObject, base: String) {
+    public init(_ object: StoredObject, base: String) {
         let path = "b/\(Self.encoded(object.bucket))/o/\(Self.encoded(object.name))"
         id = "\(object.bucket)/\(object.name)/\(object.generation)"
         selfLink = "\(base)/storage/v1/\(path)"
@@ -47,8 +46,8 @@ struct CloudObjectResource: Encodable {
         md5Hash = object.md5Hash
         crc32c = object.crc32c
         etag = object.etag
-        timeCreated = ObjectResource.timestamp(object.timeCreated)
-        updated = ObjectResource.timestamp(object.updated)
+        timeCreated = Self.timestamp(object.timeCreated)
+        updated = Self.timestamp(object.updated)
         timeStorageClassUpdated = timeCreated
         cacheControl = object.cacheControl
         contentDisposition = object.contentDisposition
@@ -56,20 +55,33 @@ struct CloudObjectResource: Encodable {
         contentLanguage = object.contentLanguage
         var metadata = object.customMetadata
         if !object.downloadTokens.isEmpty {
-            metadata[FilesResponder.downloadTokensKey] = object.downloadTokens.joined(separator: ",")
+            metadata[StoredObject.downloadTokensKey] = object.downloadTokens.joined(separator: ",")
         }
         self.metadata = metadata.isEmpty ? nil : metadata
     }
 
+    /// A time as Cloud Storage writes it: RFC 3339, UTC, with milliseconds.
+    public static func timestamp(_ milliseconds: Int64) -> String {
+        let date = Date(timeIntervalSince1970: TimeInterval(milliseconds) / 1000)
+        return Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(date)
+    }
+
+    /// The JSON text of the resource (keys sorted).
+    public func json() -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array((try? encoder.encode(self)) ?? Data("{}".utf8))
+    }
+
     /// A bucket or object name as one path segment (`/` too is encoded), as Google's links write it.
-    static func encoded(_ name: String) -> String {
+    public static func encoded(_ name: String) -> String {
         name.addingPercentEncoding(withAllowedCharacters: .urlPathSegmentAllowed) ?? name
     }
 }
 
 extension CharacterSet {
     /// Characters a path segment may hold unencoded (`/`, `?`, `#`, `%` … are encoded).
-    static let urlPathSegmentAllowed: CharacterSet = {
+    public static let urlPathSegmentAllowed: CharacterSet = {
         var set = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)...Unicode.Scalar(127)))
         set.insert(charactersIn: "-._~")
         return set
