@@ -34,25 +34,45 @@ public struct CloudEvent: Sendable, Equatable {
         self.data = data
     }
 
-    /// `time` as CloudEvents writes it (RFC 3339, UTC, milliseconds).
+    /// `time` as CloudEvents writes it (RFC 3339, UTC, milliseconds). Computed with integer
+    /// arithmetic (days to a civil date as in Howard Hinnant's `civil_from_days`): it runs for
+    /// every event a write records, under the database writer's lock.
     public static func timestamp(_ milliseconds: Int64) -> String {
-        let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        let millis = Int(((milliseconds % 1000) + 1000) % 1000)
-        func pad(_ value: Int?, _ width: Int) -> String {
-            let text = String(value ?? 0)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
+        let dayMilliseconds: Int64 = 86_400_000
+        var days = milliseconds / dayMilliseconds
+        var rest = milliseconds % dayMilliseconds
+        if rest < 0 {
+            rest += dayMilliseconds
+            days -= 1
         }
-        return "\(pad(parts.year, 4))-\(pad(parts.month, 2))-\(pad(parts.day, 2))T\(pad(parts.hour, 2)):\(pad(parts.minute, 2)):\(pad(parts.second, 2)).\(pad(millis, 3))Z"
+        let shifted = days + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func pad(_ value: Int64, _ width: Int) -> String {
+            let text = String(value)
+            return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
+        }
+        let seconds = rest / 1000
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(seconds / 3600, 2)):\(pad(seconds / 60 % 60, 2)):"
+            + "\(pad(seconds % 60, 2)).\(pad(rest % 1000, 3))Z"
     }
 
     /// The structured JSON form: the attributes and `data` in one object.
     public func structured() -> [UInt8] {
-        var output: [UInt8] = Array(#"{"specversion":"1.0""#.utf8)
+        var output: [UInt8] = []
+        output.reserveCapacity(256 + data.count)
+        output.append(contentsOf: #"{"specversion":"1.0""#.utf8)
         func attribute(_ name: String, _ value: String) {
-            output += Array(",".utf8) + JSONWriter.bytes(.string(name)) + Array(":".utf8) + JSONWriter.bytes(.string(value))
+            output.append(UInt8(ascii: ","))
+            output.append(contentsOf: JSONWriter.bytes(.string(name)))
+            output.append(UInt8(ascii: ":"))
+            output.append(contentsOf: JSONWriter.bytes(.string(value)))
         }
         attribute("id", id)
         attribute("source", source)
@@ -61,7 +81,9 @@ public struct CloudEvent: Sendable, Equatable {
         attribute("time", Self.timestamp(time))
         attribute("datacontenttype", "application/json")
         for name in extensions.keys.sorted() { attribute(name, extensions[name]!) }
-        output += Array(#","data":"#.utf8) + data + Array("}".utf8)
+        output.append(contentsOf: #","data":"#.utf8)
+        output.append(contentsOf: data)
+        output.append(UInt8(ascii: "}"))
         return output
     }
 

@@ -70,6 +70,9 @@ public final class DatabaseEventRecorder: CommitEventRecorder {
         // encoded once whichever functions it goes to.
         var changesByPattern: [PathPattern: [PathPattern.Change]] = [:]
         var dataByPath: [Path: [UInt8]] = [:]
+        // Functions with the same trigger get the same event (body and ID), as Eventarc routes
+        // one event to every trigger that matches it.
+        var eventsByTrigger: [EventKey: (id: String, body: [UInt8])] = [:]
         for subscription in subscriptions where subscription.trigger.watches(database: database) {
             let trigger = subscription.trigger
             let queue = EventBacklog.Queue(source: "database/\(database)", function: subscription.function)
@@ -85,11 +88,23 @@ public final class DatabaseEventRecorder: CommitEventRecorder {
                     dataByPath[change.path] = encoded
                     return encoded
                 }()
-                let event = cloudEvent(trigger: trigger, database: database, change: change, data: data, origin: origin, time: time)
-                events.append(OutboxEvent(subscriber: subscription.function, id: event.id, body: event.structured(), time: time))
+                let key = EventKey(path: change.path, change: trigger.change)
+                let made = eventsByTrigger[key] ?? {
+                    let event = cloudEvent(trigger: trigger, database: database, change: change, data: data, origin: origin, time: time)
+                    let made = (id: event.id, body: event.structured())
+                    eventsByTrigger[key] = made
+                    return made
+                }()
+                events.append(OutboxEvent(subscriber: subscription.function, id: made.id, body: made.body, time: time))
             }
         }
         return events
+    }
+
+    /// What makes two functions' events the same event.
+    private struct EventKey: Hashable {
+        var path: Path
+        var change: DatabaseTrigger.Change
     }
 
     private func cloudEvent(
