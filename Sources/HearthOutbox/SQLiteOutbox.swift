@@ -48,17 +48,26 @@ public final class SQLiteOutbox: EventOutbox {
     }
 
     /// Creates the outbox's tables (for a store's migration).
+    ///
+    /// An event several functions get (the same ID) is kept once, in `outbox_body`, and each
+    /// function's place in line is a small row of `outbox_event` pointing at it: ten functions
+    /// on one path cost one body per write, not ten. A body goes when no row points at it.
     public static func createTables(in db: Database) throws {
         try db.execute(sql: """
+            CREATE TABLE outbox_body (
+                id INTEGER PRIMARY KEY,
+                event_id TEXT NOT NULL,
+                body BLOB NOT NULL,
+                time INTEGER NOT NULL
+            );
             CREATE TABLE outbox_event (
                 seq INTEGER PRIMARY KEY AUTOINCREMENT,
                 subscriber TEXT NOT NULL,
-                id TEXT NOT NULL,
-                body BLOB NOT NULL,
-                time INTEGER NOT NULL,
+                body_id INTEGER NOT NULL,
                 attempts INTEGER NOT NULL DEFAULT 0
             );
             CREATE INDEX outbox_event_by_subscriber ON outbox_event (subscriber, seq);
+            CREATE INDEX outbox_event_by_body ON outbox_event (body_id);
             CREATE TABLE outbox_dead_letter (
                 seq INTEGER PRIMARY KEY AUTOINCREMENT,
                 subscriber TEXT NOT NULL,
@@ -73,19 +82,30 @@ public final class SQLiteOutbox: EventOutbox {
     }
 
     /// Records `events` inside the caller's transaction (the one committing their change).
+    /// Events with the same ID share one stored body (they are one event, for several functions).
     public static func record(_ events: [OutboxEvent], in db: Database) throws {
         guard !events.isEmpty else { return }
-        let statement = try db.cachedStatement(sql: "INSERT INTO outbox_event (subscriber, id, body, time) VALUES (?, ?, ?, ?)")
+        let body = try db.cachedStatement(sql: "INSERT INTO outbox_body (event_id, body, time) VALUES (?, ?, ?)")
+        let place = try db.cachedStatement(sql: "INSERT INTO outbox_event (subscriber, body_id) VALUES (?, ?)")
+        var stored: [String: Int64] = [:]
         for event in events {
-            try statement.execute(arguments: [event.subscriber, event.id, Data(event.body), event.time])
+            let bodyID: Int64
+            if let known = stored[event.id] {
+                bodyID = known
+            } else {
+                try body.execute(arguments: [event.id, Data(event.body), event.time])
+                bodyID = db.lastInsertedRowID
+                stored[event.id] = bodyID
+            }
+            try place.execute(arguments: [event.subscriber, bodyID])
         }
     }
 
     public func pending(for subscriber: String, after sequence: Int64, limit: Int) async throws -> [StoredEvent] {
         try await reader.read { db in
             try Row.fetchAll(db, sql: """
-                SELECT seq, id, body, time, attempts FROM outbox_event
-                WHERE subscriber = ? AND seq > ? ORDER BY seq LIMIT ?
+                SELECT e.seq, b.event_id AS id, b.body, b.time, e.attempts FROM outbox_event e JOIN outbox_body b ON b.id = e.body_id
+                WHERE e.subscriber = ? AND e.seq > ? ORDER BY e.seq LIMIT ?
                 """, arguments: [subscriber, sequence, limit]).map { row in
                 StoredEvent(
                     sequence: row["seq"],
@@ -97,10 +117,22 @@ public final class SQLiteOutbox: EventOutbox {
 
     public func remove(_ sequences: [Int64]) async throws {
         guard !sequences.isEmpty else { return }
-        try await unsynced { db in
-            let statement = try db.cachedStatement(sql: "DELETE FROM outbox_event WHERE seq = ?")
-            for sequence in sequences { try statement.execute(arguments: [sequence]) }
+        try await unsynced { db in try Self.remove(sequences, in: db) }
+    }
+
+    /// Removes events' places in line, and their bodies once no function waits for them.
+    private static func remove(_ sequences: [Int64], in db: Database) throws {
+        let body = try db.cachedStatement(sql: "SELECT body_id FROM outbox_event WHERE seq = ?")
+        let place = try db.cachedStatement(sql: "DELETE FROM outbox_event WHERE seq = ?")
+        var bodies: Set<Int64> = []
+        for sequence in sequences {
+            if let id = try Int64.fetchOne(body, arguments: [sequence]) { bodies.insert(id) }
+            try place.execute(arguments: [sequence])
         }
+        let orphan = try db.cachedStatement(sql: """
+            DELETE FROM outbox_body WHERE id = ? AND NOT EXISTS (SELECT 1 FROM outbox_event WHERE body_id = ?)
+            """)
+        for id in bodies { try orphan.execute(arguments: [id, id]) }
     }
 
     public func recordFailure(of sequence: Int64) async throws {
@@ -113,9 +145,10 @@ public final class SQLiteOutbox: EventOutbox {
         try await writer.write { db in
             try db.execute(sql: """
                 INSERT INTO outbox_dead_letter (subscriber, id, body, time, attempts, failed_at, reason)
-                SELECT subscriber, id, body, time, attempts, ?, ? FROM outbox_event WHERE seq = ?
+                SELECT e.subscriber, b.event_id, b.body, b.time, e.attempts, ?, ?
+                FROM outbox_event e JOIN outbox_body b ON b.id = e.body_id WHERE e.seq = ?
                 """, arguments: [time, reason, sequence])
-            try db.execute(sql: "DELETE FROM outbox_event WHERE seq = ?", arguments: [sequence])
+            try Self.remove([sequence], in: db)
         }
     }
 
@@ -146,8 +179,9 @@ public final class SQLiteOutbox: EventOutbox {
             else { return nil }
             let event = OutboxEvent(subscriber: row["subscriber"], id: row["id"], body: Array(row["body"] as Data), time: row["time"])
             try Self.record([event], in: db)
+            let replayed = db.lastInsertedRowID
             try db.execute(sql: "DELETE FROM outbox_dead_letter WHERE seq = ?", arguments: [sequence])
-            return StoredEvent(sequence: db.lastInsertedRowID, event: event, attempts: 0)
+            return StoredEvent(sequence: replayed, event: event, attempts: 0)
         }
     }
 
