@@ -190,11 +190,22 @@ def main():
     parser.add_argument("--rate", type=int, default=50, help="steady writes per second for the delay and backlog runs")
     parser.add_argument("--seconds", type=int, default=20, help="seconds of steady writes for the delay runs")
     parser.add_argument("--down", type=int, default=60, help="seconds the function is down in the backlog run")
+    parser.add_argument("--only", action="append", choices=["throughput", "delay", "backlog"], help="run only these parts")
     args = parser.parse_args()
+    wanted = set(args.only or ["throughput", "delay", "backlog"])
 
     # 1. Throughput: no functions; one function delivered to; ten functions whose endpoint is
     # down (the events are recorded with the writes and wait: the cost on the write path); ten
     # functions delivered to (recording and delivery share the two cores with the writes).
+    if "throughput" in wanted:
+        throughput(args)
+    if "delay" in wanted:
+        delay(args)
+    if "backlog" in wanted:
+        backlog(args)
+
+
+def throughput(args):
     ceiling_port = free_port()
     ceiling = subprocess.Popen([os.path.join(args.bin_path, "hearth-bench"), "ceiling", "--port", str(ceiling_port)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -222,7 +233,10 @@ def main():
     for name, values in rates.items():
         print(f"throughput, {name}: {[round(v) for v in values]} writes/s, {statistics.mean(values) / base:.2f} of none")
 
-    # 2. Delay at a steady rate.
+
+
+def delay(args):
+    """2. Delay at a steady rate."""
     for functions in (1, 10):
         receiver = Receiver()
         server = Hearth(args.bin_path, hooks(functions, f"http://127.0.0.1:{receiver.port}/"))
@@ -236,7 +250,10 @@ def main():
             server.stop()
             receiver.stop()
 
-    # 3. A function down, then back.
+
+
+def backlog(args):
+    """3. A function down, then back."""
     receiver = Receiver()
     port = receiver.port
     server = Hearth(args.bin_path, hooks(1, f"http://127.0.0.1:{port}/"))
