@@ -84,7 +84,8 @@ class Hearth:
 
 
 def hooks(count, url, ref="bench/posts/{postId}"):
-    return {f"hook{n}": {"url": url, "secretEnv": "BENCH_HOOK_SECRET",
+    # Each function at a path of its own: functions with one trigger share an event's ID.
+    return {f"hook{n}": {"url": f"{url}hook{n}", "secretEnv": "BENCH_HOOK_SECRET",
                          "eventTrigger": {"eventType": "google.firebase.database.ref.v1.written",
                                           "eventFilterPathPatterns": {"ref": ref}},
                          "timeoutSeconds": 30}
@@ -124,8 +125,9 @@ class Receiver:
                 event = json.loads(body)
                 sent = datetime.fromisoformat(event["time"].replace("Z", "+00:00")).timestamp()
                 with receiver.lock:
-                    if event["id"] not in receiver.ids:
-                        receiver.ids.add(event["id"])
+                    key = (self.path, event["id"])
+                    if key not in receiver.ids:
+                        receiver.ids.add(key)
                         receiver.delays.append((arrived - sent) * 1000)
                     receiver.lock.notify_all()
                 self.send_response(204)
