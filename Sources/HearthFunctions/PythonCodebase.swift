@@ -48,7 +48,7 @@ public struct PythonCodebase: Sendable {
         let port = try LoopbackPort.free()
         let process = Process()
         process.executableURL = python
-        process.arguments = ["-m", "firebase_functions.private.serving"]
+        process.arguments = PythonLauncher.arguments(module: "firebase_functions.private.serving")
         process.currentDirectoryURL = folder
         var variables = environment.variables(function: nil)
         variables["ADMIN_PORT"] = String(port)
@@ -68,7 +68,8 @@ public struct PythonCodebase: Sendable {
             throw FunctionError.unloadable("cannot run \(python.path) for the functions in \(folder.path): \(error.localizedDescription)")
         }
         defer {
-            if process.isRunning { process.terminate() }
+            // It quits when asked (below); if it did not, or never got that far, it is ended.
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         }
         func failure(_ reason: String) -> FunctionError {
             let tail = captured.tail
@@ -94,6 +95,7 @@ public struct PythonCodebase: Sendable {
             throw failure("the manifest could not be read: \(error)")
         }
         _ = try? await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/__/quitquitquit"), timeout: .seconds(5))
+        for _ in 0..<50 where process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
         let manifest = try FunctionManifest(yaml: yaml)
         guard !manifest.endpoints.isEmpty else { throw failure("main.py defines no functions") }
         logger.info("loaded Python functions", metadata: [
@@ -116,7 +118,8 @@ public struct PythonCodebase: Sendable {
             variables["CLOUD_RUN_TIMEOUT_SECONDS"] = String(endpoint.timeoutSeconds)
             return FunctionProcess(
                 function: endpoint.name, port: port, executable: python,
-                arguments: ["-m", "functions_framework", "--target", endpoint.entryPoint, "--signature-type", endpoint.signatureType],
+                arguments: PythonLauncher.arguments(
+                    module: "functions_framework", ["--target", endpoint.entryPoint, "--signature-type", endpoint.signatureType]),
                 folder: folder, environment: variables, logger: logger, activity: activity)
         }
     }

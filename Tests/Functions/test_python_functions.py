@@ -106,8 +106,28 @@ def test_a_function_process_killed_mid_delivery_is_restarted_and_gets_its_events
         assert firsts == list(range(1, 12))
         assert len({e["server"] for e in entries}) == 2
         server.output.wait_for("a function's process ended; starting it again", 10, "the restart in Hearth's log")
+        # Only a worker dies (gunicorn's, under functions-framework): its master starts another at
+        # once (it hears SIGCHLD: Hearth starts functions with default signal handling).
+        os.kill(entries[-1]["pid"], signal.SIGKILL)
+        assert rest(server, "PUT", "/posts/a.json", 99)[0] == 200
+        entries = wait_until(lambda: 99 in [e.get("after") for e in logged(server, "a")] and logged(server, "a"), 30,
+                             "the event after the worker's death", wake=server.output)
+        processes = {entries[-1]["server"], entries[-1]["pid"]}
     finally:
         server.stop()
+    # Stopping the server stops its functions' processes, workers and all.
+    for pid in processes:
+        wait_until(lambda: not alive(pid), 15, f"process {pid} to end")
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is gone for every purpose but its exit status.
+    with open(f"/proc/{pid}/stat") as handle:
+        return handle.read().split(") ")[-1][0] != "Z"
 
 
 def test_a_codebase_that_fails_to_load_stops_the_server_with_the_python_error(tmp_path):
