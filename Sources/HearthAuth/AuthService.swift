@@ -568,11 +568,15 @@ public final class AuthService: Sendable {
     }
 
     /// - Parameter session: the digest of the session's refresh token; the token's `jti` is a
-    ///   hash of it, which tells sessions apart without revealing anything about the token.
+    ///   hash of it, which tells sessions apart without revealing anything about the token, and
+    ///   a random part, so that every token issued differs from the one before even within one
+    ///   second (the SDKs tell listeners of a refreshed token only when it is a new one).
     private func signedIDToken(
         for user: UserRecord, provider: String, authTime: Int64, sessionClaims: Node = .null, session: Data
     ) async throws(AuthError) -> String {
+        let issuance = SymmetricKey(size: .bits128).withUnsafeBytes { Data($0.prefix(6)) }
         let sessionID = TokenIssuer.base64URL(Data(SHA256.hash(data: Data("hearth-session".utf8) + session).prefix(12)))
+            + "." + TokenIssuer.base64URL(issuance)
         do {
             return try await issuer.idToken(
                 for: user, signInProvider: provider, authTime: authTime, now: nowSeconds, sessionClaims: sessionClaims,
