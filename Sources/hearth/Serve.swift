@@ -471,7 +471,7 @@ extension Serve {
     /// The functions in `folder`: the Python functions of its `main.py` and the webhooks its
     /// `webhooks.json` declares.
     func loadFunctions(
-        from folder: URL, port: Int, http: HTTPClient, metrics: ServerMetrics, logger: Logger
+        from folder: URL, port functionsPort: Int, http: HTTPClient, metrics: ServerMetrics, logger: Logger
     ) async throws -> FunctionsService {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue else {
@@ -487,7 +487,7 @@ extension Serve {
         do {
             if PythonCodebase.isCodebase(folder) {
                 let environment = FunctionsEnvironment(
-                    projectID: project, port: port, defaultDatabase: database, storageBucket: "\(project).appspot.com",
+                    projectID: project, port: functionsPort, defaultDatabase: database, storageBucket: "\(project).appspot.com",
                     inherited: ProcessInfo.processInfo.environment)
                 let codebase = try await PythonCodebase.load(
                     folder: folder, python: PythonCodebase.interpreter(for: folder, fallback: functionsPython), environment: environment,

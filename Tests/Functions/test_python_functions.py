@@ -192,8 +192,37 @@ def test_callables_and_https_functions_answer_at_the_emulators_path_on_hearths_p
         assert call(server, path, b"{nope")[0] == 400
         assert call(server, path, b'{"a": 1}') == (400, {"error": {"message": "Bad Request", "status": "INVALID_ARGUMENT"}})
         # A plain HTTPS function gets its method, its sub-path and its query.
-        assert call(server, "/hearth/us-central1/hello/deep/er?name=ann", None, method="GET") == (200, "hello GET /deep/er ann")
-        assert call(server, "/hearth/us-central1/hello", b"{}", method="PUT") == (200, "hello PUT / ")
+        assert call(server, "/hearth/us-central1/hello/deep/er?name=ann", None, method="GET") == (200, "hello GET /deep/er ann none")
+        assert call(server, "/hearth/us-central1/hello", b"{}", method="PUT") == (200, "hello PUT /  none")
+        # An HTTPS function gets a valid ID token; a forged one never reaches it (the Admin SDK
+        # inside does not check signatures); its own non-JWT keys pass.
+        assert call(server, "/hearth/us-central1/hello", None, {"Authorization": f"Bearer {account['idToken']}"},
+                    method="GET") == (200, "hello GET /  bearer")
+        assert call(server, "/hearth/us-central1/hello", None, {"Authorization": f"Bearer {forged}"},
+                    method="GET") == (200, "hello GET /  none")
+        assert call(server, "/hearth/us-central1/hello", None, {"Authorization": "Bearer my-own-api-key"},
+                    method="GET") == (200, "hello GET /  bearer")
+        # The port the functions reach the server on is theirs: no browser gets in.
+        status, admin_host = call(server, "/hearth/us-central1/hello/admin-host", None, method="GET")
+        assert status == 200 and admin_host.startswith("127.0.0.1:")
+        port = admin_host.split(":")[1]
+        import urllib.error
+        import urllib.request
+        def functions_port(headers=None, method="GET", host=None):
+            request = urllib.request.Request(f"http://127.0.0.1:{port}/.json?shallow=true", method=method,
+                                             headers={"Authorization": "Bearer owner", **(headers or {})})
+            if host:
+                request.add_header("Host", host)
+            try:
+                with urllib.request.urlopen(request, timeout=10) as response:
+                    return response.status
+            except urllib.error.HTTPError as error:
+                return error.code
+        assert functions_port() == 200
+        assert functions_port({"Origin": "https://evil.example"}) == 403
+        assert functions_port({"Sec-Fetch-Mode": "cors"}) == 403
+        assert functions_port(method="OPTIONS") == 403
+        assert functions_port(host="evil.example:80") == 403
         # Another region or project, or an event function, is not a function path: the database answers.
         for other in ["/hearth/europe-west1/hello", "/other/us-central1/hello", "/hearth/us-central1/indexpost"]:
             status, _ = call(server, other, None, method="GET")

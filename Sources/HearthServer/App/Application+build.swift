@@ -229,7 +229,7 @@ public func buildApplication(
     }
     if let functionsPort = configuration.functionsPort, let adminToken = configuration.adminToken {
         services.append(Application(
-            responder: FunctionsPortResponder(responder: responder, adminToken: adminToken),
+            responder: FunctionsPortResponder(responder: responder, adminToken: adminToken, port: functionsPort),
             server: LimitedHTTP1Channel.builder(gate: gate),
             configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: functionsPort), serverName: "Hearth"),
             logger: logger))

@@ -26,7 +26,8 @@ struct FunctionsRunner: Service {
         folder.events.subscribe { database, event in
             guard case .committed = event, let outbox = database.outbox else { return }
             if !functions.isAttached(source: outbox.source) {
-                operations.keepOpen(database.name)
+                // Only a database a function watches is kept open (and given lanes).
+                if !functions.recorder.functions(watching: database.name).isEmpty { operations.keepOpen(database.name) }
                 functions.attach(outbox, database: database.name)
             }
             functions.committed(source: outbox.source)

@@ -54,13 +54,24 @@ struct FunctionsResponder: HTTPResponder {
         guard let (function, rest) = target(of: request.uri.path) else {
             return Self.error(.notFound, "NOT_FOUND", "No such function.")
         }
-        if function.isCallable, let authorization = request.headers[.authorization] {
-            guard authorization.hasPrefix("Bearer ") else { return Self.error(.unauthorized, "UNAUTHENTICATED", "Unauthenticated") }
-            do {
-                _ = try await RequestAuth.resolve(
-                    credential: String(authorization.dropFirst("Bearer ".count)), admin: admin, issuer: issuer, now: clock())
-            } catch {
-                return Self.error(.unauthorized, "UNAUTHENTICATED", "Unauthenticated")
+        // Functions run with the Admin SDK in emulator mode, whose `verify_id_token` does not
+        // check signatures: so Hearth checks a bearer ID token before any function sees it. A
+        // callable refuses a bad one; an HTTPS function gets the request without it (its own
+        // bearer schemes, which are not JWTs, pass untouched).
+        var dropAuthorization = false
+        if let authorization = request.headers[.authorization], function.isCallable || Self.looksLikeJWT(authorization) {
+            var valid = authorization.hasPrefix("Bearer ")
+            if valid {
+                do {
+                    _ = try await RequestAuth.resolve(
+                        credential: String(authorization.dropFirst("Bearer ".count)), admin: admin, issuer: issuer, now: clock())
+                } catch {
+                    valid = false
+                }
+            }
+            if !valid {
+                if function.isCallable { return Self.error(.unauthorized, "UNAUTHENTICATED", "Unauthenticated") }
+                dropAuthorization = true
             }
         }
         var body: ByteBuffer
@@ -77,6 +88,7 @@ struct FunctionsResponder: HTTPResponder {
         var forwarded = HTTPClientRequest(url: function.url.dropLast() + rest + (request.uri.query.map { "?\($0)" } ?? ""))
         forwarded.method = HTTPMethod(rawValue: request.method.rawValue)
         for field in request.headers where !Self.notForwarded.contains(field.name.canonicalName) {
+            if dropAuthorization, field.name == .authorization { continue }
             forwarded.headers.add(name: field.name.rawName, value: field.value)
         }
         forwarded.body = .bytes(body)
@@ -102,6 +114,12 @@ struct FunctionsResponder: HTTPResponder {
         } catch {
             return Self.error(.serviceUnavailable, "UNAVAILABLE", "The function is not running; try again.")
         }
+    }
+
+    /// `Bearer <a.b.c>`: a JWT (an ID token, forged or not), as opposed to a function's own key.
+    static func looksLikeJWT(_ authorization: String) -> Bool {
+        guard authorization.hasPrefix("Bearer ") else { return false }
+        return authorization.dropFirst("Bearer ".count).split(separator: ".", omittingEmptySubsequences: false).count == 3
     }
 
     static func isCallableRequest(_ request: Request, body: ByteBuffer) -> Bool {
