@@ -108,7 +108,7 @@ public final class DeliveryLane: Sendable {
                             try await outbox.deadLetter(event.sequence, reason: reason, at: environment.now())
                             backlog.left(queue, count: 1)
                         case .cancelled:
-                            try? await flush(&delivered)
+                            await flushWhileStopping(delivered)
                             return
                         }
                         cursor = event.sequence
@@ -124,7 +124,7 @@ public final class DeliveryLane: Sendable {
                 try? await environment.sleep(policy.minBackoff)
             }
         }
-        try? await flush(&delivered)
+        await flushWhileStopping(delivered)
     }
 
     private enum Outcome {
@@ -138,6 +138,17 @@ public final class DeliveryLane: Sendable {
         try await outbox.remove(delivered)
         backlog.left(queue, count: delivered.count)
         delivered.removeAll(keepingCapacity: true)
+    }
+
+    /// Removes delivered events as the lane stops, in a task of its own: the lane's task is
+    /// cancelled then, and the outbox's writes do not start in a cancelled task.
+    private func flushWhileStopping(_ delivered: [Int64]) async {
+        guard !delivered.isEmpty else { return }
+        let (outbox, backlog, queue) = (outbox, backlog, queue)
+        await Task {
+            guard (try? await outbox.remove(delivered)) != nil else { return }
+            backlog.left(queue, count: delivered.count)
+        }.value
     }
 
     /// Delivers a window of consecutive events together, each retried on its own.

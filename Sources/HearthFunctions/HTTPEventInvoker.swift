@@ -36,14 +36,27 @@ public struct HTTPEventInvoker: EventInvoker {
         do {
             let response = try await client.execute(request, timeout: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000))
             // Read (a bounded part of) the answer so the connection can be used again.
-            let answer = try? await response.body.collect(upTo: 4096)
+            let answer = await Self.beginning(of: response.body, upTo: 4096)
             if (200..<300).contains(response.status.code) { return .delivered }
-            let text = answer.map { String(buffer: $0) } ?? ""
+            let text = String(buffer: answer)
             return .failed("HTTP \(response.status.code)\(text.isEmpty ? "" : ": \(text.prefix(200))")")
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
             return .failed("no answer within \(timeout)")
         } catch {
             return .unreachable("\(error)")
         }
+    }
+
+    /// The first `limit` bytes or so of an answer's body (all of it when shorter), reading no
+    /// further: a long error page still shows how it starts.
+    static func beginning(of body: HTTPClientResponse.Body, upTo limit: Int) async -> ByteBuffer {
+        var collected = ByteBuffer()
+        do {
+            for try await chunk in body {
+                collected.writeImmutableBuffer(chunk)
+                if collected.readableBytes >= limit { break }
+            }
+        } catch {}
+        return collected
     }
 }

@@ -1,0 +1,388 @@
+import Foundation
+import HearthFunctions
+import HearthOutbox
+import HearthTesting
+import Synchronization
+import Testing
+
+/// One function's delivery from a real SQLite outbox, with a scripted invoker and injected
+/// time: commit order, delivered events leaving the outbox, retries with the policy's backoff,
+/// the dead-letter list, unreachable functions waiting without giving up, concurrent windows,
+/// waking an idle lane, cancellation, and what every attempt reports.
+@Suite(.timeLimit(.minutes(1)))
+struct DeliveryLaneTests {
+    /// An invoker that answers each event with the results scripted for it, in turn (then
+    /// `.delivered`), records every call, and can hold calls until several are in flight.
+    final class ScriptedInvoker: EventInvoker {
+        struct State {
+            var scripts: [String: [DeliveryResult]]
+            var calls: [String] = []
+            var inFlight = 0
+            var mostInFlight = 0
+            var held: [CheckedContinuation<Void, Never>] = []
+            /// Calls are held until this many are in flight (then all go on); 0 holds none.
+            var holdUntil: Int
+        }
+
+        let state: Mutex<State>
+        let calls = Collected<String>()
+        /// The event whose first delivery lasts until its task is cancelled (then it succeeds).
+        let stalling: String?
+        private let stall = AsyncStream.makeStream(of: Void.self)
+
+        init(_ scripts: [String: [DeliveryResult]] = [:], holdUntil: Int = 0, stalling: String? = nil) {
+            state = Mutex(State(scripts: scripts, holdUntil: holdUntil))
+            self.stalling = stalling
+        }
+
+        func deliver(_ event: StoredEvent, timeout: Duration) async -> DeliveryResult {
+            let result = state.withLock { state -> DeliveryResult in
+                state.calls.append(event.event.id)
+                state.inFlight += 1
+                state.mostInFlight = max(state.mostInFlight, state.inFlight)
+                return state.scripts[event.event.id]?.isEmpty == false ? state.scripts[event.event.id]!.removeFirst() : .delivered
+            }
+            calls.append(event.event.id)
+            if event.event.id == stalling, state.withLock({ $0.calls.count(where: { $0 == stalling }) }) == 1 {
+                // Nothing is ever sent: the wait ends when the task is cancelled.
+                for await _ in stall.stream {}
+            }
+            await withCheckedContinuation { continuation in
+                let release = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                    guard state.holdUntil > 0 else { return [continuation] }
+                    state.held.append(continuation)
+                    guard state.held.count >= state.holdUntil else { return [] }
+                    state.holdUntil = 0
+                    defer { state.held = [] }
+                    return state.held
+                }
+                for waiting in release { waiting.resume() }
+            }
+            state.withLock { $0.inFlight -= 1 }
+            return result
+        }
+
+        var mostInFlight: Int { state.withLock { $0.mostInFlight } }
+    }
+
+    /// The real outbox, telling the test each time the lane asked how many events wait: the
+    /// lane does that when it found its queue empty, after removing what it delivered, just
+    /// before it goes idle.
+    final class SignallingOutbox: EventOutbox {
+        let inner: SQLiteOutbox
+        let idle = Collected<Int>()
+
+        init(_ inner: SQLiteOutbox) { self.inner = inner }
+
+        var source: String { inner.source }
+        func pending(for subscriber: String, after sequence: Int64, limit: Int) async throws -> [StoredEvent] {
+            try await inner.pending(for: subscriber, after: sequence, limit: limit)
+        }
+        func remove(_ sequences: [Int64]) async throws { try await inner.remove(sequences) }
+        func recordFailure(of sequence: Int64) async throws { try await inner.recordFailure(of: sequence) }
+        func deadLetter(_ sequence: Int64, reason: String, at time: Int64) async throws {
+            try await inner.deadLetter(sequence, reason: reason, at: time)
+        }
+        func deadLetters(for subscriber: String?, limit: Int) async throws -> [DeadLetter] {
+            try await inner.deadLetters(for: subscriber, limit: limit)
+        }
+        func replay(deadLetter sequence: Int64) async throws -> StoredEvent? { try await inner.replay(deadLetter: sequence) }
+        func discard(deadLetter sequence: Int64) async throws -> Bool { try await inner.discard(deadLetter: sequence) }
+        func backlog() async throws -> [String: Int] { try await inner.backlog() }
+        func waiting(for subscriber: String) async throws -> Int {
+            let count = try await inner.waiting(for: subscriber)
+            idle.append(count)
+            return count
+        }
+
+        /// Waits until the lane went idle for the `count`th time.
+        func wentIdle(times count: Int) async {
+            _ = await idle.wait(for: count)
+        }
+    }
+
+    /// A lane over a fresh outbox, its injected waits and attempts recorded.
+    final class Fixture {
+        let store: OutboxFixture
+        let outbox: SignallingOutbox
+        let invoker: ScriptedInvoker
+        let backlog = EventBacklog(limit: 1000)
+        let sleeps: Collected<Duration>
+        let attempts: Collected<DeliveryLane.Attempt>
+        let lane: DeliveryLane
+
+        /// - Parameter sleep: what a wait does after it is recorded (by default, nothing).
+        init(
+            policy: DeliveryPolicy, invoker: ScriptedInvoker = ScriptedInvoker(),
+            sleep: @escaping @Sendable (Duration) async throws -> Void = { _ in }
+        ) throws {
+            store = try OutboxFixture(source: "database/test")
+            outbox = SignallingOutbox(store.outbox)
+            self.invoker = invoker
+            let sleeps = Collected<Duration>()
+            let attempts = Collected<DeliveryLane.Attempt>()
+            self.sleeps = sleeps
+            self.attempts = attempts
+            lane = DeliveryLane(
+                outbox: outbox, function: "fn", invoker: invoker, policy: policy, backlog: backlog,
+                environment: DeliveryLane.Environment(
+                    now: { 10_000 },
+                    sleep: { duration in
+                        sleeps.append(duration)
+                        try await sleep(duration)
+                    },
+                    observe: { attempts.append($0) }, logger: quietLogger))
+        }
+
+        func record(_ ids: [String], for subscriber: String = "fn") throws {
+            try store.record(ids: ids, for: subscriber)
+        }
+
+        /// Runs the lane in a task of its own (to cancel).
+        func start() -> Task<Void, Never> {
+            Task { [lane] in await lane.run() }
+        }
+
+        func stop(_ task: Task<Void, Never>) async {
+            task.cancel()
+            await task.value
+        }
+
+        func remove() { store.remove() }
+    }
+
+    @Test func eventsAreDeliveredInCommitOrderAndLeaveTheOutbox() async throws {
+        let fixture = try Fixture(policy: DeliveryPolicy())
+        defer { fixture.remove() }
+        try fixture.record(["e1", "e2"])
+        try fixture.record(["x1"], for: "other")
+        try fixture.record(["e3", "e4", "e5"])
+        #expect(try await fixture.store.outbox.backlog() == ["fn": 5, "other": 1])
+        let task = fixture.start()
+        await fixture.outbox.wentIdle(times: 1)
+        #expect(fixture.invoker.calls.all == ["e1", "e2", "e3", "e4", "e5"])
+        #expect(try await fixture.store.outbox.backlog() == ["other": 1])
+        #expect(try await fixture.store.outbox.deadLetters(for: nil, limit: 10).isEmpty)
+        #expect(fixture.sleeps.all.isEmpty)
+        await fixture.stop(task)
+    }
+
+    @Test func moreThanAPageIsDeliveredInOrder() async throws {
+        let fixture = try Fixture(policy: DeliveryPolicy())
+        defer { fixture.remove() }
+        let ids = (1...150).map { "e\($0)" }
+        try fixture.record(ids)
+        let task = fixture.start()
+        await fixture.outbox.wentIdle(times: 1)
+        #expect(fixture.invoker.calls.all == ids)
+        #expect(try await fixture.store.outbox.backlog().isEmpty)
+        await fixture.stop(task)
+    }
+
+    @Test func aFailingEventIsRetriedWithBackoffThenDeadLetteredAndTheNextDelivered() async throws {
+        let invoker = ScriptedInvoker(["e1": (1...5).map { .failed("HTTP 500: try \($0)") }])
+        let fixture = try Fixture(
+            policy: DeliveryPolicy(maxAttempts: 5, minBackoff: .seconds(1), maxBackoff: .seconds(5)), invoker: invoker)
+        defer { fixture.remove() }
+        try fixture.record(["e1", "e2"])
+        let task = fixture.start()
+        await fixture.outbox.wentIdle(times: 1)
+        #expect(fixture.sleeps.all == [.seconds(1), .seconds(2), .seconds(4), .seconds(5)])
+        #expect(invoker.calls.all == ["e1", "e1", "e1", "e1", "e1", "e2"])
+        let dead = try await fixture.store.outbox.deadLetters(for: "fn", limit: 10)
+        try #require(dead.count == 1)
+        #expect(dead[0].event.id == "e1")
+        #expect(dead[0].reason == "HTTP 500: try 5")
+        #expect(dead[0].failedAt == 10_000)
+        // The outbox counted the failures it was told of: every one but the last, which sent
+        // the event here (as the webhook integration tests expect too).
+        #expect(dead[0].attempts == 4)
+        #expect(try await fixture.store.outbox.backlog().isEmpty)
+        await fixture.stop(task)
+    }
+
+    @Test func aSingleAttemptPolicyDeadLettersAtOnceWithoutWaiting() async throws {
+        let invoker = ScriptedInvoker(["e1": [.failed("no")]])
+        let fixture = try Fixture(policy: DeliveryPolicy(maxAttempts: 1), invoker: invoker)
+        defer { fixture.remove() }
+        try fixture.record(["e1", "e2"])
+        let task = fixture.start()
+        await fixture.outbox.wentIdle(times: 1)
+        #expect(fixture.sleeps.all.isEmpty)
+        #expect(invoker.calls.all == ["e1", "e2"])
+        #expect(try await fixture.store.outbox.deadLetters(for: "fn", limit: 10).map(\.reason) == ["no"])
+        await fixture.stop(task)
+    }
+
+    @Test func aFailureRecordedBeforeARestartCountsTowardsTheLimit() async throws {
+        let invoker = ScriptedInvoker(["e1": [.failed("again"), .failed("and again")]])
+        let fixture = try Fixture(policy: DeliveryPolicy(maxAttempts: 3, minBackoff: .seconds(1)), invoker: invoker)
+        defer { fixture.remove() }
+        try fixture.record(["e1"])
+        let stored = try await fixture.store.outbox.pending(for: "fn", after: 0, limit: 1)
+        try await fixture.store.outbox.recordFailure(of: stored[0].sequence)
+        let task = fixture.start()
+        await fixture.outbox.wentIdle(times: 1)
+        // One failure before and two now make three: the second now gives up, after one wait
+        // (the backoff after two failures).
+        #expect(invoker.calls.all == ["e1", "e1"])
+        #expect(fixture.sleeps.all == [.seconds(2)])
+        #expect(fixture.attempts.all.map(\.attempt) == [2, 3])
+        #expect(try await fixture.store.outbox.deadLetters(for: "fn", limit: 10).map(\.reason) == ["and again"])
+        await fixture.stop(task)
+    }
+
+    @Test func anUnreachableFunctionIsNeverGivenUpOnAndItsWaitsStayShort() async throws {
+        let invoker = ScriptedInvoker(["e1": Array(repeating: .unreachable("connection refused"), count: 20)])
+        let fixture = try Fixture(policy: DeliveryPolicy(maxAttempts: 2, minBackoff: .seconds(1), maxBackoff: .seconds(60)), invoker: invoker)
+        defer { fixture.remove() }
+        try fixture.record(["e1", "e2"])
+        let task = fixture.start()
+        await fixture.outbox.wentIdle(times: 1)
+        #expect(invoker.calls.all == Array(repeating: "e1", count: 21) + ["e2"])
+        #expect(try await fixture.store.outbox.deadLetters(for: nil, limit: 10).isEmpty)
+        #expect(try await fixture.store.outbox.backlog().isEmpty)
+        let waits = fixture.sleeps.all
+        #expect(waits.count == 20)
+        #expect(Array(waits.prefix(4)) == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800)])
+        #expect(waits.allSatisfy { $0 <= .seconds(5) })
+        #expect(waits.suffix(10).allSatisfy { $0 == .seconds(5) })
+        #expect(fixture.attempts.all.allSatisfy { !$0.deadLettered })
+        await fixture.stop(task)
+    }
+
+    @Test func aFailureAfterUnreachableAttemptsUsesThePolicysBackoff() async throws {
+        let invoker = ScriptedInvoker(["e1": [.unreachable("down"), .unreachable("down"), .failed("HTTP 503"), .unreachable("down")]])
+        let fixture = try Fixture(policy: DeliveryPolicy(maxAttempts: 2, minBackoff: .seconds(3)), invoker: invoker)
+        defer { fixture.remove() }
+        try fixture.record(["e1"])
+        let task = fixture.start()
+        await fixture.outbox.wentIdle(times: 1)
+        // Unreachable attempts use none of the retries: one failure, then delivered.
+        #expect(fixture.sleeps.all == [.milliseconds(100), .milliseconds(200), .seconds(3), .milliseconds(100)])
+        #expect(invoker.calls.all.count == 5)
+        #expect(try await fixture.store.outbox.deadLetters(for: nil, limit: 10).isEmpty)
+        await fixture.stop(task)
+    }
+
+    @Test func maxConcurrencyHandsOverThatManyEventsAtOnce() async throws {
+        let invoker = ScriptedInvoker(holdUntil: 3)
+        let fixture = try Fixture(policy: DeliveryPolicy(maxConcurrency: 3), invoker: invoker)
+        defer { fixture.remove() }
+        try fixture.record(["e1", "e2", "e3", "e4", "e5"])
+        let task = fixture.start()
+        // Each of the first three calls is held until all three are in flight.
+        await fixture.outbox.wentIdle(times: 1)
+        #expect(invoker.mostInFlight == 3)
+        let calls = invoker.calls.all
+        #expect(Set(calls.prefix(3)) == ["e1", "e2", "e3"])
+        #expect(Set(calls.suffix(2)) == ["e4", "e5"])
+        #expect(try await fixture.store.outbox.backlog().isEmpty)
+        await fixture.stop(task)
+    }
+
+    @Test func oneAtATimeByDefault() async throws {
+        let fixture = try Fixture(policy: DeliveryPolicy())
+        defer { fixture.remove() }
+        try fixture.record(["e1", "e2", "e3"])
+        let task = fixture.start()
+        await fixture.outbox.wentIdle(times: 1)
+        #expect(fixture.invoker.mostInFlight == 1)
+        #expect(fixture.invoker.calls.all == ["e1", "e2", "e3"])
+        await fixture.stop(task)
+    }
+
+    @Test func anIdleLaneEndsWhenCancelled() async throws {
+        let fixture = try Fixture(policy: DeliveryPolicy())
+        defer { fixture.remove() }
+        let task = fixture.start()
+        await fixture.outbox.wentIdle(times: 1)
+        await fixture.stop(task)
+        // Events recorded after it ended are left alone.
+        try fixture.record(["late"])
+        fixture.lane.wake()
+        #expect(fixture.invoker.calls.all.isEmpty)
+        #expect(try await fixture.store.outbox.backlog() == ["fn": 1])
+    }
+
+    @Test func aLaneWaitingToRetryEndsWhenCancelledAndKeepsTheEvent() async throws {
+        let waiting = Collected<Void>()
+        let invoker = ScriptedInvoker(["e1": [.failed("HTTP 502")]])
+        // The wait never ends by itself (nothing is ever sent): only cancellation ends it.
+        let (never, sender) = AsyncStream.makeStream(of: Void.self)
+        let fixture = try Fixture(policy: DeliveryPolicy(maxAttempts: 3), invoker: invoker) { _ in
+            waiting.append(())
+            for await _ in never {}
+            throw CancellationError()
+        }
+        defer { sender.finish() }
+        defer { fixture.remove() }
+        try fixture.record(["e1"])
+        let task = fixture.start()
+        _ = await waiting.wait(for: 1)
+        await fixture.stop(task)
+        #expect(invoker.calls.all == ["e1"])
+        let left = try await fixture.store.outbox.pending(for: "fn", after: 0, limit: 10)
+        #expect(left.map(\.event.id) == ["e1"])
+        #expect(left.first?.attempts == 1)
+        #expect(try await fixture.store.outbox.deadLetters(for: nil, limit: 10).isEmpty)
+    }
+
+    @Test func cancelledMidPageItStillRemovesWhatItDelivered() async throws {
+        let invoker = ScriptedInvoker(stalling: "e3")
+        let fixture = try Fixture(policy: DeliveryPolicy(), invoker: invoker)
+        defer { fixture.remove() }
+        try fixture.record(["e1", "e2", "e3", "e4"])
+        let task = fixture.start()
+        _ = await invoker.calls.wait(for: 3)
+        await fixture.stop(task)
+        // e1 and e2 were delivered before, e3 as the lane stopped; e4 was never handed over.
+        #expect(invoker.calls.all == ["e1", "e2", "e3"])
+        let left = try await fixture.store.outbox.pending(for: "fn", after: 0, limit: 10).map(\.event.id)
+        #expect(left == ["e4"])
+    }
+
+    @Test func wakeMakesAnIdleLaneDeliverNewEvents() async throws {
+        let fixture = try Fixture(policy: DeliveryPolicy())
+        defer { fixture.remove() }
+        try fixture.record(["e1"])
+        let task = fixture.start()
+        await fixture.outbox.wentIdle(times: 1)
+        #expect(fixture.invoker.calls.all == ["e1"])
+        try fixture.record(["e2", "e3"])
+        fixture.lane.wake()
+        await fixture.outbox.wentIdle(times: 2)
+        #expect(fixture.invoker.calls.all == ["e1", "e2", "e3"])
+        #expect(try await fixture.store.outbox.backlog().isEmpty)
+        // Two wakes in a row are as good as one.
+        try fixture.record(["e4"])
+        fixture.lane.wake()
+        fixture.lane.wake()
+        await fixture.outbox.wentIdle(times: 3)
+        #expect(fixture.invoker.calls.all == ["e1", "e2", "e3", "e4"])
+        await fixture.stop(task)
+    }
+
+    @Test func observeSeesEveryAttemptWithItsNumberAndWhetherItGaveUp() async throws {
+        let invoker = ScriptedInvoker([
+            "e1": [.failed("first")], "e2": [.failed("a"), .failed("b")], "e3": [.unreachable("down")],
+        ])
+        let fixture = try Fixture(policy: DeliveryPolicy(maxAttempts: 2), invoker: invoker)
+        defer { fixture.remove() }
+        try fixture.record(["e1", "e2", "e3"])
+        let task = fixture.start()
+        await fixture.outbox.wentIdle(times: 1)
+        let seen = fixture.attempts.all
+        #expect(seen.map { "\($0.eventID) #\($0.attempt)\($0.deadLettered ? " dead" : "")" } == [
+            "e1 #1", "e1 #2", "e2 #1", "e2 #2 dead", "e3 #1", "e3 #2",
+        ])
+        #expect(seen.map(\.result) == [
+            .failed("first"), .delivered, .failed("a"), .failed("b"), .unreachable("down"), .delivered,
+        ])
+        #expect(seen.allSatisfy { $0.function == "fn" && $0.source == "database/test" })
+        // From the commit (at 4,000) to the attempt (at 10,000).
+        #expect(seen.allSatisfy { $0.lag == 6_000 })
+        #expect(seen.allSatisfy { $0.duration >= .zero })
+        await fixture.stop(task)
+    }
+}
