@@ -88,6 +88,7 @@ let package = Package(
             name: "HearthFunctions",
             dependencies: [
                 "HearthCore",
+                "HearthAuth",
                 "HearthOutbox",
                 "HearthStore",
                 "HearthFiles",
@@ -105,6 +106,7 @@ let package = Package(
             name: "HearthAuth",
             dependencies: [
                 "HearthCore",
+                "HearthOutbox",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "X509", package: "swift-certificates"),

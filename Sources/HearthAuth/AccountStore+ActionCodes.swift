@@ -57,6 +57,7 @@ extension AccountStore {
                 }
             let (change, result) = try apply(code, user)
             try Self.write(change, now: now, in: db)
+            if change.isNew, let created = change.user { try record(.created(created), in: db) }
             return result
         }
     }

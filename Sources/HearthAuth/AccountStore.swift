@@ -1,8 +1,13 @@
 import Foundation
 import GRDB
 import HearthCore
+import HearthOutbox
 
 /// The accounts and their refresh tokens, in one SQLite file (WAL, `synchronous=FULL`).
+///
+/// Given an ``AccountEventRecorder``, every account made or deleted commits the events it makes
+/// (the functions' account triggers) in its own transaction, in the outbox tables of the same
+/// file (``outbox``).
 ///
 /// Nothing is cached in memory, so `hearth users` can change accounts while a server runs.
 /// Work runs on GRDB's own queues (its async accessors), never blocking Swift's cooperative pool.
@@ -10,9 +15,12 @@ import HearthCore
 /// Refresh tokens are stored as SHA-256 digests only: a copy of the file gives nobody a token.
 public final class AccountStore: AccountStorage {
     let pool: DatabasePool
+    let recorder: (any AccountEventRecorder)?
+    /// Where the events of account triggers wait for delivery.
+    public let outbox: SQLiteOutbox
 
     /// Opens (creating if needed) the account database at `path`.
-    public init(path: String) throws {
+    public init(path: String, recorder: (any AccountEventRecorder)? = nil) throws {
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
@@ -20,6 +28,20 @@ public final class AccountStore: AccountStorage {
         }
         pool = try DatabasePool(path: path, configuration: configuration)
         try Self.migrator.migrate(pool)
+        self.recorder = recorder
+        outbox = SQLiteOutbox(source: Self.outboxSource, writer: pool)
+    }
+
+    /// The source name of the accounts' outbox.
+    public static let outboxSource = "accounts"
+
+    /// Records the events `change` makes, inside the caller's transaction.
+    func record(_ change: AccountLifecycleChange, in db: Database) throws {
+        guard let recorder else { return }
+        let events = recorder.events(for: change)
+        guard !events.isEmpty else { return }
+        try SQLiteOutbox.record(events, in: db)
+        db.afterNextTransaction(onCommit: { _ in recorder.committed() })
     }
 
     private static var migrator: DatabaseMigrator {
@@ -128,6 +150,10 @@ public final class AccountStore: AccountStorage {
                 );
                 """)
         }
+        migrator.registerMigration("outbox") { db in
+            // The events of account triggers, committed with the accounts they are about.
+            try SQLiteOutbox.createTables(in: db)
+        }
         return migrator
     }
 
@@ -140,6 +166,7 @@ public final class AccountStore: AccountStorage {
             }
             try Self.checkUnique(user, in: db)
             try Self.insertRow(user, in: db)
+            try record(.created(user), in: db)
         }
     }
 
@@ -298,8 +325,11 @@ public final class AccountStore: AccountStorage {
     @discardableResult
     public func delete(uid: String) async throws -> Bool {
         try await pool.write { db in
+            let deleted = recorder == nil ? nil : try Self.user(uid: uid, in: db)
             try db.execute(sql: "DELETE FROM user WHERE uid = ?", arguments: [uid])
-            return db.changesCount > 0
+            guard db.changesCount > 0 else { return false }
+            if let deleted { try record(.deleted(deleted), in: db) }
+            return true
         }
     }
 

@@ -361,7 +361,20 @@ extension AuthService {
         let linkingUID = linking?.uid
         let digest = Self.digest(code)
         let now = clock()
-        let newUID = Self.newUID()
+        var created = UserRecord(
+            uid: Self.newUID(), email: email, emailVerified: true, provider: "password", createdAt: now, lastLoginAt: now,
+            validSince: now / 1000)
+        created.emailLinkSignIn = true
+        if linking == nil, let hooks = blockingHooks, hooks.handles(.beforeCreate) {
+            // Asked only for a code that works, about an account the code would make.
+            let found = try await withStore { try await store.actionCode(digest: digest, now: now) }
+            guard found.kind == .emailSignIn else { throw AuthError.invalidOOBCode }
+            guard found.email == email else { throw AuthError.invalidEmail }
+            if try await withStore({ try await store.user(email: email) }) == nil {
+                try await beforeCreate(&created, method: "emailLink")
+            }
+        }
+        let newUser = created
         let (user, isNew) = try await withStore {
             try await store.consumeActionCode(digest: digest, now: now) { found in
                 guard found.kind == .emailSignIn else { throw AuthError.invalidOOBCode }
@@ -390,15 +403,15 @@ extension AuthService {
                     user.lastLoginAt = now
                     return (AccountChange(user: user, revokesSessions: claimed), (user, false))
                 }
-                var user = UserRecord(
-                    uid: newUID, email: email, emailVerified: true, provider: "password", createdAt: now, lastLoginAt: now,
-                    validSince: now / 1000)
-                user.emailLinkSignIn = true
-                return (AccountChange(user: user, isNew: true), (user, true))
+                return (AccountChange(user: newUser, isNew: true), (newUser, true))
             }
         }
         if isNew { logger.info("account created", metadata: ["uid": "\(user.uid)", "provider": "emailLink"]) }
-        return try await session(for: user, provider: "password", isNewUser: isNew)
+        guard !user.disabled else { throw .userDisabled }
+        var admitted = user
+        var sessionClaims = Node.null
+        if linkingUID == nil { (admitted, sessionClaims) = try await beforeSignIn(user, method: "emailLink") }
+        return try await session(for: admitted, provider: "password", isNewUser: isNew, sessionClaims: sessionClaims)
     }
 
     /// The codes kept for the emulator's listing.

@@ -130,7 +130,7 @@ extension AuthService {
                     user.lastLoginAt = now
                 }
             }
-            return FederatedSignIn(profile: profile, session: try await session(for: user, provider: profile.providerID, isNewUser: false), needConfirmation: false)
+            return try await federatedSession(user, profile: profile, isNewUser: false)
         }
         if let email = profile.email, let holder = try await withStore({ try await store.user(email: email) }) {
             // Only a provider that vouches for the address may sign in to the account that has it;
@@ -156,17 +156,26 @@ extension AuthService {
                 return linked
             }
             logger.info("provider linked by verified email", metadata: ["uid": "\(user.uid)", "provider": "\(profile.providerID)"])
-            return FederatedSignIn(profile: profile, session: try await session(for: user, provider: profile.providerID, isNewUser: false), needConfirmation: false)
+            return try await federatedSession(user, profile: profile, isNewUser: false)
         }
         var user = UserRecord(
             uid: Self.newUID(), email: profile.email, emailVerified: profile.email != nil && profile.emailVerified,
             displayName: profile.displayName, photoURL: profile.photoURL, provider: profile.providerID, createdAt: now,
             lastLoginAt: now, validSince: now / 1000)
         user.identities = [profile.identity]
+        try await beforeCreate(&user, method: profile.providerID, federated: profile)
         let created = user
         try await withStore { try await store.insert(created) }
         logger.info("account created", metadata: ["uid": "\(user.uid)", "provider": "\(profile.providerID)"])
-        return FederatedSignIn(profile: profile, session: try await session(for: user, provider: profile.providerID, isNewUser: true), needConfirmation: false)
+        return try await federatedSession(user, profile: profile, isNewUser: true)
+    }
+
+    /// The session of a provider's sign-in, once the `beforeSignIn` function let it in.
+    private func federatedSession(_ user: UserRecord, profile: FederatedProfile, isNewUser: Bool) async throws(AuthError) -> FederatedSignIn {
+        guard !user.disabled else { throw .userDisabled }
+        let (admitted, sessionClaims) = try await beforeSignIn(user, method: profile.providerID, federated: profile)
+        let session = try await session(for: admitted, provider: profile.providerID, isNewUser: isNewUser, sessionClaims: sessionClaims)
+        return FederatedSignIn(profile: profile, session: session, needConfirmation: false)
     }
 
     /// The account `idToken` speaks for, when a new way in may be linked to it: a token taken

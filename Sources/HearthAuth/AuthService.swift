@@ -75,6 +75,9 @@ public final class AuthService: Sendable {
         /// The host names a sign-in may return to and emailed links may continue to (Firebase's
         /// authorized domains); nil allows any (emulator mode).
         public var authorizedDomains: Set<String>?
+        /// How long a sign-up or sign-in waits for a blocking function (Firebase's 7 seconds);
+        /// then it is refused.
+        public var blockingFunctionTimeout: Duration = .seconds(7)
 
         public init() {}
     }
@@ -96,6 +99,8 @@ public final class AuthService: Sendable {
     public let email: EmailDelivery
     /// Talks to identity providers; nil when the server makes no outbound requests.
     public let federation: IdentityProviderClient?
+    /// The blocking functions asked before accounts are made and sign in; nil for none.
+    public let blockingHooks: (any AccountBlockingHooks)?
     let hasher: PasswordHasher
     let clock: @Sendable () -> Int64
     /// Failures per client address and account.
@@ -121,9 +126,11 @@ public final class AuthService: Sendable {
     /// - Parameter clock: milliseconds since the epoch.
     public init(
         store: any AccountStorage, issuer: TokenIssuer, policy: Policy = Policy(), hasher: PasswordHasher = PasswordHasher(),
-        email: EmailDelivery? = nil, http: (any HTTPFetching)? = nil, clock: @escaping @Sendable () -> Int64, logger: Logger
+        email: EmailDelivery? = nil, http: (any HTTPFetching)? = nil, blockingHooks: (any AccountBlockingHooks)? = nil,
+        clock: @escaping @Sendable () -> Int64, logger: Logger
     ) {
         self.store = store
+        self.blockingHooks = blockingHooks
         federation = http.map { IdentityProviderClient(http: $0, clock: clock) }
         self.email = email ?? EmailDelivery(
             mailer: nil, sender: "noreply@localhost", appName: issuer.projectID, actionURL: "http://localhost/__/auth/action")
@@ -162,11 +169,18 @@ public final class AuthService: Sendable {
             user.email = credentials.email
             user.provider = "password"
             user.passwordHash = try await hashed(credentials.password)
+            // Admins' and anonymous sign-ups are not asked about (as in Firebase).
+            if client != nil { try await beforeCreate(&user, method: "password") }
         }
         let prepared = user
         try await withStore { try await store.insert(prepared) }
         logger.info("account created", metadata: ["uid": "\(user.uid)", "provider": "\(user.provider)"])
-        return try await session(for: user, provider: user.provider, isNewUser: true)
+        var sessionClaims = Node.null
+        if credentials != nil, client != nil {
+            (user, sessionClaims) = try await beforeSignIn(user, method: "password")
+        }
+        guard !user.disabled else { throw .userDisabled }
+        return try await session(for: user, provider: user.provider, isNewUser: true, sessionClaims: sessionClaims)
     }
 
     /// Signs in with an email and password.
@@ -225,7 +239,8 @@ public final class AuthService: Sendable {
                 if let rehashed { current.passwordHash = rehashed }
             }
         }
-        return try await session(for: signedIn, provider: "password", isNewUser: false)
+        let (admitted, sessionClaims) = try await beforeSignIn(signedIn, method: "password")
+        return try await session(for: admitted, provider: "password", isNewUser: false, sessionClaims: sessionClaims)
     }
 
     /// What a failed password sign-in answers (see ``Policy/emailEnumerationProtection``).
@@ -718,15 +733,18 @@ extension AuthService {
     /// database `accounts.sqlite` and the signing key `signing-key.pem`, made on first use.
     public static func open(
         in directory: URL, projectID: String, policy: Policy = Policy(), hasher: PasswordHasher = PasswordHasher(),
-        email: EmailDelivery? = nil, http: (any HTTPFetching)? = nil, clock: @escaping @Sendable () -> Int64, logger: Logger
+        email: EmailDelivery? = nil, http: (any HTTPFetching)? = nil, events: (any AccountEventRecorder)? = nil,
+        blockingHooks: (any AccountBlockingHooks)? = nil, clock: @escaping @Sendable () -> Int64, logger: Logger
     ) async throws -> AuthService {
         // Only the owner may read password hashes and the signing key.
         try FileManager.default.createDirectory(
             at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let key = try TokenIssuer.loadOrCreateKey(at: directory.appendingPathComponent("signing-key.pem"))
         let issuer = await TokenIssuer(privateKey: key, projectID: projectID)
-        let store = try AccountStore(path: directory.appendingPathComponent("accounts.sqlite").path)
-        return AuthService(store: store, issuer: issuer, policy: policy, hasher: hasher, email: email, http: http, clock: clock, logger: logger)
+        let store = try AccountStore(path: directory.appendingPathComponent("accounts.sqlite").path, recorder: events)
+        return AuthService(
+            store: store, issuer: issuer, policy: policy, hasher: hasher, email: email, http: http, blockingHooks: blockingHooks,
+            clock: clock, logger: logger)
     }
 
     /// The account service over `store`, signing tokens with the key `signingKeyPEM` (see

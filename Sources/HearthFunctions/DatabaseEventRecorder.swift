@@ -28,10 +28,13 @@ public final class DatabaseEventRecorder: CommitEventRecorder {
         public var databaseHost: String
         /// The `location` attribute, the region in `source`.
         public var location: String
+        /// The project, in the source of account events.
+        public var projectID: String
 
-        public init(databaseHost: String, location: String = "us-central1") {
+        public init(databaseHost: String, location: String = "us-central1", projectID: String = "hearth") {
             self.databaseHost = databaseHost
             self.location = location
+            self.projectID = projectID
         }
     }
 

@@ -37,6 +37,9 @@ enum EndpointTrigger {
             }
             return .storage(StorageTrigger(change: change, bucket: bucket))
         }
+        if let change = AccountTrigger.Change(eventType: eventType) {
+            return .account(AccountTrigger(change: change))
+        }
         throw FunctionError.invalidDefinition(function: function, "unknown event type \(eventType)")
     }
 

@@ -8,10 +8,12 @@ public final class FunctionActivity: Sendable {
     /// One delivery attempt or scheduled run.
     public struct Entry: Sendable, Encodable {
         public var function: String
-        /// `database/<name>` for an event, `schedule` for a scheduled run.
+        /// `database/<name>` for an event, `schedule` for a scheduled run, `accounts` for a
+        /// blocking function's call.
         public var source: String
         public var eventID: String?
-        /// `delivered`, `failed`, `unreachable`, `dead-lettered`, or a run's `ok` / `failed`.
+        /// `delivered`, `failed`, `unreachable`, `dead-lettered`, a run's `ok` / `failed`, or a
+        /// blocking function's `ok` / `refused`.
         public var result: String
         public var reason: String?
         public var attempt: Int

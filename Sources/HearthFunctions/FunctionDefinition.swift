@@ -7,6 +7,8 @@ public struct FunctionDefinition: Sendable {
         case database(DatabaseTrigger)
         /// Cloud Storage object changes.
         case storage(StorageTrigger)
+        /// Accounts made or deleted.
+        case account(AccountTrigger)
     }
 
     /// Its name: unique among the server's functions (the outbox files its events under it).

@@ -15,6 +15,8 @@ public struct FunctionManifest: Sendable {
             case https
             /// Runs on a schedule; a failed run is tried `retryCount` more times.
             case schedule(CronSchedule, retryCount: Int)
+            /// Asked before accounts are made or sign in, and waited for.
+            case blocking(BlockingTrigger)
         }
 
         /// Its ID in the manifest (the key of `endpoints`): the name clients call it by.
@@ -88,8 +90,10 @@ public struct FunctionManifest: Sendable {
             }
             kind = .schedule(
                 try CronSchedule(expression, timeZone: schedule["timeZone"] as? String, function: name), retryCount: retries)
-        } else if let other = ["blockingTrigger", "taskQueueTrigger"].first(where: { entry[$0] != nil }) {
-            throw FunctionError.invalidDefinition(function: name, "Hearth does not run \(other) functions yet")
+        } else if let blocking = entry["blockingTrigger"] as? [String: Any] {
+            kind = .blocking(try BlockingTrigger.parse(blocking, function: name))
+        } else if entry["taskQueueTrigger"] != nil {
+            throw FunctionError.invalidDefinition(function: name, "Hearth does not run taskQueueTrigger functions yet")
         } else {
             throw FunctionError.invalidDefinition(function: name, "its manifest entry names no trigger Hearth knows")
         }

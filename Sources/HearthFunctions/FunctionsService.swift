@@ -24,6 +24,10 @@ public final class FunctionsService: Sendable {
     public let recorder: DatabaseEventRecorder
     /// The recorder of storage triggers' events, for the file store (``HearthFiles/FileEventRecorder``).
     public let storageRecorder: StorageEventRecorder
+    /// The recorder of account triggers' events, for the account store (``HearthAuth/AccountEventRecorder``).
+    public let accountRecorder: AccountTriggerRecorder
+    /// The blocking functions, for the account service; nil when there are none.
+    public let blocking: BlockingFunctions?
     public let backlog: EventBacklog
     /// What the functions did lately (deliveries, scheduled runs, their processes' output).
     public let activity: FunctionActivity
@@ -41,12 +45,13 @@ public final class FunctionsService: Sendable {
     /// - Throws: ``FunctionError`` when two functions share a name or a name is invalid.
     public init(
         functions: [FunctionDefinition], processes: [FunctionProcess] = [], httpFunctions: [HTTPFunction] = [],
-        scheduler: Scheduler? = nil, naming: DatabaseEventRecorder.Naming, backlog: EventBacklog,
+        scheduler: Scheduler? = nil, blocking: BlockingFunctions? = nil, naming: DatabaseEventRecorder.Naming, backlog: EventBacklog,
         environment: DeliveryLane.Environment, activity: FunctionActivity = FunctionActivity(),
         makeID: @escaping @Sendable () -> String = { UUID().uuidString.lowercased() }
     ) throws {
         var names: Set<String> = []
-        for name in functions.map(\.name) + httpFunctions.map(\.name) + (scheduler?.functions.map(\.name) ?? []) {
+        let blockingNames = blocking?.functions.values.map(\.name) ?? []
+        for name in functions.map(\.name) + httpFunctions.map(\.name) + (scheduler?.functions.map(\.name) ?? []) + blockingNames {
             guard FunctionDefinition.isValidName(name) else {
                 throw FunctionError.invalidDefinition(function: name, "a name is 1-63 letters, digits, - and _, starting with a letter")
             }
@@ -57,6 +62,7 @@ public final class FunctionsService: Sendable {
         self.functions = functions
         self.processes = processes
         self.scheduler = scheduler
+        self.blocking = blocking
         self.httpFunctions = Dictionary(httpFunctions.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.backlog = backlog
         self.activity = activity
@@ -82,7 +88,14 @@ public final class FunctionsService: Sendable {
                 return StorageEventRecorder.Subscription(function: function.name, trigger: trigger)
             },
             base: "http://\(naming.databaseHost)", backlog: backlog, makeID: makeID, now: environment.now)
+        accountRecorder = AccountTriggerRecorder(
+            subscriptions: functions.compactMap { function in
+                guard case .account(let trigger) = function.trigger else { return nil }
+                return AccountTriggerRecorder.Subscription(function: function.name, trigger: trigger)
+            },
+            projectID: naming.projectID, backlog: backlog, makeID: makeID, now: environment.now)
         storageRecorder.whenCommitted { [weak self] in self?.committed(source: StorageEventRecorder.source) }
+        accountRecorder.whenCommitted { [weak self] in self?.committed(source: AccountTriggerRecorder.source) }
     }
 
     /// Starts lanes for the functions whose events `outbox` may hold (once per source).
@@ -94,6 +107,11 @@ public final class FunctionsService: Sendable {
     /// Starts lanes for the storage triggers' functions on the file store's outbox.
     public func attachFiles(_ outbox: any EventOutbox) {
         attach(outbox, functions: storageRecorder.functions)
+    }
+
+    /// Starts lanes for the account triggers' functions on the account store's outbox.
+    public func attachAccounts(_ outbox: any EventOutbox) {
+        attach(outbox, functions: accountRecorder.functions)
     }
 
     private func attach(_ outbox: any EventOutbox, functions watchers: [String]) {

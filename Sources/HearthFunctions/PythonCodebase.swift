@@ -136,9 +136,18 @@ public struct PythonCodebase: Sendable {
                 return HTTPFunction(
                     name: endpoint.name, region: endpoint.region, isCallable: isCallable, url: process.url,
                     timeout: .seconds(endpoint.timeoutSeconds))
-            case .event, .schedule:
+            case .event, .schedule, .blocking:
                 return nil
             }
+        }
+    }
+
+    /// The blocking functions, asked at their processes.
+    public func blockingFunctions(processes: [FunctionProcess]) -> [BlockingFunction] {
+        let ports = Dictionary(uniqueKeysWithValues: processes.map { ($0.function, $0) })
+        return manifest.endpoints.compactMap { endpoint in
+            guard case .blocking(let trigger) = endpoint.kind, let process = ports[endpoint.name] else { return nil }
+            return BlockingFunction(name: endpoint.name, trigger: trigger, runtime: .http(url: process.url, signer: nil))
         }
     }
 

@@ -483,6 +483,7 @@ extension Serve {
         var processes: [FunctionProcess] = []
         var httpFunctions: [HTTPFunction] = []
         var scheduled: [ScheduledFunction] = []
+        var blocking: [BlockingFunction] = []
         let webhooks = folder.appendingPathComponent("webhooks.json")
         do {
             if PythonCodebase.isCodebase(folder) {
@@ -496,6 +497,7 @@ extension Serve {
                 definitions += codebase.definitions(processes: processes, client: http, now: clock)
                 httpFunctions = codebase.httpFunctions(processes: processes)
                 scheduled = codebase.scheduledFunctions(processes: processes)
+                blocking = codebase.blockingFunctions(processes: processes)
             }
             if FileManager.default.fileExists(atPath: webhooks.path) {
                 definitions += try WebhookConfiguration.load(from: webhooks, client: http, now: clock)
@@ -509,6 +511,8 @@ extension Serve {
                     "bound": "\(functionBacklog)",
                 ])
             }
+            let blockingFunctions = blocking.isEmpty
+                ? nil : try BlockingFunctions(blocking, projectID: project, client: http, activity: activity, now: clock)
             return try FunctionsService(
                 functions: definitions, processes: processes, httpFunctions: httpFunctions,
                 scheduler: scheduled.isEmpty
@@ -525,7 +529,7 @@ extension Serve {
                                         + Double(duration.components.attoseconds) / 1e15,
                                     time: Int64(scheduled.timeIntervalSince1970 * 1000)))
                             }, logger: logger)),
-                naming: .init(databaseHost: "\(host):\(port)"), backlog: backlog,
+                blocking: blockingFunctions, naming: .init(databaseHost: "\(host):\(port)", projectID: project), backlog: backlog,
                 environment: DeliveryLane.Environment(
                     now: clock,
                     observe: { attempt in

@@ -1,6 +1,7 @@
 import Foundation
 import HearthCore
 import HearthEngine
+import HearthAuth
 import HearthFunctions
 import HearthOutbox
 import Hummingbird
@@ -114,7 +115,12 @@ struct FunctionsAdminResponder: Sendable {
                       instance: trigger.instance.description)
             case .storage(let trigger):
                 entry(function.name, kind: "event", trigger: trigger.change.eventType, instance: trigger.bucket)
+            case .account(let trigger):
+                entry(function.name, kind: "event", trigger: trigger.change.eventType)
             }
+        }
+        listed += (functions.blocking?.functions.values ?? [:].values).map {
+            entry($0.name, kind: "blocking", trigger: $0.trigger.kind.rawValue)
         }
         listed += functions.httpFunctions.values.map { function in
             entry(function.name, kind: function.isCallable ? "callable" : "https", trigger: "/\(function.region)/\(function.name)")

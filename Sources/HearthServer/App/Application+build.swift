@@ -55,7 +55,7 @@ public func buildApplication(
         maxEventBytes: configuration.maxStreamEventBytes, rules: { rules.loadedRules(named: $0) }, clock: configuration.clock)
     let providerHTTP = IdentityProviderHTTP()
     let accounts = try await makeAuthService(
-        configuration: configuration, folder: folder, cluster: cluster, http: providerHTTP, logger: logger)
+        configuration: configuration, folder: folder, cluster: cluster, http: providerHTTP, functions: functions, logger: logger)
     let serviceAccounts = ServiceAccounts(store: accounts.store, issuer: accounts.issuer, clock: configuration.clock, logger: logger)
     let admin = AdminCredential(token: configuration.adminToken, emulator: configuration.emulator, serviceAccounts: serviceAccounts)
     let storageRules = try configuration.storageRules.map { text throws(StorageRulesSyntaxError) in try StorageRules(parsing: text) }
@@ -197,7 +197,8 @@ public func buildApplication(
     }
     if let functions {
         precondition(cluster == nil, "functions run on a single node")
-        let runner = FunctionsRunner(functions: functions, folder: folder, files: files, operations: operations, logger: logger)
+        let runner = FunctionsRunner(
+            functions: functions, folder: folder, files: files, accounts: accounts.store, operations: operations, logger: logger)
         try runner.connect()
         services.append(runner)
     }
@@ -252,7 +253,8 @@ public func buildApplication(
 /// The account service over `<data>/auth/` (the accounts database and the token signing key),
 /// or, on a cluster node, over the cluster's PostgreSQL with the key every node shares.
 func makeAuthService(
-    configuration: ServerConfiguration, folder: DataFolder, cluster: ClusterNode? = nil, http: any HTTPFetching, logger: Logger
+    configuration: ServerConfiguration, folder: DataFolder, cluster: ClusterNode? = nil, http: any HTTPFetching,
+    functions: FunctionsService? = nil, logger: Logger
 ) async throws -> AuthService {
     var policy = AuthService.Policy()
     policy.emulator = configuration.emulator
@@ -280,7 +282,8 @@ func makeAuthService(
     } else {
         service = try await AuthService.open(
             in: folder.url.appendingPathComponent("auth"), projectID: configuration.projectID, policy: policy,
-            hasher: hasher, email: email, http: http, clock: configuration.clock, logger: logger)
+            hasher: hasher, email: email, http: http, events: functions?.accountRecorder, blockingHooks: functions?.blocking,
+            clock: configuration.clock, logger: logger)
     }
     try await service.installProviders(configuration.providers)
     return service

@@ -1,3 +1,4 @@
+import HearthAuth
 import HearthEngine
 import HearthFiles
 import HearthFunctions
@@ -7,13 +8,14 @@ import Logging
 import ServiceLifecycle
 
 /// Runs the server's functions (``HearthFunctions/FunctionsService``) beside it: connects
-/// them to the databases' commits, starts delivery from the databases that exist and from the
-/// file store (whose storage triggers wake their lanes themselves), and stops
+/// them to the databases' commits, starts delivery from the databases that exist, the file
+/// store and the account store (whose triggers wake their lanes themselves), and stops
 /// delivering at shutdown (what is not delivered waits in the outboxes for the next start).
 struct FunctionsRunner: Service {
     let functions: FunctionsService
     let folder: DataFolder
     let files: FileStore
+    let accounts: any AccountStorage
     let operations: DatabaseOperations
     let logger: Logger
 
@@ -33,6 +35,7 @@ struct FunctionsRunner: Service {
             functions.committed(source: outbox.source)
         }
         if let outbox = files.outbox { functions.attachFiles(outbox) }
+        if let outbox = (accounts as? AccountStore)?.outbox { functions.attachAccounts(outbox) }
         for name in folder.databaseNames() where !functions.recorder.functions(watching: name).isEmpty {
             let database = try folder.database(named: name)
             guard let outbox = database.outbox, !functions.isAttached(source: outbox.source) else { continue }

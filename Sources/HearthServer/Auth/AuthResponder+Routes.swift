@@ -11,6 +11,7 @@ extension AuthResponder {
     func responder() -> any HTTPResponder<Context> {
         let router = Router(context: Context.self)
         router.add(middleware: APIErrorMiddleware(IdentityToolkitErrors()))
+        router.add(middleware: SignInClientMiddleware(proxies: proxies))
 
         for path in Self.jwksPaths {
             router.endpoint(RouterPath(path), .get) { _, _ in Self.json(try service.issuer.jwks()) }

@@ -81,7 +81,9 @@ struct AuthResponder: Sendable {
         let session = try await service.signUp(
             email: body.string("email"), password: body.string("password"), displayName: body.string("displayName"),
             client: admin ? nil : proxies.clientAddress(of: request, peer: context.remoteAddress))
-        return Self.answer(Self.session(session, kind: "identitytoolkit#SignupNewUserResponse"))
+        var answer = Self.session(session, kind: "identitytoolkit#SignupNewUserResponse")
+        answer.displayName = session.user.displayName
+        return Self.answer(answer)
     }
 
     func signInWithPassword(_ request: Request, context: HearthRequestContext) async throws -> Response {

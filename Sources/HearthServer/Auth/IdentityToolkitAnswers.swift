@@ -53,19 +53,10 @@ struct UserInfoAnswer: Encodable {
         customAttributes = user.customClaims.children != nil ? JSONWriter.string(user.customClaims) : nil
         phoneNumber = user.phoneNumber
         passwordUpdatedAt = user.passwordUpdatedAt
-        var providers: [ProviderUserInfo] = []
-        if let email = user.email, user.passwordHash != nil || user.emailLinkSignIn {
-            providers.append(ProviderUserInfo(
-                providerId: "password", rawId: email, federatedId: email, email: email, displayName: user.displayName,
-                photoUrl: user.photoURL))
-        }
-        if let phone = user.phoneNumber {
-            providers.append(ProviderUserInfo(providerId: "phone", rawId: phone, phoneNumber: phone))
-        }
-        for identity in user.identities {
-            providers.append(ProviderUserInfo(
-                providerId: identity.providerID, rawId: identity.rawID, federatedId: identity.rawID, email: identity.email,
-                displayName: identity.displayName, photoUrl: identity.photoURL))
+        let providers = user.providerEntries.map { entry in
+            ProviderUserInfo(
+                providerId: entry.providerID, rawId: entry.rawID, federatedId: entry.phoneNumber == nil ? entry.rawID : nil,
+                email: entry.email, displayName: entry.displayName, photoUrl: entry.photoURL, phoneNumber: entry.phoneNumber)
         }
         providerUserInfo = providers.isEmpty ? nil : providers
     }
