@@ -54,7 +54,9 @@ extension AuthService {
             throw error
         case nil:
             logger.warning("a blocking function did not answer in time", metadata: ["event": "\(kind.rawValue)", "limit": "\(limit)"])
-            throw AccountBlockingResponse.refusal("The blocking function did not answer within \(limit.components.seconds) seconds.")
+            let (seconds, fraction) = limit.components
+            let said = fraction == 0 ? "\(seconds) seconds" : "\(limit / .milliseconds(1)) milliseconds"
+            throw AccountBlockingResponse.refusal("The blocking function did not answer within \(said).")
         }
     }
 

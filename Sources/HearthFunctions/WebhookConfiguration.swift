@@ -17,13 +17,25 @@ import Foundation
 /// Secrets are `whsec_` strings, given inline (`secrets`) or, better, in an environment
 /// variable (`secretEnv`, several separated by spaces or commas): listing two lets an endpoint
 /// rotate its secret.
+///
+/// A webhook with a `blockingTrigger` instead (`{"eventType":
+/// "providers/cloud.auth/eventTypes/user.beforeCreate"}`) is a blocking function: asked before
+/// accounts are made or sign in, with Firebase's request, signed the same way.
 public enum WebhookConfiguration {
+    /// What a webhooks document declares.
+    public struct Webhooks: Sendable {
+        /// The webhooks that get events.
+        public var functions: [FunctionDefinition] = []
+        /// The blocking webhooks.
+        public var blocking: [BlockingFunction] = []
+    }
+
     /// The webhooks the file at `url` declares.
     /// - Throws: ``FunctionError`` naming the file and what is wrong in it.
     public static func load(
         from url: URL, client: HTTPClient, environment: [String: String] = ProcessInfo.processInfo.environment,
         now: @escaping @Sendable () -> Int64
-    ) throws -> [FunctionDefinition] {
+    ) throws -> Webhooks {
         let data: Data
         do { data = try Data(contentsOf: url) } catch { throw FunctionError.unloadable("\(url.path) cannot be read: \(error.localizedDescription)") }
         return try parse(data, file: url.lastPathComponent, client: client, environment: environment, now: now)
@@ -32,7 +44,7 @@ public enum WebhookConfiguration {
     /// Parses a webhooks document.
     public static func parse(
         _ data: Data, file: String, client: HTTPClient, environment: [String: String], now: @escaping @Sendable () -> Int64
-    ) throws -> [FunctionDefinition] {
+    ) throws -> Webhooks {
         guard let document = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw FunctionError.unloadable("\(file) is not a JSON object")
         }
@@ -41,18 +53,30 @@ public enum WebhookConfiguration {
         guard let hooks = (document["webhooks"] ?? [String: Any]()) as? [String: Any] else {
             throw FunctionError.unloadable("\(file): webhooks is not an object of webhooks by name")
         }
-        return try hooks.keys.sorted().map { name in
+        var webhooks = Webhooks()
+        for name in hooks.keys.sorted() {
             guard let hook = hooks[name] as? [String: Any] else { throw FunctionError.invalidDefinition(function: name, "not an object") }
-            return try definition(name: name, hook, client: client, environment: environment, now: now)
+            if let trigger = hook["blockingTrigger"] {
+                webhooks.blocking.append(try blockingFunction(name: name, hook, trigger: trigger, environment: environment))
+            } else {
+                webhooks.functions.append(try definition(name: name, hook, client: client, environment: environment, now: now))
+            }
         }
+        return webhooks
     }
 
-    static func definition(
-        name: String, _ hook: [String: Any], client: HTTPClient, environment: [String: String], now: @escaping @Sendable () -> Int64
-    ) throws -> FunctionDefinition {
-        let known: Set<String> = ["url", "secrets", "secretEnv", "eventTrigger", "timeoutSeconds", "maxConcurrency", "retry"]
-        let unknown = Set(hook.keys).subtracting(known)
-        guard unknown.isEmpty else { throw FunctionError.invalidDefinition(function: name, "unknown key \(unknown.sorted().joined(separator: ", "))") }
+    static func blockingFunction(name: String, _ hook: [String: Any], trigger: Any, environment: [String: String]) throws -> BlockingFunction {
+        let unknown = Set(hook.keys).subtracting(["url", "secrets", "secretEnv", "blockingTrigger"])
+        guard unknown.isEmpty else {
+            throw FunctionError.invalidDefinition(function: name, "unknown key for a blocking webhook \(unknown.sorted().joined(separator: ", "))")
+        }
+        guard let trigger = trigger as? [String: Any] else { throw FunctionError.invalidDefinition(function: name, "blockingTrigger is not an object") }
+        let (url, signer) = try endpoint(name: name, hook, environment: environment)
+        return BlockingFunction(name: name, trigger: try BlockingTrigger.parse(trigger, function: name), runtime: .http(url: url, signer: signer))
+    }
+
+    /// The URL and the signer of a webhook.
+    static func endpoint(name: String, _ hook: [String: Any], environment: [String: String]) throws -> (String, WebhookSigner) {
         guard let target = hook["url"] as? String, let parsed = URL(string: target), ["http", "https"].contains(parsed.scheme ?? ""),
             parsed.host != nil
         else { throw FunctionError.invalidDefinition(function: name, "url must be an http or https URL") }
@@ -63,7 +87,16 @@ public enum WebhookConfiguration {
             }
             secrets += value.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
         }
-        let signer = try WebhookSigner(secrets: secrets, function: name)
+        return (target, try WebhookSigner(secrets: secrets, function: name))
+    }
+
+    static func definition(
+        name: String, _ hook: [String: Any], client: HTTPClient, environment: [String: String], now: @escaping @Sendable () -> Int64
+    ) throws -> FunctionDefinition {
+        let known: Set<String> = ["url", "secrets", "secretEnv", "eventTrigger", "timeoutSeconds", "maxConcurrency", "retry"]
+        let unknown = Set(hook.keys).subtracting(known)
+        guard unknown.isEmpty else { throw FunctionError.invalidDefinition(function: name, "unknown key \(unknown.sorted().joined(separator: ", "))") }
+        let (target, signer) = try endpoint(name: name, hook, environment: environment)
         let trigger = try EndpointTrigger.parse(hook, function: name)
         var policy = DeliveryPolicy()
         if let seconds = try number(hook["timeoutSeconds"], "timeoutSeconds", function: name, in: 1...3600) {

@@ -500,9 +500,11 @@ extension Serve {
                 blocking = codebase.blockingFunctions(processes: processes)
             }
             if FileManager.default.fileExists(atPath: webhooks.path) {
-                definitions += try WebhookConfiguration.load(from: webhooks, client: http, now: clock)
+                let declared = try WebhookConfiguration.load(from: webhooks, client: http, now: clock)
+                definitions += declared.functions
+                blocking += declared.blocking
             }
-            guard !definitions.isEmpty || !processes.isEmpty else {
+            guard !definitions.isEmpty || !processes.isEmpty || !blocking.isEmpty else {
                 throw FunctionError.unloadable("\(folder.path) holds no functions (no main.py, no webhooks.json)")
             }
             let backlog = EventBacklog(limit: functionBacklog) { queue, waiting in

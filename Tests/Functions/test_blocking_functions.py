@@ -175,3 +175,62 @@ def test_account_triggers_reach_a_webhook_in_commit_order_with_firebases_event(t
     finally:
         hearth.stop()
         receiver.stop()
+
+
+def test_a_blocking_webhook_gets_firebases_request_signed_and_its_answer_is_applied(tmp_path):
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from standardwebhooks import Webhook
+
+    secrets = [secret(11)]
+    verifier = Webhook(secrets[0])
+    asked: list[dict] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            verifier.verify(body, {name.lower(): value for name, value in self.headers.items()})
+            token = json.loads(body)["data"]["jwt"]
+            header, payload, signature = token.split(".")
+            event = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+            # Unsigned, as Firebase's emulator makes it: the request itself is signed instead.
+            event["token_signature"] = signature
+            asked.append(event)
+            if event["user_record"].get("email", "").endswith("@blocked.example"):
+                answer, status = {"error": {"message": "not here", "status": "PERMISSION_DENIED"}}, 403
+            else:
+                answer, status = {"userRecord": {"customClaims": {"via": "webhook"}, "emailVerified": True,
+                                                 "updateMask": "customClaims,emailVerified"}}, 200
+            encoded = json.dumps(answer).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(encoded)))
+            self.end_headers()
+            self.wfile.write(encoded)
+
+    endpoint = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=endpoint.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{endpoint.server_address[1]}/before-create"
+    hearth = serve(tmp_path, {"gate": {"url": url, "secrets": secrets, "blockingTrigger": {
+        "eventType": "providers/cloud.auth/eventTypes/user.beforeCreate"}}})
+    try:
+        status, body = identity(hearth, "signUp", {"email": "lin@example.com", "password": PASSWORD,
+                                                   "returnSecureToken": True})
+        assert status == 200, body
+        assert claims(body["idToken"])["via"] == "webhook"
+        stored = account(hearth, "lin@example.com")
+        assert stored["emailVerified"] is True and json.loads(stored["customAttributes"]) == {"via": "webhook"}
+        event = asked[0]
+        assert event["event_type"] == "beforeCreate" and event["sign_in_method"] == "password"
+        assert event["aud"] == url and event["sub"] == event["user_record"]["uid"]
+        assert event["token_signature"] == ""
+        status, body = identity(hearth, "signUp", {"email": "max@blocked.example", "password": PASSWORD})
+        assert status == 400 and "not here" in body["error"]["message"]
+        assert account(hearth, "max@blocked.example") is None
+    finally:
+        hearth.stop()
+        endpoint.shutdown()

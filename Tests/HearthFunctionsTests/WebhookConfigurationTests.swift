@@ -14,7 +14,8 @@ struct WebhookConfigurationTests {
 
     static func parse(_ json: String, environment: [String: String] = [:]) throws -> [FunctionDefinition] {
         try WebhookConfiguration.parse(
-            Data(json.utf8), file: "webhooks.json", client: HTTPClient.shared, environment: environment, now: { 1_700_000_000_000 })
+            Data(json.utf8), file: "webhooks.json", client: HTTPClient.shared, environment: environment, now: { 1_700_000_000_000 }
+        ).functions
     }
 
     /// A valid webhook named `hook` with `changes` made to its definition (JSON members,
