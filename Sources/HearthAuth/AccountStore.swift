@@ -154,6 +154,9 @@ public final class AccountStore: AccountStorage {
             // The events of account triggers, committed with the accounts they are about.
             try SQLiteOutbox.createTables(in: db)
         }
+        migrator.registerMigration("outbox-cursors") { db in
+            try SQLiteOutbox.addCursors(in: db)
+        }
         return migrator
     }
 

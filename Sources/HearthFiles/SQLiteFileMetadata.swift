@@ -89,6 +89,9 @@ public final class SQLiteFileMetadata: FileMetadataStorage {
         migrator.registerMigration("outbox") { db in
             try SQLiteOutbox.createTables(in: db)
         }
+        migrator.registerMigration("outbox-cursors") { db in
+            try SQLiteOutbox.addCursors(in: db)
+        }
         return migrator
     }
 

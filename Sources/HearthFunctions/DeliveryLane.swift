@@ -105,7 +105,7 @@ public final class DeliveryLane: Sendable {
                         case .delivered:
                             delivered.append(event.sequence)
                         case .deadLettered(let reason):
-                            try await outbox.deadLetter(event.sequence, reason: reason, at: environment.now())
+                            try await outbox.deadLetter(event.sequence, for: function, reason: reason, at: environment.now())
                             backlog.left(queue, count: 1)
                         case .cancelled:
                             await flushWhileStopping(delivered)
@@ -135,7 +135,7 @@ public final class DeliveryLane: Sendable {
 
     private func flush(_ delivered: inout [Int64]) async throws {
         guard !delivered.isEmpty else { return }
-        try await outbox.remove(delivered)
+        try await outbox.remove(delivered, for: function)
         backlog.left(queue, count: delivered.count)
         delivered.removeAll(keepingCapacity: true)
     }
@@ -144,9 +144,9 @@ public final class DeliveryLane: Sendable {
     /// cancelled then, and the outbox's writes do not start in a cancelled task.
     private func flushWhileStopping(_ delivered: [Int64]) async {
         guard !delivered.isEmpty else { return }
-        let (outbox, backlog, queue) = (outbox, backlog, queue)
+        let (outbox, backlog, queue, function) = (outbox, backlog, queue, function)
         await Task {
-            guard (try? await outbox.remove(delivered)) != nil else { return }
+            guard (try? await outbox.remove(delivered, for: function)) != nil else { return }
             backlog.left(queue, count: delivered.count)
         }.value
     }
@@ -195,7 +195,7 @@ public final class DeliveryLane: Sendable {
                     ])
                     return .deadLettered(reason)
                 }
-                try? await outbox.recordFailure(of: stored.sequence)
+                try? await outbox.recordFailure(of: stored.sequence, for: function)
                 wait = policy.backoff(after: failures)
             case .unreachable:
                 unreachableFor += 1

@@ -124,6 +124,19 @@ public final class FunctionsService: Sendable {
                     environment: environment)
             }
             lanes.bySource[outbox.source] = made
+            // Events waiting for functions removed since they were recorded are dropped.
+            let logger = environment.logger
+            Task {
+                do {
+                    for (function, count) in try await outbox.retain(subscribers: watching) where count > 0 {
+                        logger.warning("dropped the waiting events of a function that is gone", metadata: [
+                            "function": "\(function)", "source": "\(outbox.source)", "events": "\(count)",
+                        ])
+                    }
+                } catch {
+                    logger.error("could not forget removed functions' events", metadata: ["source": "\(outbox.source)", "error": "\(error)"])
+                }
+            }
             if let starter = lanes.starter {
                 for lane in made { starter.yield(lane) }
             } else {

@@ -12,15 +12,15 @@ public protocol EventOutbox: Sendable {
     /// Up to `limit` waiting events of `subscriber` after `sequence`, oldest first.
     func pending(for subscriber: String, after sequence: Int64, limit: Int) async throws -> [StoredEvent]
 
-    /// Removes delivered events (at least once is kept: an event whose removal was lost to a
-    /// crash is delivered again).
-    func remove(_ sequences: [Int64]) async throws
+    /// Marks events delivered to `subscriber` (at least once is kept: an event whose mark was
+    /// lost to a crash is delivered again). They no longer count as waiting for it.
+    func remove(_ sequences: [Int64], for subscriber: String) async throws
 
-    /// Counts a failed delivery of an event.
-    func recordFailure(of sequence: Int64) async throws
+    /// Counts a failed delivery of an event to `subscriber`.
+    func recordFailure(of sequence: Int64, for subscriber: String) async throws
 
-    /// Moves an event to the dead-letter list, with the last failure's description.
-    func deadLetter(_ sequence: Int64, reason: String, at time: Int64) async throws
+    /// Moves an event of `subscriber` to the dead-letter list, with the last failure's description.
+    func deadLetter(_ sequence: Int64, for subscriber: String, reason: String, at time: Int64) async throws
 
     /// Dead letters, oldest first, of one subscriber or of all.
     func deadLetters(for subscriber: String?, limit: Int) async throws -> [DeadLetter]
@@ -37,4 +37,8 @@ public protocol EventOutbox: Sendable {
 
     /// How many events wait for `subscriber`.
     func waiting(for subscriber: String) async throws -> Int
+
+    /// Forgets the subscribers not in `subscribers` (functions removed since their events were
+    /// recorded): their waiting events are dropped. Returns how many each had waiting.
+    func retain(subscribers: Set<String>) async throws -> [String: Int]
 }

@@ -2,18 +2,26 @@ import Foundation
 import GRDB
 
 /// An outbox kept in a store's own SQLite file, beside the data whose changes record events:
-/// the store creates the tables in one of its migrations and records events inside the
-/// transaction that commits the change (``record(_:in:)``), so both are durable together or
-/// not at all.
+/// the store creates the tables in its migrations (``createTables(in:)`` then
+/// ``addCursors(in:)``) and records events inside the transaction that commits the change
+/// (``record(_:in:)``), so both are durable together or not at all.
+///
+/// **Layout: one row per event, a cursor per subscriber.** An event is one row of
+/// `outbox_entry` however many subscribers get it (their names listed in the row), so what
+/// recording costs a write does not grow with the number of functions. Each subscriber has a
+/// cursor (`outbox_cursor`): every entry at or below it is done for that subscriber. Events
+/// finished out of order (a window delivered concurrently, a dead letter) are kept as marks
+/// (`outbox_done`) until the cursor passes them; failures are counted per subscriber and event
+/// (`outbox_attempt`). An entry goes once every cursor passed it.
 ///
 /// Sequences come from `AUTOINCREMENT`, so one is never given twice even after the newest
-/// events were removed: a dispatcher's "after this sequence" never skips a new event.
+/// entries were removed: a dispatcher's "after this sequence" never skips a new event.
 ///
-/// Delivery's own writes (removing delivered events, counting failures) are committed without
-/// waiting for the disk (`synchronous = NORMAL` for that transaction: in WAL mode it cannot
-/// corrupt the file, and the store's next durable commit syncs it too): losing one to a power
-/// cut only means an event is delivered again, which at-least-once allows, and the store's own
-/// commits, which share the file, are not slowed by a sync per delivery.
+/// Delivery's own writes (cursors, marks, failure counts) are committed without waiting for the
+/// disk (`synchronous = NORMAL` for that transaction: in WAL mode it cannot corrupt the file,
+/// and the store's next durable commit syncs it too): losing one to a power cut only means an
+/// event is delivered again, which at-least-once allows, and the store's own commits, which
+/// share the file, are not slowed by a sync per delivery.
 ///
 /// Threading: writes go through the store's `DatabaseWriter`, which serializes them with the
 /// store's own commits; reads through `reader` (a connection of their own in WAL mode, so they
@@ -23,8 +31,10 @@ public final class SQLiteOutbox: EventOutbox {
     public let source: String
     private let writer: any DatabaseWriter
     private let reader: any DatabaseReader
+    /// Dead letters kept per outbox; the oldest go beyond it.
+    public static let maxDeadLetters = 10_000
 
-    /// The outbox in the file `writer` writes, whose tables ``createTables(in:)`` made.
+    /// The outbox in the file `writer` writes, whose tables the migrations made.
     /// - Parameter reader: a read-only connection to the same file, for the dispatcher's reads.
     public init(source: String, writer: any DatabaseWriter, reader: (any DatabaseReader)? = nil) {
         self.source = source
@@ -47,11 +57,11 @@ public final class SQLiteOutbox: EventOutbox {
         }
     }
 
-    /// Creates the outbox's tables (for a store's migration).
-    ///
-    /// An event several functions get (the same ID) is kept once, in `outbox_body`, and each
-    /// function's place in line is a small row of `outbox_event` pointing at it: ten functions
-    /// on one path cost one body per write, not ten. A body goes when no row points at it.
+    // MARK: - Tables
+
+    /// Creates the outbox's first tables (a store's first outbox migration): a body per event
+    /// and a row per subscriber and event. ``addCursors(in:)`` replaces them; both run, in that
+    /// order, so files made before the change are converted.
     public static func createTables(in db: Database) throws {
         try db.execute(sql: """
             CREATE TABLE outbox_body (
@@ -81,76 +91,168 @@ public final class SQLiteOutbox: EventOutbox {
             """)
     }
 
+    /// Moves the outbox to one row per event and a cursor per subscriber (a store's second
+    /// outbox migration), keeping every waiting event, its failures and the dead letters.
+    public static func addCursors(in db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE outbox_entry (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                event_id TEXT NOT NULL,
+                body BLOB NOT NULL,
+                time INTEGER NOT NULL,
+                subscribers TEXT NOT NULL
+            );
+            CREATE TABLE outbox_cursor (subscriber TEXT PRIMARY KEY NOT NULL, done INTEGER NOT NULL) WITHOUT ROWID;
+            CREATE TABLE outbox_done (
+                subscriber TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (subscriber, seq)) WITHOUT ROWID;
+            CREATE TABLE outbox_attempt (
+                subscriber TEXT NOT NULL, seq INTEGER NOT NULL, attempts INTEGER NOT NULL, PRIMARY KEY (subscriber, seq)
+            ) WITHOUT ROWID;
+            """)
+        // Each waiting place becomes an entry of its own (the order of the old sequences kept).
+        let places = try Row.fetchAll(db, sql: """
+            SELECT e.seq, e.subscriber, e.attempts, b.event_id, b.body, b.time
+            FROM outbox_event e JOIN outbox_body b ON b.id = e.body_id ORDER BY e.seq
+            """)
+        for place in places {
+            let subscriber: String = place["subscriber"]
+            try db.execute(
+                sql: "INSERT INTO outbox_entry (event_id, body, time, subscribers) VALUES (?, ?, ?, ?)",
+                arguments: [place["event_id"], place["body"], place["time"], listed([subscriber])])
+            let sequence = db.lastInsertedRowID
+            try db.execute(sql: "INSERT OR IGNORE INTO outbox_cursor (subscriber, done) VALUES (?, 0)", arguments: [subscriber])
+            let attempts: Int = place["attempts"]
+            if attempts > 0 {
+                try db.execute(
+                    sql: "INSERT INTO outbox_attempt (subscriber, seq, attempts) VALUES (?, ?, ?)",
+                    arguments: [subscriber, sequence, attempts])
+            }
+        }
+        try db.execute(sql: "DROP TABLE outbox_event; DROP TABLE outbox_body;")
+    }
+
+    /// The `subscribers` column for a list of names: each between commas, found with `instr`.
+    /// (Names are letters, digits, `-` and `_`.)
+    static func listed(_ subscribers: [String]) -> String { "," + subscribers.joined(separator: ",") + "," }
+
+    // MARK: - Recording
+
     /// Records `events` inside the caller's transaction (the one committing their change).
-    /// Events with the same ID share one stored body (they are one event, for several functions).
+    /// Events with the same ID are one event, for several subscribers: one entry.
     public static func record(_ events: [OutboxEvent], in db: Database) throws {
         guard !events.isEmpty else { return }
-        let body = try db.cachedStatement(sql: "INSERT INTO outbox_body (event_id, body, time) VALUES (?, ?, ?)")
-        let place = try db.cachedStatement(sql: "INSERT INTO outbox_event (subscriber, body_id) VALUES (?, ?)")
-        var stored: [String: Int64] = [:]
+        let entry = try db.cachedStatement(sql: "INSERT INTO outbox_entry (event_id, body, time, subscribers) VALUES (?, ?, ?, ?)")
+        // A subscriber's cursor exists from its first event on, so no entry is ever removed
+        // before every subscriber listed in it is done with it.
+        let cursor = try db.cachedStatement(sql: "INSERT OR IGNORE INTO outbox_cursor (subscriber, done) VALUES (?, 0)")
+        var order: [String] = []
+        var byID: [String: (event: OutboxEvent, subscribers: [String])] = [:]
         for event in events {
-            let bodyID: Int64
-            if let known = stored[event.id] {
-                bodyID = known
-            } else {
-                try body.execute(arguments: [event.id, Data(event.body), event.time])
-                bodyID = db.lastInsertedRowID
-                stored[event.id] = bodyID
+            if byID[event.id] == nil {
+                order.append(event.id)
+                byID[event.id] = (event, [])
             }
-            try place.execute(arguments: [event.subscriber, bodyID])
+            byID[event.id]!.subscribers.append(event.subscriber)
+        }
+        for id in order {
+            let (event, subscribers) = byID[id]!
+            try entry.execute(arguments: [event.id, Data(event.body), event.time, listed(subscribers)])
+            for subscriber in subscribers { try cursor.execute(arguments: [subscriber]) }
         }
     }
 
+    // MARK: - Delivering
+
     public func pending(for subscriber: String, after sequence: Int64, limit: Int) async throws -> [StoredEvent] {
         try await reader.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT e.seq, b.event_id AS id, b.body, b.time, e.attempts FROM outbox_event e JOIN outbox_body b ON b.id = e.body_id
-                WHERE e.subscriber = ? AND e.seq > ? ORDER BY e.seq LIMIT ?
-                """, arguments: [subscriber, sequence, limit]).map { row in
+            let done = try Int64.fetchOne(db, sql: "SELECT done FROM outbox_cursor WHERE subscriber = ?", arguments: [subscriber]) ?? 0
+            return try Row.fetchAll(db, sql: """
+                SELECT e.seq, e.event_id, e.body, e.time, coalesce(a.attempts, 0) AS attempts FROM outbox_entry e
+                LEFT JOIN outbox_attempt a ON a.subscriber = ?1 AND a.seq = e.seq
+                WHERE e.seq > ?2 AND instr(e.subscribers, ?3) > 0
+                    AND NOT EXISTS (SELECT 1 FROM outbox_done d WHERE d.subscriber = ?1 AND d.seq = e.seq)
+                ORDER BY e.seq LIMIT ?4
+                """, arguments: [subscriber, max(sequence, done), Self.listed([subscriber]), limit]).map { row in
                 StoredEvent(
                     sequence: row["seq"],
-                    event: OutboxEvent(subscriber: subscriber, id: row["id"], body: Array(row["body"] as Data), time: row["time"]),
+                    event: OutboxEvent(subscriber: subscriber, id: row["event_id"], body: Array(row["body"] as Data), time: row["time"]),
                     attempts: row["attempts"])
             }
         }
     }
 
-    public func remove(_ sequences: [Int64]) async throws {
+    public func remove(_ sequences: [Int64], for subscriber: String) async throws {
         guard !sequences.isEmpty else { return }
-        try await unsynced { db in try Self.remove(sequences, in: db) }
+        try await unsynced { db in try Self.finish(sequences, for: subscriber, in: db) }
     }
 
-    /// Removes events' places in line, and their bodies once no function waits for them.
-    private static func remove(_ sequences: [Int64], in db: Database) throws {
-        let body = try db.cachedStatement(sql: "SELECT body_id FROM outbox_event WHERE seq = ?")
-        let place = try db.cachedStatement(sql: "DELETE FROM outbox_event WHERE seq = ?")
-        var bodies: Set<Int64> = []
-        for sequence in sequences {
-            if let id = try Int64.fetchOne(body, arguments: [sequence]) { bodies.insert(id) }
-            try place.execute(arguments: [sequence])
+    /// Marks events done for `subscriber`, moves its cursor past every done event it can, and
+    /// removes the entries every cursor passed.
+    private static func finish(_ sequences: [Int64], for subscriber: String, in db: Database) throws {
+        let current = try Int64.fetchOne(db, sql: "SELECT done FROM outbox_cursor WHERE subscriber = ?", arguments: [subscriber]) ?? 0
+        var done = Set(sequences.filter { $0 > current })
+        done.formUnion(try Int64.fetchAll(
+            db, sql: "SELECT seq FROM outbox_done WHERE subscriber = ? AND seq > ?", arguments: [subscriber, current]))
+        guard !done.isEmpty else { return }
+        // Walk the subscriber's entries in order while they are done.
+        var cursor = current
+        let upcoming = try Int64.fetchAll(db, sql: """
+            SELECT seq FROM outbox_entry WHERE seq > ? AND instr(subscribers, ?) > 0 ORDER BY seq LIMIT ?
+            """, arguments: [current, listed([subscriber]), done.count + 1])
+        for sequence in upcoming {
+            guard done.contains(sequence) else { break }
+            cursor = sequence
         }
-        let orphan = try db.cachedStatement(sql: """
-            DELETE FROM outbox_body WHERE id = ? AND NOT EXISTS (SELECT 1 FROM outbox_event WHERE body_id = ?)
-            """)
-        for id in bodies { try orphan.execute(arguments: [id, id]) }
+        try db.execute(
+            sql: "INSERT INTO outbox_cursor (subscriber, done) VALUES (?, ?) ON CONFLICT (subscriber) DO UPDATE SET done = excluded.done",
+            arguments: [subscriber, cursor])
+        try db.execute(sql: "DELETE FROM outbox_done WHERE subscriber = ? AND seq <= ?", arguments: [subscriber, cursor])
+        try db.execute(sql: "DELETE FROM outbox_attempt WHERE subscriber = ? AND seq <= ?", arguments: [subscriber, cursor])
+        let mark = try db.cachedStatement(sql: "INSERT OR IGNORE INTO outbox_done (subscriber, seq) VALUES (?, ?)")
+        let attempt = try db.cachedStatement(sql: "DELETE FROM outbox_attempt WHERE subscriber = ? AND seq = ?")
+        for sequence in done where sequence > cursor {
+            try mark.execute(arguments: [subscriber, sequence])
+            try attempt.execute(arguments: [subscriber, sequence])
+        }
+        if current < cursor { try prune(after: current, through: cursor, in: db) }
     }
 
-    public func recordFailure(of sequence: Int64) async throws {
+    /// Removes the entries in a range whose listed subscribers' cursors all passed them. An
+    /// entry goes when the last of its subscribers moves past it, so looking at the range one
+    /// cursor just crossed finds every entry that became removable.
+    private static func prune(after start: Int64, through end: Int64, in db: Database) throws {
+        try db.execute(sql: """
+            DELETE FROM outbox_entry WHERE seq > ? AND seq <= ? AND NOT EXISTS (
+                SELECT 1 FROM outbox_cursor c
+                WHERE c.done < outbox_entry.seq AND instr(outbox_entry.subscribers, ',' || c.subscriber || ',') > 0)
+            """, arguments: [start, end])
+    }
+
+    public func recordFailure(of sequence: Int64, for subscriber: String) async throws {
         try await unsynced { db in
-            try db.execute(sql: "UPDATE outbox_event SET attempts = attempts + 1 WHERE seq = ?", arguments: [sequence])
+            try db.execute(sql: """
+                INSERT INTO outbox_attempt (subscriber, seq, attempts) VALUES (?, ?, 1)
+                ON CONFLICT (subscriber, seq) DO UPDATE SET attempts = attempts + 1
+                """, arguments: [subscriber, sequence])
         }
     }
 
-    public func deadLetter(_ sequence: Int64, reason: String, at time: Int64) async throws {
+    public func deadLetter(_ sequence: Int64, for subscriber: String, reason: String, at time: Int64) async throws {
         try await writer.write { db in
             try db.execute(sql: """
                 INSERT INTO outbox_dead_letter (subscriber, id, body, time, attempts, failed_at, reason)
-                SELECT e.subscriber, b.event_id, b.body, b.time, e.attempts, ?, ?
-                FROM outbox_event e JOIN outbox_body b ON b.id = e.body_id WHERE e.seq = ?
-                """, arguments: [time, reason, sequence])
-            try Self.remove([sequence], in: db)
+                SELECT ?1, e.event_id, e.body, e.time,
+                    coalesce((SELECT attempts FROM outbox_attempt WHERE subscriber = ?1 AND seq = e.seq), 0), ?2, ?3
+                FROM outbox_entry e WHERE e.seq = ?4
+                """, arguments: [subscriber, time, reason, sequence])
+            try db.execute(sql: """
+                DELETE FROM outbox_dead_letter WHERE seq <= (SELECT max(seq) FROM outbox_dead_letter) - ?
+                """, arguments: [Self.maxDeadLetters])
+            try Self.finish([sequence], for: subscriber, in: db)
         }
     }
+
+    // MARK: - Dead letters
 
     public func deadLetters(for subscriber: String?, limit: Int) async throws -> [DeadLetter] {
         try await reader.read { db in
@@ -192,17 +294,44 @@ public final class SQLiteOutbox: EventOutbox {
         }
     }
 
+    // MARK: - Counting
+
     public func waiting(for subscriber: String) async throws -> Int {
-        try await reader.read { db in
-            try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox_event WHERE subscriber = ?", arguments: [subscriber]) ?? 0
-        }
+        try await reader.read { db in try Self.waiting(for: subscriber, in: db) }
+    }
+
+    private static func waiting(for subscriber: String, in db: Database) throws -> Int {
+        let done = try Int64.fetchOne(db, sql: "SELECT done FROM outbox_cursor WHERE subscriber = ?", arguments: [subscriber]) ?? 0
+        let listed = try Int.fetchOne(
+            db, sql: "SELECT count(*) FROM outbox_entry WHERE seq > ? AND instr(subscribers, ?) > 0",
+            arguments: [done, listed([subscriber])]) ?? 0
+        let marked = try Int.fetchOne(
+            db, sql: "SELECT count(*) FROM outbox_done WHERE subscriber = ? AND seq > ?", arguments: [subscriber, done]) ?? 0
+        return listed - marked
     }
 
     public func backlog() async throws -> [String: Int] {
         try await reader.read { db in
-            Dictionary(
-                try Row.fetchAll(db, sql: "SELECT subscriber, count(*) FROM outbox_event GROUP BY subscriber").map { ($0[0] as String, $0[1] as Int) },
-                uniquingKeysWith: +)
+            var counts: [String: Int] = [:]
+            for subscriber in try String.fetchAll(db, sql: "SELECT subscriber FROM outbox_cursor") {
+                let waiting = try Self.waiting(for: subscriber, in: db)
+                if waiting > 0 { counts[subscriber] = waiting }
+            }
+            return counts
+        }
+    }
+
+    public func retain(subscribers: Set<String>) async throws -> [String: Int] {
+        try await writer.write { db in
+            var forgotten: [String: Int] = [:]
+            for subscriber in try String.fetchAll(db, sql: "SELECT subscriber FROM outbox_cursor") where !subscribers.contains(subscriber) {
+                forgotten[subscriber] = try Self.waiting(for: subscriber, in: db)
+                for table in ["outbox_cursor", "outbox_done", "outbox_attempt"] {
+                    try db.execute(sql: "DELETE FROM \(table) WHERE subscriber = ?", arguments: [subscriber])
+                }
+            }
+            if !forgotten.isEmpty { try Self.prune(after: 0, through: .max, in: db) }
+            return forgotten
         }
     }
 }

@@ -62,6 +62,10 @@ final class WriteLog: Sendable {
             // The events the writes record for functions, committed with them.
             try SQLiteOutbox.createTables(in: db)
         }
+        migrator.registerMigration("v5-outbox-cursors") { db in
+            // One row per event and a cursor per function (recording no longer grows with functions).
+            try SQLiteOutbox.addCursors(in: db)
+        }
         return migrator
     }
 

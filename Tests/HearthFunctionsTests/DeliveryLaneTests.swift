@@ -78,11 +78,14 @@ struct DeliveryLaneTests {
         func pending(for subscriber: String, after sequence: Int64, limit: Int) async throws -> [StoredEvent] {
             try await inner.pending(for: subscriber, after: sequence, limit: limit)
         }
-        func remove(_ sequences: [Int64]) async throws { try await inner.remove(sequences) }
-        func recordFailure(of sequence: Int64) async throws { try await inner.recordFailure(of: sequence) }
-        func deadLetter(_ sequence: Int64, reason: String, at time: Int64) async throws {
-            try await inner.deadLetter(sequence, reason: reason, at: time)
+        func remove(_ sequences: [Int64], for subscriber: String) async throws { try await inner.remove(sequences, for: subscriber) }
+        func recordFailure(of sequence: Int64, for subscriber: String) async throws {
+            try await inner.recordFailure(of: sequence, for: subscriber)
         }
+        func deadLetter(_ sequence: Int64, for subscriber: String, reason: String, at time: Int64) async throws {
+            try await inner.deadLetter(sequence, for: subscriber, reason: reason, at: time)
+        }
+        func retain(subscribers: Set<String>) async throws -> [String: Int] { try await inner.retain(subscribers: subscribers) }
         func deadLetters(for subscriber: String?, limit: Int) async throws -> [DeadLetter] {
             try await inner.deadLetters(for: subscriber, limit: limit)
         }
@@ -220,7 +223,7 @@ struct DeliveryLaneTests {
         defer { fixture.remove() }
         try fixture.record(["e1"])
         let stored = try await fixture.store.outbox.pending(for: "fn", after: 0, limit: 1)
-        try await fixture.store.outbox.recordFailure(of: stored[0].sequence)
+        try await fixture.store.outbox.recordFailure(of: stored[0].sequence, for: "fn")
         let task = fixture.start()
         await fixture.outbox.wentIdle(times: 1)
         // One failure before and two now make three: the second now gives up, after one wait

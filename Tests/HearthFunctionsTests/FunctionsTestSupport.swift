@@ -45,7 +45,10 @@ struct OutboxFixture {
     init(source: String = "database/test") throws {
         directory = try TemporaryDirectory(prefix: "hearth-functions-outbox")
         queue = try DatabaseQueue(path: directory.url.appendingPathComponent("outbox.sqlite").path)
-        try queue.write { db in try SQLiteOutbox.createTables(in: db) }
+        try queue.write { db in
+            try SQLiteOutbox.createTables(in: db)
+            try SQLiteOutbox.addCursors(in: db)
+        }
         outbox = SQLiteOutbox(source: source, writer: queue)
     }
 

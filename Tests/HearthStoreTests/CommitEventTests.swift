@@ -70,10 +70,10 @@ struct CommitEventTests {
         let outbox = try #require(database.outbox)
         let pending = try await outbox.pending(for: "fn", after: 0, limit: 10)
         #expect(Self.bodies(pending) == ["/watched/n=1", "/watched/n=2", "/watched/n=3", "/watched/n=4"])
-        try await outbox.remove([pending[0].sequence])
-        try await outbox.recordFailure(of: pending[1].sequence)
-        try await outbox.recordFailure(of: pending[1].sequence)
-        try await outbox.deadLetter(pending[1].sequence, reason: "HTTP 500", at: 99)
+        try await outbox.remove([pending[0].sequence], for: "fn")
+        try await outbox.recordFailure(of: pending[1].sequence, for: "fn")
+        try await outbox.recordFailure(of: pending[1].sequence, for: "fn")
+        try await outbox.deadLetter(pending[1].sequence, for: "fn", reason: "HTTP 500", at: 99)
         let left = try await outbox.pending(for: "fn", after: 0, limit: 10)
         #expect(Self.bodies(left) == ["/watched/n=3", "/watched/n=4"])
         let dead = try await outbox.deadLetters(for: "fn", limit: 10)
@@ -86,11 +86,11 @@ struct CommitEventTests {
         #expect(try await outbox.replay(deadLetter: dead[0].sequence) == nil)
         #expect(try await outbox.deadLetters(for: nil, limit: 10).isEmpty)
         // Removing the newest event never lets a sequence be given again.
-        try await outbox.remove([replayed.sequence])
+        try await outbox.remove([replayed.sequence], for: "fn")
         try await database.write(set("/watched/n", "5"))
         let newest = try await outbox.pending(for: "fn", after: 0, limit: 10).last
         #expect(newest.map { $0.sequence > replayed.sequence } == true)
-        try await outbox.deadLetter(pending[2].sequence, reason: "gone", at: 1)
+        try await outbox.deadLetter(pending[2].sequence, for: "fn", reason: "gone", at: 1)
         let discarded = try await outbox.deadLetters(for: nil, limit: 1)[0].sequence
         #expect(try await outbox.discard(deadLetter: discarded))
         #expect(try await outbox.discard(deadLetter: discarded) == false)
