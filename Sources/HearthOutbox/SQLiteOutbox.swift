@@ -141,14 +141,23 @@ public final class SQLiteOutbox: EventOutbox {
         }
     }
 
-    public func deadLetter(_ sequence: Int64, reason: String, at time: Int64) async throws {
+    public func deadLetter(_ sequence: Int64, attempts: Int, reason: String, at time: Int64, keeping limit: Int) async throws -> Int {
         try await writer.write { db in
+            guard let subscriber = try String.fetchOne(
+                db, sql: "SELECT subscriber FROM outbox_event WHERE seq = ?", arguments: [sequence])
+            else { return 0 }
             try db.execute(sql: """
                 INSERT INTO outbox_dead_letter (subscriber, id, body, time, attempts, failed_at, reason)
-                SELECT e.subscriber, b.event_id, b.body, b.time, e.attempts, ?, ?
+                SELECT e.subscriber, b.event_id, b.body, b.time, ?, ?, ?
                 FROM outbox_event e JOIN outbox_body b ON b.id = e.body_id WHERE e.seq = ?
-                """, arguments: [time, reason, sequence])
+                """, arguments: [attempts, time, reason, sequence])
             try Self.remove([sequence], in: db)
+            // Every letter of the subscriber's older than its `limit` newest.
+            try db.execute(sql: """
+                DELETE FROM outbox_dead_letter WHERE subscriber = ? AND seq <= (
+                    SELECT seq FROM outbox_dead_letter WHERE subscriber = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)
+                """, arguments: [subscriber, subscriber, max(0, limit)])
+            return db.changesCount
         }
     }
 
