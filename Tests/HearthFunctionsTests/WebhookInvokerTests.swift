@@ -246,31 +246,31 @@ final class ClosingListener: @unchecked Sendable {
 
     init() throws {
         #if canImport(Glibc)
-        let socket = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
-        let socket = socket(AF_INET, SOCK_STREAM, 0)
+        let listening = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = 0
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listening, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0, listen(socket, 8) == 0 else {
-            close(socket)
+        guard bound == 0, listen(listening, 8) == 0 else {
+            close(listening)
             throw TestError("cannot listen on 127.0.0.1")
         }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listening, $0, &length) }
         }
-        descriptor = socket
+        descriptor = listening
         port = Int(UInt16(bigEndian: address.sin_port))
         let accepted = accepted
         Thread {
             while true {
-                let connection = accept(socket, nil, nil)
+                let connection = accept(listening, nil, nil)
                 guard connection >= 0 else { return }
                 accepted.append(())
                 var buffer = [UInt8](repeating: 0, count: 4096)
