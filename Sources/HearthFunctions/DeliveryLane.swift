@@ -10,7 +10,8 @@ import Synchronization
 /// transaction for many; an event delivered but not yet removed when the process dies is
 /// delivered again, which the event's stable ID lets a function notice). An event that fails
 /// holds back those behind it until it is delivered or given up on; an unreachable function
-/// holds its whole queue, on disk, until it is back.
+/// holds its whole queue, on disk, until it is back. Dead letters record every failed attempt,
+/// and at most ``DeliveryPolicy/maxDeadLetters`` are kept (the oldest go, with a warning).
 ///
 /// Threading: `run()` is one task; the lane's state is that task's, but for when the backlog
 /// was last recounted, behind a lock (a concurrent window's retries recount too). ``wake()``
