@@ -91,10 +91,3 @@ public struct BlockingFunctions: AccountBlockingHooks {
         }
     }
 }
-
-extension Duration {
-    /// The duration in (fractional) milliseconds.
-    fileprivate var milliseconds: Double {
-        Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
-    }
-}

@@ -1,5 +1,6 @@
 import HearthOutbox
 import Logging
+import Synchronization
 
 /// Delivers one function's events from one outbox: in the order they were committed, each at
 /// least once, failures retried with backoff and then moved to the dead-letter list.
@@ -9,10 +10,12 @@ import Logging
 /// transaction for many; an event delivered but not yet removed when the process dies is
 /// delivered again, which the event's stable ID lets a function notice). An event that fails
 /// holds back those behind it until it is delivered or given up on; an unreachable function
-/// holds its whole queue, on disk, until it is back.
+/// holds its whole queue, on disk, until it is back. Dead letters record every failed attempt,
+/// and at most ``DeliveryPolicy/maxDeadLetters`` are kept (the oldest go, with a warning).
 ///
-/// Threading: `run()` is one task; the lane's state is that task's. ``wake()`` may be called
-/// from anywhere (a commit's subscriber) and never blocks.
+/// Threading: `run()` is one task; the lane's state is that task's, but for when the backlog
+/// was last recounted, behind a lock (a concurrent window's retries recount too). ``wake()``
+/// may be called from anywhere (a commit's subscriber) and never blocks.
 public final class DeliveryLane: Sendable {
     /// What one delivery attempt came to, for metrics and the console.
     public struct Attempt: Sendable {
@@ -58,8 +61,15 @@ public final class DeliveryLane: Sendable {
     let environment: Environment
     private let wakeups: AsyncStream<Void>
     private let wakeup: AsyncStream<Void>.Continuation
+    /// When the backlog's figure for this queue was last set from the outbox (milliseconds
+    /// since the epoch); nil before the first time.
+    private let lastCount = Mutex<Int64?>(nil)
     /// Events read from the outbox at once.
     static let pageSize = 64
+    /// How often, at most, the backlog's figure is set from the outbox while events wait
+    /// (besides at start and whenever the queue is empty): it corrects the counts of commits
+    /// that failed after their events were counted, and of dead letters put back.
+    static let recountInterval: Int64 = 60_000
 
     public init(
         outbox: any EventOutbox, function: String, invoker: any EventInvoker, policy: DeliveryPolicy, backlog: EventBacklog,
@@ -88,10 +98,13 @@ public final class DeliveryLane: Sendable {
         var wakeups = self.wakeups.makeAsyncIterator()
         while !Task.isCancelled {
             do {
+                // Due at once when the lane starts: what earlier runs left waits against the
+                // bound too.
+                try await recountIfDue(unremoved: delivered.count)
                 let page = try await outbox.pending(for: function, after: cursor, limit: Self.pageSize)
                 if page.isEmpty {
                     try await flush(&delivered)
-                    backlog.set(queue, waiting: try await outbox.waiting(for: function))
+                    try await recount(unremoved: 0)
                     // Events committed between the read and now woke the stream already.
                     guard await wakeups.next() != nil else { return }
                     continue
@@ -99,14 +112,13 @@ public final class DeliveryLane: Sendable {
                 var index = 0
                 while index < page.count {
                     let window = page[index..<min(page.count, index + policy.maxConcurrency)]
-                    let outcomes = await deliver(Array(window))
+                    let outcomes = await deliver(Array(window), unremoved: delivered.count)
                     for (event, outcome) in zip(window, outcomes) {
                         switch outcome {
                         case .delivered:
                             delivered.append(event.sequence)
-                        case .deadLettered(let reason):
-                            try await outbox.deadLetter(event.sequence, for: function, reason: reason, at: environment.now())
-                            backlog.left(queue, count: 1)
+                        case .deadLettered(let reason, let attempts):
+                            try await deadLetter(event, attempts: attempts, reason: reason)
                         case .cancelled:
                             await flushWhileStopping(delivered)
                             return
@@ -129,7 +141,7 @@ public final class DeliveryLane: Sendable {
 
     private enum Outcome {
         case delivered
-        case deadLettered(String)
+        case deadLettered(reason: String, attempts: Int)
         case cancelled
     }
 
@@ -141,7 +153,8 @@ public final class DeliveryLane: Sendable {
     }
 
     /// Removes delivered events as the lane stops, in a task of its own: the lane's task is
-    /// cancelled then, and the outbox's writes do not start in a cancelled task.
+    /// cancelled then, and the outbox's writes do not start in a cancelled task (an unstructured
+    /// task does not inherit cancellation).
     private func flushWhileStopping(_ delivered: [Int64]) async {
         guard !delivered.isEmpty else { return }
         let (outbox, backlog, queue, function) = (outbox, backlog, queue, function)
@@ -151,12 +164,49 @@ public final class DeliveryLane: Sendable {
         }.value
     }
 
+    private func deadLetter(_ event: StoredEvent, attempts: Int, reason: String) async throws {
+        let dropped = try await outbox.deadLetter(
+            event.sequence, for: function, attempts: attempts, reason: reason, at: environment.now(), keeping: policy.maxDeadLetters)
+        backlog.left(queue, count: 1)
+        if dropped > 0 {
+            environment.logger.warning("a function's dead-letter list is full: its oldest letters were dropped", metadata: [
+                "function": "\(function)", "source": "\(outbox.source)", "dropped": "\(dropped)", "bound": "\(policy.maxDeadLetters)",
+            ])
+        }
+    }
+
+    /// Sets the backlog's figure for this queue from the outbox when it was not set for
+    /// ``recountInterval``, or never (see ``EventBacklog``).
+    /// - Parameter unremoved: events delivered but still in the outbox (the outbox counts
+    ///   them; the backlog already let them go when they are removed).
+    private func recountIfDue(unremoved: Int) async throws {
+        let now = environment.now()
+        let due = lastCount.withLock { last in
+            guard last.map({ now - $0 >= Self.recountInterval }) ?? true else { return false }
+            last = now
+            return true
+        }
+        guard due else { return }
+        do {
+            try await recount(unremoved: unremoved)
+        } catch {
+            lastCount.withLock { $0 = nil }
+            throw error
+        }
+    }
+
+    private func recount(unremoved: Int) async throws {
+        backlog.set(queue, waiting: max(0, try await outbox.waiting(for: function) - unremoved))
+        let now = environment.now()
+        lastCount.withLock { $0 = now }
+    }
+
     /// Delivers a window of consecutive events together, each retried on its own.
-    private func deliver(_ window: [StoredEvent]) async -> [Outcome] {
-        if window.count == 1 { return [await deliverWithRetries(window[0])] }
+    private func deliver(_ window: [StoredEvent], unremoved: Int) async -> [Outcome] {
+        if window.count == 1 { return [await deliverWithRetries(window[0], unremoved: unremoved)] }
         return await withTaskGroup(of: (Int, Outcome).self) { group in
             for (offset, event) in window.enumerated() {
-                group.addTask { (offset, await self.deliverWithRetries(event)) }
+                group.addTask { (offset, await self.deliverWithRetries(event, unremoved: unremoved)) }
             }
             var outcomes = [Outcome](repeating: .cancelled, count: window.count)
             for await (offset, outcome) in group { outcomes[offset] = outcome }
@@ -164,7 +214,7 @@ public final class DeliveryLane: Sendable {
         }
     }
 
-    private func deliverWithRetries(_ stored: StoredEvent) async -> Outcome {
+    private func deliverWithRetries(_ stored: StoredEvent, unremoved: Int) async -> Outcome {
         var failures = stored.attempts
         var unreachableFor = 0
         var attempt = stored.attempts
@@ -174,40 +224,46 @@ public final class DeliveryLane: Sendable {
             let lag = environment.now() - stored.event.time
             let result = await invoker.deliver(stored, timeout: policy.timeout)
             let duration = ContinuousClock.now - started
-            var deadLettered = false
+            let report = { [attempt] (deadLettered: Bool) in
+                self.environment.observe(Attempt(
+                    source: self.outbox.source, function: self.function, eventID: stored.event.id, attempt: attempt, result: result,
+                    duration: duration, lag: lag, deadLettered: deadLettered))
+            }
+            // A failure that ends with the lane's task (the call was cut short by the stop)
+            // says nothing of the function: it is tried again at the next start, uncounted.
+            if Task.isCancelled, result != .delivered { return .cancelled }
             let wait: Duration
             switch result {
             case .delivered:
-                environment.observe(Attempt(
-                    source: outbox.source, function: function, eventID: stored.event.id, attempt: attempt, result: result,
-                    duration: duration, lag: lag, deadLettered: false))
+                report(false)
                 return .delivered
             case .failed(let reason):
                 failures += 1
                 unreachableFor = 0
-                deadLettered = failures >= policy.maxAttempts
-                environment.observe(Attempt(
-                    source: outbox.source, function: function, eventID: stored.event.id, attempt: attempt, result: result,
-                    duration: duration, lag: lag, deadLettered: deadLettered))
-                if deadLettered {
+                let givingUp = failures >= policy.maxAttempts
+                report(givingUp)
+                if givingUp {
                     environment.logger.warning("function gave up on an event: it is in the dead-letter list", metadata: [
                         "function": "\(function)", "event": "\(stored.event.id)", "attempts": "\(failures)", "reason": "\(reason)",
                     ])
-                    return .deadLettered(reason)
+                    return .deadLettered(reason: reason, attempts: failures)
                 }
                 try? await outbox.recordFailure(of: stored.sequence, for: function)
                 wait = policy.backoff(after: failures)
             case .unreachable:
                 unreachableFor += 1
-                environment.observe(Attempt(
-                    source: outbox.source, function: function, eventID: stored.event.id, attempt: attempt, result: result,
-                    duration: duration, lag: lag, deadLettered: false))
-                // Soon, and never long: a process restarting or an endpoint back up gets its events
-                // within seconds.
-                wait = DeliveryPolicy(minBackoff: .milliseconds(100), maxBackoff: .seconds(5)).backoff(after: unreachableFor)
+                report(false)
+                wait = Self.unreachableBackoff.backoff(after: unreachableFor)
             }
+            // A lane held by one event still corrects its backlog's figure now and then.
+            try? await recountIfDue(unremoved: unremoved)
             do { try await environment.sleep(wait) } catch { return .cancelled }
         }
         return .cancelled
     }
+
+    /// The waits between attempts at an unreachable function: soon, and never long, so a
+    /// process restarting or an endpoint back up gets its events within seconds (they use up
+    /// no retries).
+    static let unreachableBackoff = DeliveryPolicy(minBackoff: .milliseconds(100), maxBackoff: .seconds(5))
 }

@@ -11,16 +11,20 @@ public struct DeliveryPolicy: Sendable, Equatable {
     /// an event is delivered only after every earlier one was delivered or given up on. More
     /// hands over that many consecutive events together, so they may finish in any order.
     public var maxConcurrency: Int
+    /// Dead letters kept for the function in each outbox: past it the oldest are dropped (and
+    /// logged), so a function that fails every event cannot fill the disk with copies of them.
+    public var maxDeadLetters: Int
 
     public init(
         maxAttempts: Int = 8, minBackoff: Duration = .seconds(1), maxBackoff: Duration = .seconds(60),
-        timeout: Duration = .seconds(60), maxConcurrency: Int = 1
+        timeout: Duration = .seconds(60), maxConcurrency: Int = 1, maxDeadLetters: Int = 1000
     ) {
         self.maxAttempts = max(1, maxAttempts)
         self.minBackoff = minBackoff
         self.maxBackoff = max(minBackoff, maxBackoff)
         self.timeout = timeout
         self.maxConcurrency = max(1, maxConcurrency)
+        self.maxDeadLetters = max(1, maxDeadLetters)
     }
 
     /// The wait after `failures` failed deliveries (`failures` ≥ 1).

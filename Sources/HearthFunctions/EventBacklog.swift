@@ -2,8 +2,15 @@ import Synchronization
 
 /// How many events wait for each function in each outbox, so that recording can stop at a
 /// bound before the disk fills: the recorder counts what it records, delivery counts what
-/// leaves, and the dispatcher sets the exact figure from the outbox whenever it finds a queue
-/// empty or starts (a commit that failed after its events were counted is corrected then).
+/// leaves, and each lane sets the figure from the outbox when it starts (what earlier runs
+/// left counts against the bound), whenever it finds its queue empty, and at least every
+/// minute while events wait (``DeliveryLane/recountInterval``).
+///
+/// Those recounts are what correct the figure: a commit that failed after its events were
+/// counted leaves it too high, a dead letter put back leaves it too low, until the next one.
+/// (Counting in the store's commit path instead would mean hooks into every store's failure
+/// paths; a figure right within a minute is all a bound on disk use needs.) A recount misses
+/// the events of writes committing while it reads, so it may admit that many past the bound.
 ///
 /// Threading: one lock, taken briefly; the recorder reads it under the database writer's lock.
 public final class EventBacklog: Sendable {

@@ -34,6 +34,13 @@ public final class FunctionActivity: Sendable {
             self.durationMilliseconds = durationMilliseconds
             self.time = time
         }
+
+        /// A scheduled run of `function` (for `scheduled`, in milliseconds since the epoch).
+        public static func scheduledRun(function: String, scheduled: Int64, succeeded: Bool, duration: Duration) -> Entry {
+            Entry(
+                function: function, source: "schedule", eventID: nil, result: succeeded ? "ok" : "failed", reason: nil, attempt: 1,
+                durationMilliseconds: duration.milliseconds, time: scheduled)
+        }
     }
 
     /// A line a function's process printed.
@@ -97,7 +104,13 @@ extension DeliveryLane.Attempt {
         }
         return FunctionActivity.Entry(
             function: function, source: source, eventID: eventID, result: name, reason: reason, attempt: attempt,
-            durationMilliseconds: Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15,
-            time: 0)
+            durationMilliseconds: duration.milliseconds, time: 0)
+    }
+}
+
+extension Duration {
+    /// In milliseconds, with their fraction.
+    var milliseconds: Double {
+        Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
     }
 }

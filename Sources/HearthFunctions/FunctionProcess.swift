@@ -11,8 +11,9 @@ import Synchronization
 /// is signalled: `functions-framework` serves through gunicorn, a master with worker processes,
 /// and a worker must not outlive its master holding the port.
 ///
-/// Threading: `run()` is one task; the running `Process` sits behind a lock so that `stop()`
-/// from another task can end it.
+/// Threading: `run()` is one task; the running `Process` and whether the function was stopped
+/// sit behind one lock, so that `stop()` from another task either ends the process or keeps
+/// the next one from starting (a start checks under the lock `stop()` sets it under).
 public final class FunctionProcess: Sendable {
     /// The function it serves.
     public let function: String
@@ -25,15 +26,34 @@ public final class FunctionProcess: Sendable {
     let logger: Logger
     /// Where its output is also kept for the console.
     let activity: FunctionActivity?
-    private let running = Mutex<Process?>(nil)
-    private let stopped = Atomic(false)
+    private struct State {
+        var process: Process?
+        var stopped = false
+    }
+
+    private let state = Mutex(State())
     /// How many times it started.
     private let starts = Atomic(0)
+    /// Called just before each start (a test stops the function in that moment).
+    let willStart: @Sendable () -> Void
+    /// Milliseconds since the epoch, for the times of its output's lines.
+    let now: @Sendable () -> Int64
 
-    public init(
+    public convenience init(
         function: String, port: Int, executable: URL, arguments: [String], folder: URL, environment: [String: String], logger: Logger,
         activity: FunctionActivity? = nil
     ) {
+        self.init(
+            function: function, port: port, executable: executable, arguments: arguments, folder: folder, environment: environment,
+            logger: logger, activity: activity, now: { Int64(Date().timeIntervalSince1970 * 1000) }, willStart: {})
+    }
+
+    init(
+        function: String, port: Int, executable: URL, arguments: [String], folder: URL, environment: [String: String], logger: Logger,
+        activity: FunctionActivity?, now: @escaping @Sendable () -> Int64, willStart: @escaping @Sendable () -> Void
+    ) {
+        self.now = now
+        self.willStart = willStart
         self.activity = activity
         self.function = function
         self.port = port
@@ -53,15 +73,16 @@ public final class FunctionProcess: Sendable {
     /// Starts it and starts it again whenever it ends, until cancelled (or ``stop()``).
     public func run() async {
         var pause = Duration.milliseconds(250)
-        while !Task.isCancelled, !stopped.load(ordering: .relaxed) {
+        while !isStopping {
             let started = ContinuousClock.now
             do {
                 let status = try await runOnce()
-                guard !Task.isCancelled, !stopped.load(ordering: .relaxed) else { break }
+                guard !isStopping else { break }
                 logger.warning("a function's process ended; starting it again", metadata: [
                     "function": "\(function)", "status": "\(status)", "pause": "\(pause)",
                 ])
             } catch {
+                guard !isStopping else { break }
                 logger.error("a function's process could not start", metadata: ["function": "\(function)", "error": "\(error)"])
             }
             // A process that ran a while is started again soon; one that keeps dying, less often.
@@ -72,21 +93,27 @@ public final class FunctionProcess: Sendable {
         stop()
     }
 
+    private var isStopping: Bool { Task.isCancelled || state.withLock { $0.stopped } }
+
     /// Ends the process and its workers (SIGTERM, then SIGKILL after 5 s) and keeps it from
     /// starting again.
     public func stop() {
-        stopped.store(true, ordering: .relaxed)
-        guard let process = running.withLock({ $0 }), process.isRunning else { return }
+        let process = state.withLock { state in
+            state.stopped = true
+            return state.process
+        }
+        guard let process, process.isRunning else { return }
         let group = -process.processIdentifier
         kill(group, SIGTERM)
         DispatchQueue.global().asyncAfter(deadline: .now() + 5) {
-            kill(group, SIGKILL)
+            // Once it ended, its group was killed then, and the ID may be another group's now.
+            if process.isRunning { kill(group, SIGKILL) }
         }
     }
 
     /// The running process's ID, if one runs.
     public var processIdentifier: Int32? {
-        running.withLock { process in process.flatMap { $0.isRunning ? $0.processIdentifier : nil } }
+        state.withLock { state in state.process.flatMap { $0.isRunning ? $0.processIdentifier : nil } }
     }
 
     private func runOnce() async throws -> Int32 {
@@ -99,9 +126,9 @@ public final class FunctionProcess: Sendable {
         process.standardOutput = output
         process.standardError = output
         process.standardInput = FileHandle.nullDevice
-        let lines = LineSplitter { [logger, function, activity] line in
+        let lines = LineSplitter { [logger, function, activity, now] line in
             logger.info("\(line)", metadata: ["function": "\(function)"])
-            activity?.add(line: line, function: function, time: Int64(Date().timeIntervalSince1970 * 1000))
+            activity?.add(line: line, function: function, time: now())
         }
         output.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
@@ -119,9 +146,12 @@ public final class FunctionProcess: Sendable {
                 continuation.resume(returning: process.terminationStatus)
             }
             do {
-                try running.withLock { running in
+                willStart()
+                try state.withLock { state in
+                    // A stop from before this never sees the process: it must not start.
+                    guard !state.stopped else { throw CancellationError() }
                     try process.run()
-                    running = process
+                    state.process = process
                 }
                 starts.add(1, ordering: .relaxed)
             } catch {

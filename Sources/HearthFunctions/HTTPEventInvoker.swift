@@ -3,11 +3,16 @@ import Foundation
 import HearthOutbox
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 
 /// Delivers events over HTTP: a POST of the structured CloudEvent, to a webhook (signed by
 /// ``WebhookSigner``) or to a function's own process (unsigned: it is reached on loopback only).
-/// A 2xx answer is delivered; any other answer, or none within the timeout, is a failure
-/// (retried); a refused or failed connection is unreachable (waits).
+/// A 2xx answer is delivered. When no connection could be made (refused, timed out, the name
+/// did not resolve), the request was never sent: unreachable (waits). Anything else is a
+/// failure (retried, then dead-lettered): another answer, none within the timeout, or the
+/// connection lost once it was made (a worker that died handling the event, a reset, TLS),
+/// since the function may have seen the event and an event that kills it must not hold its
+/// queue forever.
 public struct HTTPEventInvoker: EventInvoker {
     public let url: String
     let signer: WebhookSigner?
@@ -15,7 +20,8 @@ public struct HTTPEventInvoker: EventInvoker {
     let now: @Sendable () -> Int64
 
     /// - Parameters:
-    ///   - client: the server's HTTP client (shared; not shut down here).
+    ///   - client: the functions' HTTP client (``HTTPClient/Configuration/functions``: its 3xx
+    ///     answers are failures, not followed); not shut down here.
     ///   - now: milliseconds since the epoch, for the signature's timestamp.
     public init(url: String, signer: WebhookSigner?, client: HTTPClient, now: @escaping @Sendable () -> Int64) {
         self.url = url
@@ -34,7 +40,7 @@ public struct HTTPEventInvoker: EventInvoker {
         }
         request.body = .bytes(ByteBuffer(bytes: event.event.body))
         do {
-            let response = try await client.execute(request, timeout: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000))
+            let response = try await client.execute(request, timeout: TimeAmount(timeout))
             // Read (a bounded part of) the answer so the connection can be used again.
             let answer = await Self.beginning(of: response.body, upTo: 4096)
             if (200..<300).contains(response.status.code) { return .delivered }
@@ -43,7 +49,26 @@ public struct HTTPEventInvoker: EventInvoker {
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
             return .failed("no answer within \(timeout)")
         } catch {
-            return .unreachable("\(error)")
+            return Self.neverSent(error) ? .unreachable("\(error)") : .failed("\(error)")
+        }
+    }
+
+    /// True for the errors of a request that never left: no connection could be made. (The
+    /// connection pool reports its last connection failure, or a connect timeout, for a request
+    /// still waiting for a connection at its deadline.)
+    static func neverSent(_ error: any Error) -> Bool {
+        switch error {
+        case let error as HTTPClientError:
+            return error == .connectTimeout || error == .getConnectionFromPoolTimeout
+        case is NIOConnectionError, is SocketAddressError:
+            return true
+        case let error as ChannelError:
+            if case .connectTimeout = error { return true }
+            return false
+        case let error as IOError:
+            return [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL].contains(error.errnoCode)
+        default:
+            return false
         }
     }
 

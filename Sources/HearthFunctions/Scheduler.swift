@@ -32,7 +32,10 @@ public struct ScheduledFunction: Sendable {
 /// names, a POST to the function with `X-CloudScheduler-JobName` and
 /// `X-CloudScheduler-ScheduleTime` (which the SDKs hand the function as the job's name and
 /// time). A failed run is tried again `retryCount` times, 5 s apart and doubling; a run missed
-/// while the server was down is not made up (Cloud Scheduler does not either).
+/// while the server was down is not made up (Cloud Scheduler does not either). Times that pass
+/// while a run (with its retries) goes on, or while the process or the machine is paused, get
+/// one run, at once, for the first of them, and not one each back to back; then the schedule
+/// goes on from the present.
 public final class Scheduler: Sendable {
     public struct Environment: Sendable {
         public var now: @Sendable () -> Date
@@ -86,7 +89,9 @@ public final class Scheduler: Sendable {
             if wait > 0 {
                 do { try await environment.sleep(.milliseconds(Int64((wait * 1000).rounded(.up)))) } catch { return }
             }
-            after = next
+            // Already past the time after it: this run is the one catch-up run for every time
+            // missed, and the next is the first time after this run ends.
+            let catchingUp = function.schedule.next(after: next).map { $0 <= environment.now() } ?? false
             let started = ContinuousClock.now
             var pause = Duration.seconds(5)
             var succeeded = false
@@ -105,6 +110,7 @@ public final class Scheduler: Sendable {
                 }
             }
             environment.observe(function.name, next, succeeded, ContinuousClock.now - started)
+            after = catchingUp ? max(next, environment.now()) : next
         }
     }
 
@@ -119,7 +125,7 @@ public final class Scheduler: Sendable {
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(string: "{}"))
         do {
-            let response = try await client.execute(request, timeout: .seconds(Int64(function.timeout.components.seconds)))
+            let response = try await client.execute(request, timeout: TimeAmount(function.timeout))
             let body = try? await response.body.collect(upTo: 4096)
             guard (200..<300).contains(response.status.code) else {
                 return "HTTP \(response.status.code)\(body.map { ": " + String(buffer: $0).prefix(200) } ?? "")"

@@ -19,8 +19,14 @@ public protocol EventOutbox: Sendable {
     /// Counts a failed delivery of an event to `subscriber`.
     func recordFailure(of sequence: Int64, for subscriber: String) async throws
 
-    /// Moves an event of `subscriber` to the dead-letter list, with the last failure's description.
-    func deadLetter(_ sequence: Int64, for subscriber: String, reason: String, at time: Int64) async throws
+    /// Moves an event of `subscriber` to the dead-letter list after `attempts` failed
+    /// deliveries, with the last failure's description, and keeps at most `limit` dead letters
+    /// of that subscriber: the oldest beyond it are dropped (an outsider whose writes keep
+    /// failing a function must not fill the disk). Returns how many were dropped.
+    @discardableResult
+    func deadLetter(
+        _ sequence: Int64, for subscriber: String, attempts: Int, reason: String, at time: Int64, keeping limit: Int
+    ) async throws -> Int
 
     /// Dead letters, oldest first, of one subscriber or of all.
     func deadLetters(for subscriber: String?, limit: Int) async throws -> [DeadLetter]

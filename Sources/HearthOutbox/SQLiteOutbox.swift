@@ -31,8 +31,6 @@ public final class SQLiteOutbox: EventOutbox {
     public let source: String
     private let writer: any DatabaseWriter
     private let reader: any DatabaseReader
-    /// Dead letters kept per outbox; the oldest go beyond it.
-    public static let maxDeadLetters = 10_000
 
     /// The outbox in the file `writer` writes, whose tables the migrations made.
     /// - Parameter reader: a read-only connection to the same file, for the dispatcher's reads.
@@ -237,18 +235,21 @@ public final class SQLiteOutbox: EventOutbox {
         }
     }
 
-    public func deadLetter(_ sequence: Int64, for subscriber: String, reason: String, at time: Int64) async throws {
+    public func deadLetter(
+        _ sequence: Int64, for subscriber: String, attempts: Int, reason: String, at time: Int64, keeping limit: Int
+    ) async throws -> Int {
         try await writer.write { db in
             try db.execute(sql: """
                 INSERT INTO outbox_dead_letter (subscriber, id, body, time, attempts, failed_at, reason)
-                SELECT ?1, e.event_id, e.body, e.time,
-                    coalesce((SELECT attempts FROM outbox_attempt WHERE subscriber = ?1 AND seq = e.seq), 0), ?2, ?3
-                FROM outbox_entry e WHERE e.seq = ?4
-                """, arguments: [subscriber, time, reason, sequence])
-            try db.execute(sql: """
-                DELETE FROM outbox_dead_letter WHERE seq <= (SELECT max(seq) FROM outbox_dead_letter) - ?
-                """, arguments: [Self.maxDeadLetters])
+                SELECT ?, event_id, body, time, ?, ?, ? FROM outbox_entry WHERE seq = ?
+                """, arguments: [subscriber, attempts, time, reason, sequence])
             try Self.finish([sequence], for: subscriber, in: db)
+            // Every letter of the subscriber's older than its `limit` newest.
+            try db.execute(sql: """
+                DELETE FROM outbox_dead_letter WHERE subscriber = ? AND seq <= (
+                    SELECT seq FROM outbox_dead_letter WHERE subscriber = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)
+                """, arguments: [subscriber, subscriber, max(0, limit)])
+            return db.changesCount
         }
     }
 

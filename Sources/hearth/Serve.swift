@@ -276,6 +276,19 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Functions are called through a client of their own (HTTPClient.Configuration.functions:
+        // no read timeout, no redirects), shut down once the server has stopped.
+        let functionsHTTP = functions == nil ? nil : HTTPClient.makeForFunctions()
+        do {
+            try await serve(functionsHTTP: functionsHTTP)
+        } catch {
+            try? await functionsHTTP?.shutdown()
+            throw error
+        }
+        try await functionsHTTP?.shutdown()
+    }
+
+    private func serve(functionsHTTP: HTTPClient?) async throws {
         // A server holds a descriptor per connection and several per database: use all the
         // system allows (the soft limit is often 1,024 where the hard one is far higher).
         Self.raiseDescriptorLimit()
@@ -292,11 +305,11 @@ struct Serve: AsyncParsableCommand {
         let demo = cluster == nil && settings == nil ? runsDemo(in: dataURL) : (self.demo ?? false)
         var functionsService: FunctionsService?
         var functionsPort: Int?
-        if let functions {
+        if let functions, let functionsHTTP {
             let port = try LoopbackPort.free()
             functionsPort = port
             functionsService = try await loadFunctions(
-                from: URL(fileURLWithPath: functions, isDirectory: true), port: port, http: .shared, metrics: metrics, logger: logger)
+                from: URL(fileURLWithPath: functions, isDirectory: true), port: port, http: functionsHTTP, metrics: metrics, logger: logger)
         }
         databaseOptions.eventRecorder = functionsService?.recorder
         let folder: DataFolder
@@ -377,7 +390,7 @@ struct Serve: AsyncParsableCommand {
         let shownFilesOrigin = configuration.filesOrigin
         let app = try await buildApplication(
             configuration: configuration, folder: folder, metrics: metrics, recentLogs: recentLogs, functions: functionsService,
-            logger: logger,
+            functionsClient: functionsHTTP, logger: logger,
             onServerRunning: { boundPort in
                 // Unbuffered, so a supervisor reading a pipe sees the line at once.
                 FileHandle.standardOutput.write(Data("""
@@ -524,12 +537,9 @@ extension Serve {
                         environment: Scheduler.Environment(
                             observe: { function, scheduled, succeeded, duration in
                                 metrics.scheduledRun(function: function, succeeded: succeeded)
-                                activity.add(FunctionActivity.Entry(
-                                    function: function, source: "schedule", eventID: nil, result: succeeded ? "ok" : "failed",
-                                    reason: nil, attempt: 1,
-                                    durationMilliseconds: Double(duration.components.seconds) * 1000
-                                        + Double(duration.components.attoseconds) / 1e15,
-                                    time: Int64(scheduled.timeIntervalSince1970 * 1000)))
+                                activity.add(.scheduledRun(
+                                    function: function, scheduled: Int64(scheduled.timeIntervalSince1970 * 1000), succeeded: succeeded,
+                                    duration: duration))
                             }, logger: logger)),
                 blocking: blockingFunctions, naming: .init(databaseHost: "\(host):\(port)", projectID: project), backlog: backlog,
                 environment: DeliveryLane.Environment(

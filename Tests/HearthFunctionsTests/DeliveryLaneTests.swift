@@ -1,5 +1,5 @@
 import Foundation
-import HearthFunctions
+@testable import HearthFunctions
 import HearthOutbox
 import HearthTesting
 import Synchronization
@@ -65,25 +65,33 @@ struct DeliveryLaneTests {
         var mostInFlight: Int { state.withLock { $0.mostInFlight } }
     }
 
-    /// The real outbox, telling the test each time the lane asked how many events wait: the
-    /// lane does that when it found its queue empty, after removing what it delivered, just
-    /// before it goes idle.
+    /// The real outbox, telling the test each time the lane asked how many events wait after
+    /// finding its queue empty: it does that after removing what it delivered, just before it
+    /// goes idle. (It also asks as it starts and now and then while events wait: those are
+    /// counted apart.)
     final class SignallingOutbox: EventOutbox {
         let inner: SQLiteOutbox
         let idle = Collected<Int>()
+        /// Every answer to how many events wait, idle or not.
+        let counts = Collected<Int>()
+        private let lastPageEmpty = Mutex(false)
 
         init(_ inner: SQLiteOutbox) { self.inner = inner }
 
         var source: String { inner.source }
         func pending(for subscriber: String, after sequence: Int64, limit: Int) async throws -> [StoredEvent] {
-            try await inner.pending(for: subscriber, after: sequence, limit: limit)
+            let page = try await inner.pending(for: subscriber, after: sequence, limit: limit)
+            lastPageEmpty.withLock { $0 = page.isEmpty }
+            return page
         }
         func remove(_ sequences: [Int64], for subscriber: String) async throws { try await inner.remove(sequences, for: subscriber) }
         func recordFailure(of sequence: Int64, for subscriber: String) async throws {
             try await inner.recordFailure(of: sequence, for: subscriber)
         }
-        func deadLetter(_ sequence: Int64, for subscriber: String, reason: String, at time: Int64) async throws {
-            try await inner.deadLetter(sequence, for: subscriber, reason: reason, at: time)
+        func deadLetter(
+            _ sequence: Int64, for subscriber: String, attempts: Int, reason: String, at time: Int64, keeping limit: Int
+        ) async throws -> Int {
+            try await inner.deadLetter(sequence, for: subscriber, attempts: attempts, reason: reason, at: time, keeping: limit)
         }
         func retain(subscribers: Set<String>) async throws -> [String: Int] { try await inner.retain(subscribers: subscribers) }
         func deadLetters(for subscriber: String?, limit: Int) async throws -> [DeadLetter] {
@@ -94,7 +102,8 @@ struct DeliveryLaneTests {
         func backlog() async throws -> [String: Int] { try await inner.backlog() }
         func waiting(for subscriber: String) async throws -> Int {
             let count = try await inner.waiting(for: subscriber)
-            idle.append(count)
+            counts.append(count)
+            if lastPageEmpty.withLock({ empty in defer { empty = false }; return empty }) { idle.append(count) }
             return count
         }
 
@@ -114,10 +123,13 @@ struct DeliveryLaneTests {
         let attempts: Collected<DeliveryLane.Attempt>
         let lane: DeliveryLane
 
-        /// - Parameter sleep: what a wait does after it is recorded (by default, nothing).
+        /// - Parameters:
+        ///   - sleep: what a wait does after it is recorded (by default, nothing).
+        ///   - now: the lane's clock (by default, always 10,000).
         init(
             policy: DeliveryPolicy, invoker: ScriptedInvoker = ScriptedInvoker(),
-            sleep: @escaping @Sendable (Duration) async throws -> Void = { _ in }
+            sleep: @escaping @Sendable (Duration) async throws -> Void = { _ in },
+            now: @escaping @Sendable () -> Int64 = { 10_000 }
         ) throws {
             store = try OutboxFixture(source: "database/test")
             outbox = SignallingOutbox(store.outbox)
@@ -129,13 +141,15 @@ struct DeliveryLaneTests {
             lane = DeliveryLane(
                 outbox: outbox, function: "fn", invoker: invoker, policy: policy, backlog: backlog,
                 environment: DeliveryLane.Environment(
-                    now: { 10_000 },
+                    now: now,
                     sleep: { duration in
                         sleeps.append(duration)
                         try await sleep(duration)
                     },
                     observe: { attempts.append($0) }, logger: quietLogger))
         }
+
+        var queue: EventBacklog.Queue { EventBacklog.Queue(source: "database/test", function: "fn") }
 
         func record(_ ids: [String], for subscriber: String = "fn") throws {
             try store.record(ids: ids, for: subscriber)
@@ -197,9 +211,8 @@ struct DeliveryLaneTests {
         #expect(dead[0].event.id == "e1")
         #expect(dead[0].reason == "HTTP 500: try 5")
         #expect(dead[0].failedAt == 10_000)
-        // The outbox counted the failures it was told of: every one but the last, which sent
-        // the event here (as the webhook integration tests expect too).
-        #expect(dead[0].attempts == 4)
+        // Every failure, the last (which sent it here) included.
+        #expect(dead[0].attempts == 5)
         #expect(try await fixture.store.outbox.backlog().isEmpty)
         await fixture.stop(task)
     }
@@ -213,7 +226,10 @@ struct DeliveryLaneTests {
         await fixture.outbox.wentIdle(times: 1)
         #expect(fixture.sleeps.all.isEmpty)
         #expect(invoker.calls.all == ["e1", "e2"])
-        #expect(try await fixture.store.outbox.deadLetters(for: "fn", limit: 10).map(\.reason) == ["no"])
+        let dead = try await fixture.store.outbox.deadLetters(for: "fn", limit: 10)
+        #expect(dead.map(\.reason) == ["no"])
+        // retry=False: the one failure is the letter's one attempt.
+        #expect(dead.map(\.attempts) == [1])
         await fixture.stop(task)
     }
 
@@ -387,5 +403,78 @@ struct DeliveryLaneTests {
         #expect(seen.allSatisfy { $0.lag == 6_000 })
         #expect(seen.allSatisfy { $0.duration >= .zero })
         await fixture.stop(task)
+    }
+
+    @Test func aStartingLaneCountsWhatEarlierRunsLeftAgainstTheBound() async throws {
+        let invoker = ScriptedInvoker(stalling: "e1")
+        let fixture = try Fixture(policy: DeliveryPolicy(), invoker: invoker)
+        defer { fixture.remove() }
+        // Left by an earlier run: nothing in this process counted them.
+        try fixture.record(["e1", "e2", "e3"])
+        #expect(fixture.backlog.waiting[fixture.queue] == nil)
+        let task = fixture.start()
+        // The lane is held by its first event: far from an empty queue, it counted already.
+        _ = await invoker.calls.wait(for: 1)
+        #expect(fixture.backlog.waiting[fixture.queue] == 3)
+        await fixture.stop(task)
+    }
+
+    @Test func aLaneHeldByOneEventStillCorrectsItsBacklogFromTheOutbox() async throws {
+        let clock = Mutex<Int64>(10_000)
+        let invoker = ScriptedInvoker(["e1": Array(repeating: .unreachable("connection refused"), count: 3)])
+        let seen = Collected<Int?>()
+        let backlog = Mutex<EventBacklog?>(nil)
+        let sleep: @Sendable (Duration) async throws -> Void = { _ in
+            guard let backlog = backlog.withLock({ $0 }) else { return }
+            let queue = EventBacklog.Queue(source: "database/test", function: "fn")
+            seen.append(backlog.waiting[queue])
+            if seen.all.count == 1 {
+                // Ten events counted by commits that then failed, and a minute passes.
+                for _ in 1...10 { _ = backlog.admit(queue) }
+                clock.withLock { $0 += DeliveryLane.recountInterval }
+            }
+        }
+        let fixture = try Fixture(policy: DeliveryPolicy(), invoker: invoker, sleep: sleep, now: { clock.withLock { $0 } })
+        backlog.withLock { $0 = fixture.backlog }
+        defer { fixture.remove() }
+        try fixture.record(["e1", "e2"])
+        let task = fixture.start()
+        await fixture.outbox.wentIdle(times: 1)
+        // Set at the start (2), then, the next wait, from the outbox again: not 12.
+        #expect(Array(seen.all.prefix(3)) == [2, 2, 2] as [Int?])
+        #expect(fixture.outbox.counts.all == [2, 2, 0])
+        #expect(fixture.backlog.waiting[fixture.queue] == 0)
+        await fixture.stop(task)
+    }
+
+    @Test func theDeadLetterListKeepsTheNewestUpToItsBound() async throws {
+        let invoker = ScriptedInvoker(["e1": [.failed("1")], "e2": [.failed("2")], "e3": [.failed("3")], "e4": [.failed("4")]])
+        let fixture = try Fixture(policy: DeliveryPolicy(maxAttempts: 1, maxDeadLetters: 2), invoker: invoker)
+        defer { fixture.remove() }
+        try fixture.record(["x1"], for: "other")
+        let other = try await fixture.store.outbox.pending(for: "other", after: 0, limit: 1)
+        try await fixture.store.outbox.deadLetter(other[0].sequence, for: "other", attempts: 1, reason: "x", at: 1, keeping: 2)
+        try fixture.record(["e1", "e2", "e3", "e4"])
+        let task = fixture.start()
+        await fixture.outbox.wentIdle(times: 1)
+        #expect(try await fixture.store.outbox.deadLetters(for: "fn", limit: 10).map(\.event.id) == ["e3", "e4"])
+        // Another function's letters are its own.
+        #expect(try await fixture.store.outbox.deadLetters(for: "other", limit: 10).map(\.event.id) == ["x1"])
+        #expect(try await fixture.store.outbox.backlog() == [:])
+        await fixture.stop(task)
+    }
+
+    @Test func aDeadLetterPastTheBoundSaysHowManyWent() async throws {
+        let store = try OutboxFixture()
+        defer { store.remove() }
+        try store.record(ids: ["e1", "e2", "e3"])
+        let pending = try await store.outbox.pending(for: "fn", after: 0, limit: 10)
+        var dropped: [Int] = []
+        for event in pending {
+            dropped.append(try await store.outbox.deadLetter(event.sequence, for: event.event.subscriber, attempts: 2, reason: "no", at: 1, keeping: 1))
+        }
+        #expect(dropped == [0, 1, 1])
+        let letters = try await store.outbox.deadLetters(for: nil, limit: 10)
+        #expect(letters.map(\.event.id) == ["e3"] && letters.map(\.attempts) == [2])
     }
 }

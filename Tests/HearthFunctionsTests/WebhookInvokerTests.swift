@@ -2,7 +2,7 @@ import AsyncHTTPClient
 import Crypto
 import Foundation
 import HTTPTypes
-import HearthFunctions
+@testable import HearthFunctions
 import HearthOutbox
 import Hummingbird
 import NIOCore
@@ -10,11 +10,19 @@ import Testing
 
 /// Events POSTed over HTTP (``HTTPEventInvoker``) to a real server on loopback: what each kind
 /// of answer (or its absence) comes to, and the request itself: the structured CloudEvent with
-/// its content type and Standard Webhooks signature headers that verify.
+/// its content type and Standard Webhooks signature headers that verify. Also the functions'
+/// HTTP client: no read timeout, redirects and compressed answers passed on as they came.
 @Suite(.timeLimit(.minutes(1)))
 struct WebhookInvokerTests {
     static let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
     static let now: Int64 = 1_700_000_123_456
+    /// The functions' client, as the server makes it (kept for the whole test process).
+    static let client = HTTPClient.makeForFunctions()
+    /// "hello", gzipped.
+    static let gzippedHello: [UInt8] = [
+        0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xcb, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00, 0x86, 0xa6, 0x10,
+        0x36, 0x05, 0x00, 0x00, 0x00,
+    ]
 
     /// What the server received at `/ok`.
     struct Received: Sendable {
@@ -51,6 +59,14 @@ struct WebhookInvokerTests {
                 let page = "<html>" + String(repeating: "sorry ", count: 2000) + "</html>"
                 return Response(status: .badGateway, body: ResponseBody(byteBuffer: ByteBuffer(string: page)))
             }
+            router.post("moved") { _, _ -> Response in
+                Response(status: .temporaryRedirect, headers: [.location: "/ok"])
+            }
+            router.get("gzipped") { _, _ -> Response in
+                Response(
+                    status: .ok, headers: [.contentEncoding: "gzip", .contentType: "text/plain"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(bytes: WebhookInvokerTests.gzippedHello)))
+            }
             router.post("hang") { _, _ -> Response in
                 hanging.append(())
                 for await _ in never {}
@@ -84,7 +100,7 @@ struct WebhookInvokerTests {
 
     static func invoker(_ url: String, signed: Bool = true) throws -> HTTPEventInvoker {
         HTTPEventInvoker(
-            url: url, signer: signed ? try WebhookSigner(secrets: [secret], function: "hook") : nil, client: HTTPClient.shared,
+            url: url, signer: signed ? try WebhookSigner(secrets: [secret], function: "hook") : nil, client: client,
             now: { now })
     }
 
@@ -151,9 +167,9 @@ struct WebhookInvokerTests {
     }
 
     @Test func aRefusedConnectionIsUnreachable() async throws {
-        // Bound and released at once: nothing listens there. (The shared client keeps trying
-        // to connect until the timeout, then reports the refusal: a short timeout keeps the
-        // test short.)
+        // Bound and released at once: nothing listens there. (The client keeps trying to
+        // connect until the timeout, then reports the refusal: a short timeout keeps the test
+        // short.)
         let port = try LoopbackPort.free()
         let result = try await Self.invoker("http://127.0.0.1:\(port)/ok").deliver(Self.event(), timeout: .milliseconds(500))
         guard case .unreachable(let reason) = result else {
@@ -174,4 +190,105 @@ struct WebhookInvokerTests {
         }
         #expect(reason.hasPrefix("no answer within"))
     }
+
+    @Test func aConnectionClosedInTheMiddleOfTheRequestIsAFailure() async throws {
+        // A worker that dies handling the event: it may have seen it, and an event that kills
+        // it every time must use up its retries, not hold its queue forever.
+        let listener = try ClosingListener()
+        defer { listener.stop() }
+        let result = try await Self.invoker("http://127.0.0.1:\(listener.port)/ok").deliver(Self.event(), timeout: .seconds(10))
+        guard case .failed = result else {
+            Issue.record("not a failure: \(result)")
+            return
+        }
+        #expect(listener.accepted.all.count >= 1)
+    }
+
+    @Test func onlyErrorsOfARequestNeverSentAreUnreachable() {
+        #expect(HTTPEventInvoker.neverSent(HTTPClientError.connectTimeout))
+        #expect(HTTPEventInvoker.neverSent(HTTPClientError.getConnectionFromPoolTimeout))
+        #expect(HTTPEventInvoker.neverSent(IOError(errnoCode: ECONNREFUSED, reason: "connect")))
+        #expect(HTTPEventInvoker.neverSent(ChannelError.connectTimeout(.seconds(10))))
+        #expect(!HTTPEventInvoker.neverSent(HTTPClientError.remoteConnectionClosed))
+        #expect(!HTTPEventInvoker.neverSent(IOError(errnoCode: ECONNRESET, reason: "read")))
+        #expect(!HTTPEventInvoker.neverSent(HTTPClientError.invalidURL))
+        #expect(!HTTPEventInvoker.neverSent(ChannelError.ioOnClosedChannel))
+    }
+
+    @Test func aRedirectIsAFailureAndIsNotFollowed() async throws {
+        let server = try await LoopbackServer()
+        let result = try await Self.invoker(server.url("moved")).deliver(Self.event(), timeout: .seconds(10))
+        await server.stop()
+        #expect(result == .failed("HTTP 307"))
+        #expect(server.received.all.isEmpty)
+    }
+
+    @Test func theFunctionsClientWaitsAsLongAsTheDeadlineAndPassesAnswersOnAsTheyCame() async throws {
+        // No read timeout of its own: a function silent for longer than any such limit (the
+        // shared client's is 90 s) is cut at its own deadline only.
+        #expect(HTTPClient.Configuration.functions.timeout.read == nil)
+        let server = try await LoopbackServer()
+        let response = try await Self.client.execute(HTTPClientRequest(url: server.url("gzipped")), timeout: .seconds(10))
+        let body = try await response.body.collect(upTo: 1 << 16)
+        await server.stop()
+        // Still compressed, as its Content-Encoding says (the shared client would inflate it).
+        #expect(Array(buffer: body) == Self.gzippedHello)
+    }
 }
+
+/// A TCP listener on 127.0.0.1 that reads the start of each request and closes the connection
+/// without answering. Accepts on a thread of its own (blocking calls, off the cooperative pool).
+final class ClosingListener: @unchecked Sendable {
+    let port: Int
+    /// One entry per connection accepted.
+    let accepted = Collected<Void>()
+    private let descriptor: Int32
+
+    init() throws {
+        #if canImport(Glibc)
+        let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let listening = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listening, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(listening, 8) == 0 else {
+            close(listening)
+            throw TestError("cannot listen on 127.0.0.1")
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listening, $0, &length) }
+        }
+        descriptor = listening
+        port = Int(UInt16(bigEndian: address.sin_port))
+        let accepted = accepted
+        Thread {
+            while true {
+                let connection = accept(listening, nil, nil)
+                guard connection >= 0 else { return }
+                accepted.append(())
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                _ = recv(connection, &buffer, buffer.count, 0)
+                close(connection)
+            }
+        }.start()
+    }
+
+    /// Stops accepting (the thread's `accept` fails and it ends).
+    func stop() {
+        shutdown(descriptor, Int32(SHUT_RDWR))
+        close(descriptor)
+    }
+
+    struct TestError: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+}
+

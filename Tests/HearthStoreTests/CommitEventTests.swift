@@ -73,11 +73,12 @@ struct CommitEventTests {
         try await outbox.remove([pending[0].sequence], for: "fn")
         try await outbox.recordFailure(of: pending[1].sequence, for: "fn")
         try await outbox.recordFailure(of: pending[1].sequence, for: "fn")
-        try await outbox.deadLetter(pending[1].sequence, for: "fn", reason: "HTTP 500", at: 99)
+        // The third failure gives up: the letter counts all three.
+        try await outbox.deadLetter(pending[1].sequence, for: "fn", attempts: 3, reason: "HTTP 500", at: 99, keeping: 10)
         let left = try await outbox.pending(for: "fn", after: 0, limit: 10)
         #expect(Self.bodies(left) == ["/watched/n=3", "/watched/n=4"])
         let dead = try await outbox.deadLetters(for: "fn", limit: 10)
-        #expect(dead.count == 1 && dead[0].attempts == 2 && dead[0].reason == "HTTP 500" && dead[0].failedAt == 99)
+        #expect(dead.count == 1 && dead[0].attempts == 3 && dead[0].reason == "HTTP 500" && dead[0].failedAt == 99)
         #expect(dead[0].event == pending[1].event)
         #expect(try await outbox.deadLetters(for: "other", limit: 10).isEmpty)
         // Replayed: back at the end of the queue with its ID, after every event it waited behind.
@@ -90,7 +91,7 @@ struct CommitEventTests {
         try await database.write(set("/watched/n", "5"))
         let newest = try await outbox.pending(for: "fn", after: 0, limit: 10).last
         #expect(newest.map { $0.sequence > replayed.sequence } == true)
-        try await outbox.deadLetter(pending[2].sequence, for: "fn", reason: "gone", at: 1)
+        try await outbox.deadLetter(pending[2].sequence, for: "fn", attempts: 1, reason: "gone", at: 1, keeping: 10)
         let discarded = try await outbox.deadLetters(for: nil, limit: 1)[0].sequence
         #expect(try await outbox.discard(deadLetter: discarded))
         #expect(try await outbox.discard(deadLetter: discarded) == false)

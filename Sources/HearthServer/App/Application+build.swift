@@ -29,6 +29,10 @@ import ServiceLifecycle
 ///   - logger: the logger for the server and its requests.
 ///   - functions: the functions to run, whose recorder `folder`'s databases were given
 ///     (``HearthStore/DatabaseOptions/eventRecorder``); nil for none. Not with `cluster`.
+///   - functionsClient: the client HTTPS and callable functions are called with (the one
+///     `functions` were made with: ``AsyncHTTPClient/HTTPClient/makeForFunctions()``); the
+///     caller shuts it down after the application stopped. Nil: none are served (Swift
+///     functions need none).
 ///   - onServerRunning: called with the bound port once the server accepts connections.
 ///   - onFilesServerRunning: called with the bound files port (``ServerConfiguration/filesPort``)
 ///     once that listener accepts connections.
@@ -43,6 +47,7 @@ public func buildApplication(
     recentLogs: RecentLogEntries = RecentLogEntries(),
     requestLog: RequestLog? = nil,
     functions: FunctionsService? = nil,
+    functionsClient: HTTPClient? = nil,
     logger: Logger,
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
     onFilesServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
@@ -173,10 +178,12 @@ public func buildApplication(
             scratch: FileManager.default.temporaryDirectory, maxWriteBytes: configuration.maxWriteBytes),
         dataBrowse: DataBrowseResponder(operations: operations, admin: admin, defaultDatabase: configuration.defaultDatabase),
         functionsAdmin: FunctionsAdminResponder(functions: functions, admin: admin),
-        functions: functions.map { functions in
-            FunctionsResponder(
-                functions: functions, projectID: configuration.projectID, admin: admin, issuer: accounts.issuer, client: .shared,
-                clock: configuration.clock)
+        functions: functions.flatMap { functions in
+            functionsClient.map { client in
+                FunctionsResponder(
+                    functions: functions, projectID: configuration.projectID, admin: admin, issuer: accounts.issuer, client: client,
+                    clock: configuration.clock)
+            }
         },
         accessLog: configuration.accessLog
     )

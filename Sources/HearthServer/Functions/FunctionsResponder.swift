@@ -19,7 +19,9 @@ import NIOHTTP1
 /// `UNAUTHENTICATED`, before the function sees anything. Then the request goes to the
 /// function's process, bounded (a body of at most ``maxRequestBytes``, an answer of at most
 /// ``maxResponseBytes``, the function's timeout). App Check tokens are not passed on: a function
-/// would try to verify them against Google.
+/// would try to verify them against Google. The answer goes back as the function gave it: a
+/// redirect is the caller's to follow (the client follows none, so a function's redirect
+/// cannot make the server fetch another address), a compressed body stays compressed.
 struct FunctionsResponder: HTTPResponder {
     typealias Context = HearthRequestContext
 
@@ -27,6 +29,7 @@ struct FunctionsResponder: HTTPResponder {
     let projectID: String
     let admin: AdminCredential
     let issuer: TokenIssuer
+    /// The functions' client (``AsyncHTTPClient/HTTPClient/Configuration/functions``).
     let client: HTTPClient
     let clock: @Sendable () -> Int64
 
@@ -94,7 +97,7 @@ struct FunctionsResponder: HTTPResponder {
         forwarded.body = .bytes(body)
         body = ByteBuffer()
         do {
-            let answer = try await client.execute(forwarded, timeout: .seconds(Int64(function.timeout.components.seconds)))
+            let answer = try await client.execute(forwarded, timeout: TimeAmount(function.timeout))
             let bytes = try await answer.body.collect(upTo: Self.maxResponseBytes)
             var headers = HTTPFields()
             for (name, value) in answer.headers {
