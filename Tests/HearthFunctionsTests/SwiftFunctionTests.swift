@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import HearthCore
 import HearthFunctions
@@ -94,6 +95,22 @@ struct SwiftFunctionTests {
             let dead = try await outbox.deadLetters(for: "flaky", limit: 10)
             #expect(dead.count == 1 && dead[0].attempts == 2)
             #expect(attempts.withLock { $0 } == 4)  // three tries of "never", one of "fine"
+        }
+    }
+
+    @Test func theConsolesListingSaysWhereEachFunctionRuns() async throws {
+        let inProcess = try FunctionDefinition.onValue(.written, ref: "posts/{postId}", name: "copyPost") { _ in }
+        var webhook = try FunctionDefinition.onValue(.created, ref: "items/{id}", name: "notify") { _ in }
+        webhook.invoker = HTTPEventInvoker(url: "http://127.0.0.1:9/hook", signer: nil, client: .shared, now: { 0 })
+        try await TestServer.with(functions: try Self.service([inProcess, webhook])) { server in
+            let result = try await server.request(
+                "GET", "/.hearth/functions", headers: ["Authorization": "Bearer \(TestServer.adminToken)"])
+            #expect(result.status == 200)
+            let listing = try #require(try JSONSerialization.jsonObject(with: result.body) as? [String: Any])
+            let functions = try #require(listing["functions"] as? [[String: Any]])
+            #expect(functions.map { $0["name"] as? String } == ["copyPost", "notify"])
+            #expect(functions.map { $0["runsIn"] as? String } == ["server", "webhook"])
+            #expect(functions.allSatisfy { $0["process"] == nil })
         }
     }
 }

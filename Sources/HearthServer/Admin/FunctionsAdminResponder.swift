@@ -35,6 +35,9 @@ struct FunctionsAdminResponder: Sendable {
             var trigger: String
             var ref: String?
             var instance: String?
+            /// `process` (its own, in `process`), `webhook` (an endpoint elsewhere) or `server`
+            /// (Swift, in the server's process).
+            var runsIn: String
             /// A process's ID and how often it was started, for functions that run in one.
             var process: Process?
             /// Waiting events by source.
@@ -101,9 +104,12 @@ struct FunctionsAdminResponder: Sendable {
         for (queue, count) in functions.backlog.waiting { waiting[queue.function, default: [:]][queue.source] = count }
         var dropped: [String: [String: Int]] = [:]
         for (queue, count) in functions.backlog.dropped { dropped[queue.function, default: [:]][queue.source] = count }
-        func entry(_ name: String, kind: String, trigger: String, ref: String? = nil, instance: String? = nil) -> Listing.Function {
+        func entry(
+            _ name: String, kind: String, trigger: String, ref: String? = nil, instance: String? = nil, invoker: (any EventInvoker)? = nil
+        ) -> Listing.Function {
             Listing.Function(
                 name: name, kind: kind, trigger: trigger, ref: ref, instance: instance,
+                runsIn: processes[name] != nil ? "process" : invoker is SwiftFunctionInvoker ? "server" : "webhook",
                 process: processes[name].map { Listing.Process(pid: $0.processIdentifier, starts: $0.startCount, port: $0.port) },
                 waiting: waiting[name] ?? [:], dropped: dropped[name] ?? [:])
         }
@@ -111,9 +117,9 @@ struct FunctionsAdminResponder: Sendable {
             switch function.trigger {
             case .database(let trigger):
                 entry(function.name, kind: "event", trigger: trigger.change.eventType, ref: trigger.ref.description,
-                      instance: trigger.instance.description)
+                      instance: trigger.instance.description, invoker: function.invoker)
             case .storage(let trigger):
-                entry(function.name, kind: "event", trigger: trigger.change.eventType, instance: trigger.bucket)
+                entry(function.name, kind: "event", trigger: trigger.change.eventType, instance: trigger.bucket, invoker: function.invoker)
             }
         }
         listed += functions.httpFunctions.values.map { function in
