@@ -143,7 +143,7 @@ def test_a_failing_endpoint_is_retried_with_backoff_then_dead_lettered_and_the_q
         assert ("onItem", "dead-lettered") in results and results.count(("onItem", "failed")) == 4
         status, letters = rest(server, "GET", "/.hearth/functions/dead-letters?function=onItem")
         assert status == 200 and [(l["source"], l["id"], l["attempts"]) for l in letters["deadLetters"]] == [
-            ("database/default", dead[0]["id"], 2)]
+            ("database/default", dead[0]["id"], 3)]
         # Replayed: delivered again, with the same ID, and the list is empty.
         letter = letters["deadLetters"][0]
         assert rest(server, "POST", "/.hearth/functions/dead-letters/replay",

@@ -61,6 +61,7 @@ struct FunctionsAdminResponder: Sendable {
             var sequence: Int64
             var function: String
             var id: String
+            /// How many times it was tried, the last failure included.
             var attempts: Int
             var failedAt: Int64
             var reason: String
@@ -135,7 +136,8 @@ struct FunctionsAdminResponder: Sendable {
             for letter in try await outbox.deadLetters(for: function, limit: 500) {
                 letters.append(DeadLetterListing.Letter(
                     source: source, sequence: letter.sequence, function: letter.event.subscriber, id: letter.event.id,
-                    attempts: letter.attempts, failedAt: letter.failedAt, reason: letter.reason,
+                    // The outbox counts the failures recorded before the one that gave up on it.
+                    attempts: letter.attempts + 1, failedAt: letter.failedAt, reason: letter.reason,
                     event: String(decoding: letter.event.body, as: UTF8.self)))
             }
         }
