@@ -51,7 +51,7 @@ export function mount(container, { api }, route) {
       h('div', { class: 'field' }, h('label', { for: 'functions-pick' }, 'Show the activity of'), picker)),
     h('section', { class: 'function-activity', 'aria-labelledby': 'invocations-title', 'data-testid': 'invocations' },
       h('h2', { id: 'invocations-title' }, 'Recent invocations'),
-      h('p', { class: 'note' }, 'The latest delivery attempts and scheduled runs, newest first. The server keeps the latest 500.'),
+      h('p', { class: 'note' }, 'The latest 100 delivery attempts and scheduled runs, newest first.'),
       invocationsEmpty,
       h('div', { class: 'table-wrap' },
         h('table', { class: 'invocations-table', 'data-testid': 'invocations-table' },
