@@ -525,8 +525,8 @@ def test_every_section_fits_a_phone(browser_factory, server, screenshot, section
 def test_every_section_passes_the_accessibility_checks(browser_factory, server, phone):
     """Every section of the console as it first shows, through the app's audit (contrast,
     accessible names, landmarks, one h1, overflow at phone width, a real Tab walk with visible,
-    unclipped focus rings), light and dark. The Logs, Backups, Rules simulator and big-data
-    screens are also audited in their own states by their own tests."""
+    unclipped focus rings), light and dark. The Logs, Backups, Functions, Rules simulator and
+    big-data screens are also audited in their own states by their own tests."""
     from test_app_accessibility import check_screen, report
 
     # A disabled account among the users, whose row is drawn differently.
@@ -550,6 +550,7 @@ def test_every_section_passes_the_accessibility_checks(browser_factory, server, 
         ("server", "#section-title"),
         ("logs", "#section-title"),
         ("backups", "#section-title"),
+        ("functions", "[data-testid=functions-empty]"),
     ]:
         go(driver, section)
         wait_until(driver, lambda d, section=section: d.execute_script("return location.hash") == f"#/{section}")

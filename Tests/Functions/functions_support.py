@@ -3,7 +3,9 @@
   Webhooks signature with the ``standardwebhooks`` package and keeps what it got; it can be told
   to answer with a failure, to hang, or to go away and come back on the same port.
 - ``serve(tmp_path, webhooks, ...)``: ``hearth serve`` with a functions folder holding
-  ``webhooks.json``; ``rest(server, ...)``: one REST call as admin.
+  ``webhooks.json``; ``serve_python(tmp_path, ...)``: ``hearth serve`` running Python functions
+  written with Firebase's SDK (``fixtures/python`` unless another folder is given; the console's
+  browser tests use it too); ``rest(server, ...)``: one REST call as admin.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shutil
 import sqlite3
+import sys
 import threading
 import time
 import urllib.error
@@ -24,6 +28,7 @@ from standardwebhooks import Webhook
 from harness import HearthProcess
 
 ADMIN_TOKEN = "functions-admin-token"
+PYTHON_FIXTURE = Path(__file__).parent / "fixtures" / "python"
 
 
 def secret(seed: int) -> str:
@@ -125,6 +130,24 @@ def serve(tmp_path: Path, webhooks: dict, env: dict | None = None, data: Path | 
     data = data or tmp_path / "data"
     process = HearthProcess(["serve", "--port", "0", "--data", str(data), "--admin-token", ADMIN_TOKEN, "--no-demo",
                              "--functions", str(functions), *args], env=env)
+    return process.start()
+
+
+def serve_python(tmp_path: Path, *args, source: Path = PYTHON_FIXTURE, rules: str | None = None) -> HearthProcess:
+    """``hearth serve`` running the functions of ``source`` (copied to ``tmp_path/functions``
+    unless that folder is there already) in this interpreter, whose environment has
+    firebase-functions and functions-framework (Tests/Functions/requirements.txt); ``rules``: the
+    database rules' text (closed without: only admins and the functions write)."""
+    functions = tmp_path / "functions"
+    if not functions.exists():
+        shutil.copytree(source, functions)
+    rules_args = []
+    if rules is not None:
+        (tmp_path / "rules.json").write_text(rules)
+        rules_args = ["--rules", str(tmp_path / "rules.json")]
+    process = HearthProcess(["serve", "--port", "0", "--data", str(tmp_path / "data"), "--admin-token", ADMIN_TOKEN,
+                             "--no-demo", *rules_args, "--functions", str(functions), "--functions-python", sys.executable,
+                             *args])
     return process.start()
 
 

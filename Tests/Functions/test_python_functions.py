@@ -5,7 +5,6 @@ CloudEvents, and firebase_admin inside them reaches Hearth with admin rights."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -14,23 +13,15 @@ from pathlib import Path
 import pytest
 
 import harness
-from functions_support import ADMIN_TOKEN, rest
+from functions_support import ADMIN_TOKEN, rest, serve_python
 from harness import HearthProcess, wait_until
 
-FIXTURE = Path(__file__).parent / "fixtures" / "python"
+# Clients may write posts and messages; only functions (admins) may write the rest.
+RULES = '{"rules": {".read": true, "posts": {".write": true}, "messages": {".write": true}}}'
 
 
 def start(tmp_path: Path, *args) -> HearthProcess:
-    functions = tmp_path / "functions"
-    if not functions.exists():
-        shutil.copytree(FIXTURE, functions)
-    rules = tmp_path / "rules.json"
-    # Clients may write posts and messages; only functions (admins) may write the rest.
-    rules.write_text('{"rules": {".read": true, "posts": {".write": true}, "messages": {".write": true}}}')
-    process = HearthProcess(["serve", "--port", "0", "--data", str(tmp_path / "data"), "--admin-token", ADMIN_TOKEN,
-                             "--no-demo", "--rules", str(rules), "--functions", str(functions),
-                             "--functions-python", sys.executable, *args])
-    return process.start()
+    return serve_python(tmp_path, *args, rules=RULES)
 
 
 def logged(server, post: str) -> list[dict]:

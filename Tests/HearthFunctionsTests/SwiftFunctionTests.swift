@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import HearthCore
 import HearthFunctions
@@ -95,6 +96,36 @@ struct SwiftFunctionTests {
             // Its three failed tries, the last (which gave up) included.
             #expect(dead.count == 1 && dead[0].attempts == 3)
             #expect(attempts.withLock { $0 } == 4)  // three tries of "never", one of "fine"
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func theConsolesListingsSayWhereEachFunctionRunsAndHowOftenADeadLetterWasTried() async throws {
+        let failing = try FunctionDefinition.onValue(
+            .written, ref: "posts/{postId}", name: "copyPost", policy: DeliveryPolicy(maxAttempts: 2, minBackoff: .milliseconds(1))
+        ) { _ in throw CancellationError() }
+        var webhook = try FunctionDefinition.onValue(.created, ref: "items/{id}", name: "notify") { _ in }
+        webhook.invoker = HTTPEventInvoker(url: "http://127.0.0.1:9/hook", signer: nil, client: .shared, now: { 0 })
+        try await TestServer.with(functions: try Self.service([failing, webhook])) { server in
+            func get(_ path: String) async throws -> [String: Any] {
+                let result = try await server.request("GET", path, headers: ["Authorization": "Bearer \(TestServer.adminToken)"])
+                #expect(result.status == 200)
+                return try #require(try JSONSerialization.jsonObject(with: result.body) as? [String: Any])
+            }
+            let functions = try #require(try await get("/.hearth/functions")["functions"] as? [[String: Any]])
+            #expect(functions.map { $0["name"] as? String } == ["copyPost", "notify"])
+            #expect(functions.map { $0["runsIn"] as? String } == ["server", "webhook"])
+            #expect(functions.allSatisfy { $0["process"] == nil })
+
+            let database = try server.folder.database(named: "default")
+            try await database.write(.set(try Path(parsing: "posts/p1"), .string("hi")))
+            // The event is dead-lettered just after its last attempt is reported: the list is read until it shows.
+            var letters: [[String: Any]] = []
+            while letters.isEmpty {
+                try await Task.sleep(for: .milliseconds(10))
+                letters = try #require(try await get("/.hearth/functions/dead-letters")["deadLetters"] as? [[String: Any]])
+            }
+            // Tried twice: every failure counts, the one that gave up included.
+            #expect(letters.map { $0["attempts"] as? Int } == [2])
         }
     }
 }

@@ -36,6 +36,9 @@ struct FunctionsAdminResponder: Sendable {
             var trigger: String
             var ref: String?
             var instance: String?
+            /// `process` (its own, in `process`), `webhook` (an endpoint elsewhere) or `server`
+            /// (Swift, in the server's process).
+            var runsIn: String
             /// A process's ID and how often it was started, for functions that run in one.
             var process: Process?
             /// Waiting events by source.
@@ -59,6 +62,7 @@ struct FunctionsAdminResponder: Sendable {
             var sequence: Int64
             var function: String
             var id: String
+            /// How many times it was tried, the last failure included.
             var attempts: Int
             var failedAt: Int64
             var reason: String
@@ -102,9 +106,13 @@ struct FunctionsAdminResponder: Sendable {
         for (queue, count) in functions.backlog.waiting { waiting[queue.function, default: [:]][queue.source] = count }
         var dropped: [String: [String: Int]] = [:]
         for (queue, count) in functions.backlog.dropped { dropped[queue.function, default: [:]][queue.source] = count }
-        func entry(_ name: String, kind: String, trigger: String, ref: String? = nil, instance: String? = nil) -> Listing.Function {
+        func entry(
+            _ name: String, kind: String, trigger: String, ref: String? = nil, instance: String? = nil, invoker: (any EventInvoker)? = nil,
+            runsIn: String? = nil
+        ) -> Listing.Function {
             Listing.Function(
                 name: name, kind: kind, trigger: trigger, ref: ref, instance: instance,
+                runsIn: processes[name] != nil ? "process" : runsIn ?? (invoker is SwiftFunctionInvoker ? "server" : "webhook"),
                 process: processes[name].map { Listing.Process(pid: $0.processIdentifier, starts: $0.startCount, port: $0.port) },
                 waiting: waiting[name] ?? [:], dropped: dropped[name] ?? [:])
         }
@@ -112,15 +120,17 @@ struct FunctionsAdminResponder: Sendable {
             switch function.trigger {
             case .database(let trigger):
                 entry(function.name, kind: "event", trigger: trigger.change.eventType, ref: trigger.ref.description,
-                      instance: trigger.instance.description)
+                      instance: trigger.instance.description, invoker: function.invoker)
             case .storage(let trigger):
-                entry(function.name, kind: "event", trigger: trigger.change.eventType, instance: trigger.bucket)
+                entry(function.name, kind: "event", trigger: trigger.change.eventType, instance: trigger.bucket, invoker: function.invoker)
             case .account(let trigger):
-                entry(function.name, kind: "event", trigger: trigger.change.eventType)
+                entry(function.name, kind: "event", trigger: trigger.change.eventType, invoker: function.invoker)
             }
         }
-        listed += (functions.blocking?.functions.values ?? [:].values).map {
-            entry($0.name, kind: "blocking", trigger: $0.trigger.kind.rawValue)
+        listed += (functions.blocking?.functions.values ?? [:].values).map { function in
+            var runsIn = "webhook"
+            if case .swift = function.runtime { runsIn = "server" }
+            return entry(function.name, kind: "blocking", trigger: function.trigger.kind.rawValue, runsIn: runsIn)
         }
         listed += functions.httpFunctions.values.map { function in
             entry(function.name, kind: function.isCallable ? "callable" : "https", trigger: "/\(function.region)/\(function.name)")
@@ -135,6 +145,7 @@ struct FunctionsAdminResponder: Sendable {
             for letter in try await outbox.deadLetters(for: function, limit: 500) {
                 letters.append(DeadLetterListing.Letter(
                     source: source, sequence: letter.sequence, function: letter.event.subscriber, id: letter.event.id,
+                    // The outbox counts the failures recorded before the one that gave up on it.
                     attempts: letter.attempts, failedAt: letter.failedAt, reason: letter.reason,
                     event: String(decoding: letter.event.body, as: UTF8.self)))
             }

@@ -1,7 +1,7 @@
 // The console's own HTTP transport, for what the shared client (/lib/hearth.js) does not do:
 // databases other than the default (`ns=`), byte-level progress, raw SSE for path-level tree
 // updates, authorised blob downloads, the server's metrics, recent problems and request log,
-// and its backups. Every request carries the admin token; failures become ConsoleErrors whose
+// its backups, and its functions. Every request carries the admin token; failures become ConsoleErrors whose
 // message is plain words.
 
 /** An error whose `message` can be shown to the operator as is. */
@@ -145,6 +145,35 @@ export class AdminApi {
   /** `{ backup, database, path }`: puts the backup's value back there, as one write. */
   restoreFromBackup(target) {
     return this.request('POST', `${this.origin}/.hearth/backups/restore`, { body: target });
+  }
+
+  /** The functions with their triggers, processes and backlogs, and the latest attempts (`GET /.hearth/functions`). */
+  functions() {
+    return this.request('GET', `${this.origin}/.hearth/functions`);
+  }
+
+  /** The latest lines a function's process printed, oldest first (`GET /.hearth/functions/logs`). */
+  async functionLogs(name) {
+    const url = new URL(`${this.origin}/.hearth/functions/logs`);
+    url.searchParams.set('function', name);
+    return (await this.request('GET', url.toString()))?.lines ?? [];
+  }
+
+  /** The events given up on, of one function or (`name` null) all (`GET /.hearth/functions/dead-letters`). */
+  async deadLetters(name = null) {
+    const url = new URL(`${this.origin}/.hearth/functions/dead-letters`);
+    if (name) url.searchParams.set('function', name);
+    return (await this.request('GET', url.toString()))?.deadLetters ?? [];
+  }
+
+  /** `{ source, sequence }`: puts a dead letter back at the end of its function's queue. */
+  replayDeadLetter(target) {
+    return this.request('POST', `${this.origin}/.hearth/functions/dead-letters/replay`, { body: target });
+  }
+
+  /** `{ source, sequence }`: removes a dead letter for good. */
+  discardDeadLetter(target) {
+    return this.request('POST', `${this.origin}/.hearth/functions/dead-letters/discard`, { body: target });
   }
 
   /**

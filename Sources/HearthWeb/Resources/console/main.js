@@ -1,5 +1,5 @@
 // The console's shell: sign-in, the header with the database picker, the section navigation
-// (hash routes #/data, #/rules, #/users, #/files, #/server, #/logs, #/backups) and mounting the sections.
+// (hash routes #/data, #/rules, #/users, #/files, #/server, #/logs, #/backups, #/functions) and mounting the sections.
 // A section module exports `mount(container, ctx, route)` and returns its cleanup.
 
 import { Hearth } from '/lib/hearth.js';
@@ -8,6 +8,7 @@ import { h, skipLinkFocusesMain, toast } from './dom.js';
 import * as backups from './sections/backups.js';
 import * as data from './sections/data.js';
 import * as files from './sections/files.js';
+import * as functions from './sections/functions.js';
 import * as logs from './sections/logs.js';
 import * as rules from './sections/rules.js';
 import * as server from './sections/server.js';
@@ -22,6 +23,7 @@ const SECTIONS = [
   { name: 'server', title: 'Server', module: server },
   { name: 'logs', title: 'Logs', module: logs },
   { name: 'backups', title: 'Backups', module: backups },
+  { name: 'functions', title: 'Functions', module: functions },
 ];
 
 const DATABASE_KEY = 'hearth.console.database';
