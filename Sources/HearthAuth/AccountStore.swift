@@ -18,6 +18,7 @@ public final class AccountStore: AccountStorage {
     let recorder: (any AccountEventRecorder)?
     /// Where the events of account triggers wait for delivery.
     public let outbox: SQLiteOutbox
+    private let outboxSubscribers = OutboxSubscribers()
 
     /// Opens (creating if needed) the account database at `path`.
     public init(path: String, recorder: (any AccountEventRecorder)? = nil) throws {
@@ -40,7 +41,7 @@ public final class AccountStore: AccountStorage {
         guard let recorder else { return }
         let events = recorder.events(for: change)
         guard !events.isEmpty else { return }
-        try SQLiteOutbox.record(events, in: db)
+        try SQLiteOutbox.record(events, in: db, known: outboxSubscribers)
         db.afterNextTransaction(onCommit: { _ in recorder.committed() })
     }
 

@@ -14,6 +14,7 @@ public final class SQLiteFileMetadata: FileMetadataStorage {
     let recorder: (any FileEventRecorder)?
     /// Where the events of storage triggers wait for delivery.
     public let outbox: SQLiteOutbox
+    private let outboxSubscribers = OutboxSubscribers()
 
     /// Opens (creating if needed) the metadata database at `path`.
     public init(path: String, recorder: (any FileEventRecorder)? = nil) throws {
@@ -31,7 +32,7 @@ public final class SQLiteFileMetadata: FileMetadataStorage {
     private func record(_ changes: [FileChange], in db: Database) throws {
         guard let recorder, !changes.isEmpty else { return }
         let events = recorder.events(for: changes)
-        try SQLiteOutbox.record(events, in: db)
+        try SQLiteOutbox.record(events, in: db, known: outboxSubscribers)
         if !events.isEmpty {
             db.afterNextTransaction(onCommit: { _ in recorder.committed() })
         }

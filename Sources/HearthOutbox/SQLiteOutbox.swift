@@ -137,8 +137,11 @@ public final class SQLiteOutbox: EventOutbox {
 
     /// Records `events` inside the caller's transaction (the one committing their change).
     /// Events with the same ID are one event, for several subscribers: one entry.
-    public static func record(_ events: [OutboxEvent], in db: Database) throws {
+    /// - Parameter known: the subscribers whose cursors the file is known to hold (the store
+    ///   keeps it); nil checks every one.
+    public static func record(_ events: [OutboxEvent], in db: Database, known: OutboxSubscribers? = nil) throws {
         guard !events.isEmpty else { return }
+        let unknown = known?.unknown(in: events)
         let entry = try db.cachedStatement(sql: "INSERT INTO outbox_entry (event_id, body, time, subscribers) VALUES (?, ?, ?, ?)")
         // A subscriber's cursor exists from its first event on, so no entry is ever removed
         // before every subscriber listed in it is done with it.
@@ -155,8 +158,9 @@ public final class SQLiteOutbox: EventOutbox {
         for id in order {
             let (event, subscribers) = byID[id]!
             try entry.execute(arguments: [event.id, Data(event.body), event.time, listed(subscribers)])
-            for subscriber in subscribers { try cursor.execute(arguments: [subscriber]) }
+            for subscriber in subscribers where unknown?.contains(subscriber) ?? true { try cursor.execute(arguments: [subscriber]) }
         }
+        if let known, let unknown { known.remember(unknown, after: db) }
     }
 
     // MARK: - Delivering

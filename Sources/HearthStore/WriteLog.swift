@@ -14,6 +14,8 @@ final class WriteLog: Sendable {
     /// A read-only connection to the log's file for the outbox's dispatcher: in WAL mode its
     /// reads never wait for a commit, nor hold one up.
     let outboxReader: DatabaseQueue
+    /// The functions whose outbox cursors this file holds (see ``HearthOutbox/OutboxSubscribers``).
+    let outboxSubscribers = OutboxSubscribers()
 
     init(folder: URL) throws {
         let path = folder.appendingPathComponent("log.sqlite").path
@@ -97,7 +99,7 @@ final class WriteLog: Sendable {
             for record in records {
                 try statement.execute(arguments: [record.sequence, record.kind, record.path, Data(record.data), time])
             }
-            try SQLiteOutbox.record(events, in: db)
+            try SQLiteOutbox.record(events, in: db, known: outboxSubscribers)
         }
     }
 

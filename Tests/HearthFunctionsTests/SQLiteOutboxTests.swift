@@ -119,4 +119,26 @@ struct SQLiteOutboxTests {
         let a = try await outbox.pending(for: "a", after: 0, limit: 10)
         #expect(a.map(\.event.id) == ["e1", "e2", "e3"] && a[2].sequence > a[1].sequence)
     }
+
+    @Test func aCursorMadeInARolledBackTransactionIsMadeAgain() async throws {
+        let fixture = try OutboxFixture()
+        defer { fixture.remove() }
+        let known = OutboxSubscribers()
+        struct Refused: Error {}
+        #expect(throws: Refused.self) {
+            try fixture.queue.write { db in
+                try SQLiteOutbox.record([Self.event("e1", for: "fn")], in: db, known: known)
+                throw Refused()
+            }
+        }
+        try await fixture.queue.write { db in try SQLiteOutbox.record([Self.event("e2", for: "fn")], in: db, known: known) }
+        try await fixture.queue.write { db in try SQLiteOutbox.record([Self.event("e3", for: "fn")], in: db, known: known) }
+        let cursors = try await fixture.queue.read { db in try String.fetchAll(db, sql: "SELECT subscriber FROM outbox_cursor") }
+        #expect(cursors == ["fn"])
+        // Its events still go once it is done with them.
+        let page = try await fixture.outbox.pending(for: "fn", after: 0, limit: 10)
+        #expect(page.map(\.event.id) == ["e2", "e3"])
+        try await fixture.outbox.remove(page.map(\.sequence), for: "fn")
+        #expect(try Self.entries(fixture) == 0)
+    }
 }
