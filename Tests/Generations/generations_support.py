@@ -14,6 +14,7 @@ import http.server as http_server
 import json
 import os
 import secrets
+import sys
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -256,3 +257,13 @@ def open_page(request, chromium, page_server, server, combination):
         print(test_page.diagnostics())
         print("hearth output (last lines):\n" + server.output())
     chromium.get("about:blank")
+
+
+def python_for_functions() -> str:
+    """The interpreter for the functions' processes (firebase-functions and functions-framework):
+    HEARTH_FUNCTIONS_PYTHON, else the one running the tests (as Tests/Functions does)."""
+    if os.environ.get("HEARTH_FUNCTIONS_PYTHON"):
+        return os.environ["HEARTH_FUNCTIONS_PYTHON"]
+    for module in ("firebase_functions", "functions_framework"):
+        pytest.importorskip(module, reason=f"{module} is needed to run the Python functions (or set HEARTH_FUNCTIONS_PYTHON)")
+    return sys.executable

@@ -24,7 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from generations_support import REPO, PROJECT, TIMEOUT, http, skip_without_sdks, start_hearth, unique_email
+from generations_support import (REPO, PROJECT, TIMEOUT, http, python_for_functions, skip_without_sdks, start_hearth,
+                                 unique_email)
 from harness import remove_tree
 
 skip_without_sdks()
@@ -32,16 +33,6 @@ skip_without_sdks()
 FUNCTIONS = REPO / "Tests" / "Functions" / "fixtures" / "python"
 REGION = "us-central1"
 ADD_NUMBERS = f"/{PROJECT}/{REGION}/addnumbers"
-
-
-def python_for_functions() -> str:
-    """The interpreter for the functions' processes (firebase-functions and functions-framework):
-    HEARTH_FUNCTIONS_PYTHON, else the one running the tests (as Tests/Functions does)."""
-    if os.environ.get("HEARTH_FUNCTIONS_PYTHON"):
-        return os.environ["HEARTH_FUNCTIONS_PYTHON"]
-    for module in ("firebase_functions", "functions_framework"):
-        pytest.importorskip(module, reason=f"{module} is needed to run the Python functions (or set HEARTH_FUNCTIONS_PYTHON)")
-    return sys.executable
 
 
 @pytest.fixture(scope="module")
