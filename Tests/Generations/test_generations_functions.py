@@ -15,9 +15,7 @@ other modules do; the transport is the database's and changes nothing here.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
