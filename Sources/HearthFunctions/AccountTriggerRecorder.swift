@@ -1,6 +1,5 @@
 import HearthAuth
 import HearthOutbox
-import Synchronization
 
 /// Turns accounts made and deleted into the events of the functions whose account triggers
 /// they fire, for the account store to commit with them (``HearthAuth/AccountEventRecorder``):
@@ -9,16 +8,7 @@ import Synchronization
 ///
 /// As in Firebase, an account made by a first sign-in with a custom token makes no event.
 public final class AccountTriggerRecorder: AccountEventRecorder {
-    /// A function and the trigger it registered.
-    public struct Subscription: Sendable {
-        public var function: String
-        public var trigger: AccountTrigger
-
-        public init(function: String, trigger: AccountTrigger) {
-            self.function = function
-            self.trigger = trigger
-        }
-    }
+    public typealias Subscription = TriggerSubscription<AccountTrigger>
 
     public static let source = "accounts"
     private let subscriptions: [Subscription]
@@ -26,7 +16,8 @@ public final class AccountTriggerRecorder: AccountEventRecorder {
     private let backlog: EventBacklog
     private let makeID: @Sendable () -> String
     private let now: @Sendable () -> Int64
-    private let onCommit = Mutex<(@Sendable () -> Void)?>(nil)
+    /// Wakes the lanes after each commit that recorded events.
+    public let signal = CommitSignal()
 
     public init(
         subscriptions: [Subscription], projectID: String, backlog: EventBacklog, makeID: @escaping @Sendable () -> String,
@@ -42,13 +33,8 @@ public final class AccountTriggerRecorder: AccountEventRecorder {
     /// The functions with account triggers.
     public var functions: [String] { subscriptions.map(\.function) }
 
-    /// Called after each commit that recorded events (the functions' runner wakes the lanes).
-    public func whenCommitted(_ action: @escaping @Sendable () -> Void) {
-        onCommit.withLock { $0 = action }
-    }
-
     public func committed() {
-        onCommit.withLock { $0 }?()
+        signal.fire()
     }
 
     public func events(for change: AccountLifecycleChange) -> [OutboxEvent] {

@@ -11,15 +11,7 @@ import Synchronization
 /// writer's lock) and replaced whole when functions are deployed.
 public final class DatabaseEventRecorder: CommitEventRecorder {
     /// A function and the trigger it registered.
-    public struct Subscription: Sendable {
-        public var function: String
-        public var trigger: DatabaseTrigger
-
-        public init(function: String, trigger: DatabaseTrigger) {
-            self.function = function
-            self.trigger = trigger
-        }
-    }
+    public typealias Subscription = TriggerSubscription<DatabaseTrigger>
 
     /// What Firebase puts in every database event beside the change: the host databases are
     /// served from and the region.

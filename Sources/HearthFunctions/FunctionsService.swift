@@ -94,8 +94,8 @@ public final class FunctionsService: Sendable {
                 return AccountTriggerRecorder.Subscription(function: function.name, trigger: trigger)
             },
             projectID: naming.projectID, backlog: backlog, makeID: makeID, now: environment.now)
-        storageRecorder.whenCommitted { [weak self] in self?.committed(source: StorageEventRecorder.source) }
-        accountRecorder.whenCommitted { [weak self] in self?.committed(source: AccountTriggerRecorder.source) }
+        storageRecorder.signal.whenCommitted { [weak self] in self?.committed(source: StorageEventRecorder.source) }
+        accountRecorder.signal.whenCommitted { [weak self] in self?.committed(source: AccountTriggerRecorder.source) }
     }
 
     /// Starts lanes for the functions whose events `outbox` may hold (once per source).

@@ -1,6 +1,5 @@
 import HearthFiles
 import HearthOutbox
-import Synchronization
 
 /// Turns changes of stored objects into the events of the functions whose storage triggers
 /// they fire, for the metadata store to commit with them (``HearthFiles/FileEventRecorder``): a
@@ -8,16 +7,7 @@ import Synchronization
 /// object's resource (`storage#object`) as data. Replacing an object's content reports the old
 /// generation deleted and the new one finalized, as Cloud Storage does.
 public final class StorageEventRecorder: FileEventRecorder {
-    /// A function and the trigger it registered.
-    public struct Subscription: Sendable {
-        public var function: String
-        public var trigger: StorageTrigger
-
-        public init(function: String, trigger: StorageTrigger) {
-            self.function = function
-            self.trigger = trigger
-        }
-    }
+    public typealias Subscription = TriggerSubscription<StorageTrigger>
 
     public static let source = "files"
     private let subscriptions: [Subscription]
@@ -26,7 +16,8 @@ public final class StorageEventRecorder: FileEventRecorder {
     private let backlog: EventBacklog
     private let makeID: @Sendable () -> String
     private let now: @Sendable () -> Int64
-    private let onCommit = Mutex<(@Sendable () -> Void)?>(nil)
+    /// Wakes the lanes after each commit that recorded events.
+    public let signal = CommitSignal()
 
     public init(
         subscriptions: [Subscription], base: String, backlog: EventBacklog, makeID: @escaping @Sendable () -> String,
@@ -42,13 +33,8 @@ public final class StorageEventRecorder: FileEventRecorder {
     /// The functions with storage triggers.
     public var functions: [String] { subscriptions.map(\.function) }
 
-    /// Called after each commit that recorded events (the functions' runner wakes the lanes).
-    public func whenCommitted(_ action: @escaping @Sendable () -> Void) {
-        onCommit.withLock { $0 = action }
-    }
-
     public func committed() {
-        onCommit.withLock { $0 }?()
+        signal.fire()
     }
 
     public func events(for changes: [FileChange]) -> [OutboxEvent] {
