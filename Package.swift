@@ -250,6 +250,7 @@ let package = Package(
             name: "HearthTesting",
             dependencies: [
                 "HearthCore", "HearthStore", "HearthEngine", "HearthServer", "HearthAuth", "HearthFunctions",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import HearthEngine
 import HearthFunctions
@@ -46,10 +47,12 @@ public final class TestServer: Sendable {
         options: DatabaseOptions = DatabaseOptions(),
         maxWriteBytes: Int = 256 * 1024 * 1024,
         functions: FunctionsService? = nil,
+        functionsClient: HTTPClient? = nil,
         configure: (inout ServerConfiguration) -> Void = { _ in },
         _ body: (TestServer) async throws -> T
     ) async throws -> T {
-        let server = try await start(options: options, maxWriteBytes: maxWriteBytes, functions: functions, configure: configure)
+        let server = try await start(
+            options: options, maxWriteBytes: maxWriteBytes, functions: functions, functionsClient: functionsClient, configure: configure)
         do {
             let result = try await body(server)
             await server.stop()
@@ -77,11 +80,14 @@ public final class TestServer: Sendable {
         """
 
     /// Starts a server on a free port; `configure` may change its configuration first.
-    /// - Parameter functions: functions to run (their recorder is given to the databases).
+    /// - Parameters:
+    ///   - functions: functions to run (their recorder is given to the databases).
+    ///   - functionsClient: the client HTTPS and callable functions are called with (none: not served).
     public static func start(
         options: DatabaseOptions = DatabaseOptions(),
         maxWriteBytes: Int = 256 * 1024 * 1024,
         functions: FunctionsService? = nil,
+        functionsClient: HTTPClient? = nil,
         configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestServer {
         let directory = try TemporaryDirectory()
@@ -104,7 +110,8 @@ public final class TestServer: Sendable {
         let (filesPorts, filesContinuation) = AsyncStream<Int>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let (metricsPorts, metricsContinuation) = AsyncStream<Int>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let app = try await buildApplication(
-            configuration: configuration, folder: folder, metrics: metrics, functions: functions, logger: logger,
+            configuration: configuration, folder: folder, metrics: metrics, functions: functions, functionsClient: functionsClient,
+            logger: logger,
             onServerRunning: { continuation.yield($0) }, onFilesServerRunning: { filesContinuation.yield($0) },
             onMetricsServerRunning: { metricsContinuation.yield($0) })
         let group = ServiceGroup(configuration: .init(services: [app], logger: logger))

@@ -3,6 +3,7 @@ import Foundation
 import HearthCore
 import HearthFunctions
 import HearthOutbox
+import HearthServer
 import HearthStore
 import HearthTesting
 import Logging
@@ -126,6 +127,47 @@ struct SwiftFunctionTests {
             }
             // Tried twice: every failure counts, the one that gave up included.
             #expect(letters.map { $0["attempts"] as? Int } == [2])
+        }
+    }
+}
+
+/// HTTPS functions' bodies are held within the server's buffered-body budget, shared with REST
+/// writes: a call that would pass it is refused with 503 before the function is called, and the
+/// budget is given back after each call.
+struct FunctionBodyBudgetTests {
+    @Test(.timeLimit(.minutes(10))) func aCallBeyondTheBudgetIsRefusedAndTheBudgetComesBack() async throws {
+        // The "function" is another Hearth server's REST root: a JSON POST there answers 200.
+        try await TestServer.with { target in
+            let client = HTTPClient(configuration: .functions)
+            do {
+                try await Self.call(target, through: client)
+            } catch {
+                try await client.shutdown()
+                throw error
+            }
+            try await client.shutdown()
+        }
+    }
+
+    static func call(_ target: TestServer, through client: HTTPClient) async throws {
+        let echo = HTTPFunction(
+            name: "echo", region: "us-central1", isCallable: false, url: "http://127.0.0.1:\(target.port)/", timeout: .seconds(30))
+        let functions = try FunctionsService(
+            functions: [], httpFunctions: [echo], naming: .init(databaseHost: "127.0.0.1"), backlog: EventBacklog(limit: 10),
+            environment: DeliveryLane.Environment(now: { 0 }, logger: Logger(label: "budget-test")))
+        try await TestServer.with(functions: functions, functionsClient: client, configure: { $0.maxBufferedBodyBytes = 64 * 1024 }) { server in
+            let path = "/hearth/us-central1/echo/budget.json"
+            let json = ["Content-Type": "application/json"]
+            let large = Data("\"\(String(repeating: "x", count: 100 * 1024))\"".utf8)
+            let refused = try await server.request("POST", path, data: large, headers: json)
+            #expect(refused.status == 503)
+            #expect(String(decoding: refused.body, as: UTF8.self).contains("UNAVAILABLE"))
+            #expect(try await target.request("GET", "/budget.json?auth=\(TestServer.adminToken)").body == Data("null".utf8))
+            // Within the budget, again and again: what each call held was given back.
+            for _ in 0..<3 {
+                let small = Data("\"\(String(repeating: "y", count: 40 * 1024))\"".utf8)
+                #expect(try await server.request("POST", path, data: small, headers: json).status == 200)
+            }
         }
     }
 }

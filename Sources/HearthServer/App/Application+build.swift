@@ -182,7 +182,7 @@ public func buildApplication(
             functionsClient.map { client in
                 FunctionsResponder(
                     functions: functions, projectID: configuration.projectID, admin: admin, issuer: accounts.issuer, client: client,
-                    clock: configuration.clock)
+                    bodyBudget: bodyBudget, clock: configuration.clock)
             }
         },
         accessLog: configuration.accessLog

@@ -31,6 +31,9 @@ struct FunctionsResponder: HTTPResponder {
     let issuer: TokenIssuer
     /// The functions' client (``AsyncHTTPClient/HTTPClient/Configuration/functions``).
     let client: HTTPClient
+    /// The server's budget for buffered bodies, shared with REST writes: a call's request and
+    /// answer are counted against it while this responder holds them.
+    let bodyBudget: ByteBudget
     let clock: @Sendable () -> Int64
 
     /// Firebase's limit on a callable request.
@@ -77,11 +80,20 @@ struct FunctionsResponder: HTTPResponder {
                 dropAuthorization = true
             }
         }
-        var body: ByteBuffer
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > Self.maxRequestBytes {
+            return Self.tooLarge
+        }
+        var reserved = 0
+        defer { bodyBudget.release(reserved) }
+        var body = ByteBuffer()
         do {
-            body = try await request.body.collect(upTo: Self.maxRequestBytes)
-        } catch {
-            return Self.error(.contentTooLarge, "INVALID_ARGUMENT", "The request is larger than \(Self.maxRequestBytes) bytes.")
+            for try await chunk in request.body {
+                guard body.readableBytes + chunk.readableBytes <= Self.maxRequestBytes else { return Self.tooLarge }
+                guard bodyBudget.reserve(chunk.readableBytes) else { return Self.busy }
+                reserved += chunk.readableBytes
+                var chunk = chunk
+                body.writeBuffer(&chunk)
+            }
         }
         // The callable protocol's request is a POST of a JSON object with `data`: anything else
         // is refused as Firebase refuses it, without waking the function.
@@ -98,7 +110,14 @@ struct FunctionsResponder: HTTPResponder {
         body = ByteBuffer()
         do {
             let answer = try await client.execute(forwarded, timeout: TimeAmount(function.timeout))
-            let bytes = try await answer.body.collect(upTo: Self.maxResponseBytes)
+            var bytes = ByteBuffer()
+            for try await chunk in answer.body {
+                guard bytes.readableBytes + chunk.readableBytes <= Self.maxResponseBytes else { throw NIOTooManyBytesError() }
+                guard bodyBudget.reserve(chunk.readableBytes) else { return Self.busy }
+                reserved += chunk.readableBytes
+                var chunk = chunk
+                bytes.writeBuffer(&chunk)
+            }
             var headers = HTTPFields()
             for (name, value) in answer.headers {
                 let lower = name.lowercased()
@@ -117,6 +136,16 @@ struct FunctionsResponder: HTTPResponder {
         } catch {
             return Self.error(.serviceUnavailable, "UNAVAILABLE", "The function is not running; try again.")
         }
+    }
+
+    static var tooLarge: Response {
+        error(.contentTooLarge, "INVALID_ARGUMENT", "The request is larger than \(maxRequestBytes) bytes.")
+    }
+
+    /// The server holds as many buffered bodies as it may: Firebase's answer to an overloaded
+    /// function, which the SDKs retry as `unavailable`.
+    static var busy: Response {
+        error(.serviceUnavailable, "UNAVAILABLE", "The server is busy with other large requests. Try again.")
     }
 
     /// `Bearer <a.b.c>`: a JWT (an ID token, forged or not), as opposed to a function's own key.
