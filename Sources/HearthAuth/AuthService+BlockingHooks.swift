@@ -1,7 +1,6 @@
 import Foundation
 import HearthCore
 import Logging
-import Synchronization
 
 /// Blocking functions (``AccountBlockingHooks``) in the sign-up and sign-in flows. Each is
 /// asked with a time limit (``Policy/blockingFunctionTimeout``); a function that fails, is too
@@ -43,7 +42,7 @@ extension AuthService {
             kind: kind, id: Self.blockingEventID(), user: user, signInMethod: method, client: SignInClient.current, time: clock(),
             federated: federated)
         let limit = policy.blockingFunctionTimeout
-        let outcome = await Self.first(within: limit) { () async -> Result<AccountBlockingResponse, AuthError> in
+        let outcome = await firstWithin(limit) { () async -> Result<AccountBlockingResponse, AuthError> in
             do throws(AuthError) { return .success(try await hooks.run(event)) } catch { return .failure(error) }
         }
         switch outcome {
@@ -57,26 +56,6 @@ extension AuthService {
             let (seconds, fraction) = limit.components
             let said = fraction == 0 ? "\(seconds) seconds" : "\(limit / .milliseconds(1)) milliseconds"
             throw AccountBlockingResponse.refusal("The blocking function did not answer within \(said).")
-        }
-    }
-
-    /// What `work` returns, or nil when `limit` passes first. The work is cancelled then, and
-    /// not waited for: a function that ignores cancellation cannot hold the sign-in.
-    static func first<T: Sendable>(within limit: Duration, _ work: @escaping @Sendable () async -> T) async -> T? {
-        let answer = Mutex<CheckedContinuation<T?, Never>?>(nil)
-        let finish: @Sendable (T?) -> Void = { value in answer.withLock { $0.take() }?.resume(returning: value) }
-        return await withCheckedContinuation { continuation in
-            answer.withLock { $0 = continuation }
-            let worker = Task { await work() }
-            let timer = Task {
-                try? await Task.sleep(for: limit)
-                worker.cancel()
-                finish(nil)
-            }
-            Task {
-                finish(await worker.value)
-                timer.cancel()
-            }
         }
     }
 

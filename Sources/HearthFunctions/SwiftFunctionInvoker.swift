@@ -21,23 +21,17 @@ public struct SwiftFunctionInvoker: EventInvoker {
             return .failed("\(error)")
         }
         let handler = self.handler
-        return await withTaskGroup(of: DeliveryResult?.self) { group in
-            group.addTask {
-                do {
-                    try await handler(cloudEvent)
-                    return .delivered
-                } catch {
-                    return .failed("\(error)")
-                }
+        // Not a task group: a group waits for its children, and a handler that ignores
+        // cancellation would hold the lane past its timeout.
+        let outcome = await firstWithin(timeout) { () async -> DeliveryResult in
+            do {
+                try await handler(cloudEvent)
+                return .delivered
+            } catch {
+                return Task.isCancelled ? .failed("cancelled") : .failed("\(error)")
             }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return Task.isCancelled ? nil : .failed("no answer within \(timeout)")
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first ?? .failed("cancelled")
         }
+        return outcome ?? .failed("no answer within \(timeout)")
     }
 }
 

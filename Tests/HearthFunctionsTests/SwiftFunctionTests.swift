@@ -171,3 +171,17 @@ struct FunctionBodyBudgetTests {
         }
     }
 }
+
+/// A Swift handler that ignores cancellation cannot hold its lane past the timeout.
+struct SwiftFunctionTimeoutTests {
+    @Test(.timeLimit(.minutes(10))) func aStuckHandlerFailsAtTheTimeout() async throws {
+        let invoker = SwiftFunctionInvoker { _ in
+            let (stream, _) = AsyncStream.makeStream(of: Void.self)
+            for await _ in stream {}
+        }
+        let event = CloudEvent(id: "e1", source: "s", type: "t", subject: nil, time: 0, data: Array("null".utf8))
+        let stored = StoredEvent(sequence: 1, event: OutboxEvent(subscriber: "fn", id: "e1", body: event.structured(), time: 0), attempts: 0)
+        let result = await invoker.deliver(stored, timeout: .milliseconds(50))
+        #expect(result == .failed("no answer within 0.05 seconds"))
+    }
+}
