@@ -15,6 +15,9 @@ struct FunctionsBackupTests {
         let root: TemporaryDirectory
         var data: URL { root.url.appendingPathComponent("data") }
         var functions: URL { root.url.appendingPathComponent("functions") }
+        /// Where restores go.
+        var restoredData: URL { root.url.appendingPathComponent("restored-data") }
+        var restoredFunctions: URL { root.url.appendingPathComponent("restored-functions") }
 
         init() throws {
             root = try TemporaryDirectory(prefix: "hearth-functions-backup")
@@ -62,6 +65,13 @@ struct FunctionsBackupTests {
         try place.link("out.txt", to: place.root.url.appendingPathComponent("outside.txt").path)
         try place.link("lib-link", to: "lib")
         try place.link("nowhere.py", to: "missing.py")
+    }
+
+    /// A place whose typical functions folder is backed up, with the backup.
+    static func typicalBackup() throws -> (Place, URL) {
+        let place = try Place()
+        try typicalFolder(in: place)
+        return (place, try place.backup(functions: place.functions).0)
     }
 
     static let typicalSource = [
@@ -116,13 +126,10 @@ struct FunctionsBackupTests {
     }
 
     @Test func restoreBringsTheFunctionsBackOnlyWhereAsked() throws {
-        let place = try Place()
+        let (place, backup) = try Self.typicalBackup()
         defer { place.root.remove() }
-        try Self.typicalFolder(in: place)
-        let (backup, _) = try place.backup(functions: place.functions)
 
-        let data = place.root.url.appendingPathComponent("restored-data")
-        let functions = place.root.url.appendingPathComponent("restored-functions")
+        let (data, functions) = (place.restoredData, place.restoredFunctions)
         let outcome = try BackupRestore(backup: backup, clock: { 0 }).restore(into: data, functionsFolder: functions, replacing: false)
         #expect(outcome.previousFunctions == nil)
         for path in Self.typicalSource {
@@ -141,14 +148,11 @@ struct FunctionsBackupTests {
     }
 
     @Test func aDamagedFunctionsFileFailsTheCheckAndNothingIsRestored() throws {
-        let place = try Place()
+        let (place, backup) = try Self.typicalBackup()
         defer { place.root.remove() }
-        try Self.typicalFolder(in: place)
-        let (backup, _) = try place.backup(functions: place.functions)
         try place.write("tampered", at: "functions/main.py", in: backup)
 
-        let data = place.root.url.appendingPathComponent("restored-data")
-        let functions = place.root.url.appendingPathComponent("restored-functions")
+        let (data, functions) = (place.restoredData, place.restoredFunctions)
         let error = #expect(throws: BackupError.self) {
             try BackupRestore(backup: backup, clock: { 0 }).restore(into: data, functionsFolder: functions, replacing: false)
         }
@@ -159,12 +163,9 @@ struct FunctionsBackupTests {
     }
 
     @Test func aFunctionsFolderThatHoldsSomethingIsReplacedOnlyWhenAskedAndKeptAside() throws {
-        let place = try Place()
+        let (place, backup) = try Self.typicalBackup()
         defer { place.root.remove() }
-        try Self.typicalFolder(in: place)
-        let (backup, _) = try place.backup(functions: place.functions)
-        let data = place.root.url.appendingPathComponent("restored-data")
-        let functions = place.root.url.appendingPathComponent("restored-functions")
+        let (data, functions) = (place.restoredData, place.restoredFunctions)
         try place.write("newer\n", at: "main.py", in: functions)
 
         let refused = #expect(throws: BackupError.self) {
@@ -208,7 +209,7 @@ struct FunctionsBackupTests {
         try Self.typicalFolder(in: place)
         let (withoutFunctions, _) = try place.backup("without", functions: nil)
         let (withFunctions, _) = try place.backup("with", functions: place.functions)
-        let data = place.root.url.appendingPathComponent("restored-data")
+        let data = place.restoredData
         let notAFolder = place.root.url.appendingPathComponent("outside.txt")
         let cases: [(backup: URL, functions: URL, words: String)] = [
             (withoutFunctions, place.root.url.appendingPathComponent("f1"), "holds no functions folder"),
@@ -238,7 +239,7 @@ struct FunctionsBackupTests {
         let written = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: manifestURL)) as? [String: Any])
         #expect(Set(written.keys) == ["databases", "files", "finishedAt", "format", "objects", "source", "startedAt"])
 
-        let data = place.root.url.appendingPathComponent("restored-data")
+        let data = place.restoredData
         let outcome = try BackupRestore(backup: backup, clock: { 0 }).restore(into: data, replacing: false)
         #expect(outcome.manifest.functions == nil)
         #expect(try String(contentsOf: data.appendingPathComponent("functions/notes.txt"), encoding: .utf8) == "kept\n")
