@@ -3,7 +3,7 @@ import HearthCore
 import HearthStore
 
 /// The backups in a server's backup folder (`--backup-dir`), for the console: each one's time,
-/// size and whether every file still matches its manifest; and one database's value at a path
+/// size, contents and whether every file still matches its manifest; and one database's value at a path
 /// as a backup holds it, for restoring that path while the server runs.
 ///
 /// A backup is only read: its databases are copied to a temporary folder and rebuilt there
@@ -21,6 +21,8 @@ public struct BackupCatalog: Sendable {
         public var bytes: Int64
         /// The databases it holds, by name.
         public var databases: [String]
+        /// True when it holds the server's functions folder too.
+        public var functions: Bool
         /// True when every file matches the manifest's size and SHA-256.
         public var verified: Bool
         /// Why it cannot be restored, in words, when it is not verified.
@@ -65,7 +67,7 @@ public struct BackupCatalog: Sendable {
         var listing = Listing(
             name: name, startedAt: manifest?.startedAt, finishedAt: manifest?.finishedAt,
             bytes: manifest?.totalBytes ?? Self.size(of: url), databases: manifest?.databases.map(\.name) ?? [],
-            verified: false, problem: nil)
+            functions: manifest?.functions != nil, verified: false, problem: nil)
         let check = { try BackupRestore(backup: url, clock: { 0 }).verify() }
         if let cache {
             listing.problem = cache.problem(of: url) { _ = try check() }

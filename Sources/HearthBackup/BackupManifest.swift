@@ -4,7 +4,15 @@ import Foundation
 /// file, so a restore can tell a whole backup from a damaged or unfinished one.
 public struct BackupManifest: Codable, Sendable, Equatable {
     static let fileName = "hearth-backup.json"
-    static let currentFormat = 1
+    /// The newest format this build reads: 2 added ``functions``.
+    static let currentFormat = 2
+
+    /// The format a backup is written in: 1 without functions, so an older Hearth still restores
+    /// it; 2 with them, so an older Hearth refuses it rather than restoring the functions' files
+    /// into the data folder.
+    static func format(holdingFunctions: Bool) -> Int {
+        holdingFunctions ? 2 : 1
+    }
 
     /// One copied file, by its path inside the backup.
     public struct File: Codable, Sendable, Equatable {
@@ -24,6 +32,16 @@ public struct BackupManifest: Codable, Sendable, Equatable {
         public var sequence: Int64
     }
 
+    /// The functions folder a backup holds, in `functions/` (see ``FunctionsFolderCopy`` for
+    /// what is left out).
+    public struct FunctionsEntry: Codable, Sendable, Equatable {
+        /// The functions folder it was copied from (`--functions`).
+        public var source: String
+        /// Links left out of the copy (out of the folder, to a folder, or to nothing), by their
+        /// path in the folder.
+        public var linksLeftOut: [String]
+    }
+
     /// The manifest's format version, refused when newer than this build reads.
     public var format: Int
     /// When the backup started and finished (ms since the epoch).
@@ -36,8 +54,15 @@ public struct BackupManifest: Codable, Sendable, Equatable {
     public var databases: [DatabaseEntry]
     /// Stored files (objects) the backup holds content for.
     public var objects: Int
-    /// Every copied file, with its size and hash.
+    /// Every copied file, with its size and hash (the functions' under `functions/`).
     public var files: [File]
+    /// The functions folder the backup holds; nil when it holds none (and in format 1).
+    public var functions: FunctionsEntry?
+
+    /// True for a file of the functions folder (rather than of the data folder).
+    public func isFunctionsFile(_ file: File) -> Bool {
+        functions != nil && file.path.hasPrefix(FunctionsFolderCopy.backupFolder + "/")
+    }
 
     /// The total size of the backup's files.
     public var totalBytes: Int64 { files.reduce(0) { $0 + $1.bytes } }

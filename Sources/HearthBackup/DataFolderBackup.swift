@@ -15,6 +15,9 @@ import HearthStore
 ///   metadata points at; an object deleted meanwhile is left out of the copy (see
 ///   ``SQLiteFileMetadata/reconcileBackupCopy(at:copyContent:)``).
 /// - Other files (keys, the admin token) are copied as they are.
+/// - With a functions folder (`--functions`), its source goes to `functions/` after the data
+///   (``FunctionsFolderCopy`` says what is left out). The functions' undelivered events are
+///   not in it but in the SQLite files above, copied with the writes that made them.
 ///
 /// Everything goes to `<destination>.partial` and is renamed to `destination` once the manifest
 /// is written, so a folder with a manifest is a finished backup. Each database is copied at
@@ -35,13 +38,27 @@ public struct DataFolderBackup: Sendable {
     let source: URL
     /// Where the stored files are kept when not in `files/` of the data folder (`--files-dir`).
     let filesDirectory: URL?
+    /// The functions folder to copy too (`--functions`), or nil.
+    let functionsFolder: URL?
+    let functionsLimits: FunctionsFolderCopy.Limits
     /// The clock, in milliseconds since the epoch.
     let clock: @Sendable () -> Int64
 
-    /// Backs up the data folder `source`; `filesDirectory` is the stored files' folder when not `source/files`; `clock` is milliseconds since 1970.
-    public init(source: URL, filesDirectory: URL? = nil, clock: @escaping @Sendable () -> Int64) {
+    /// Backs up the data folder `source`; `filesDirectory` is the stored files' folder when not
+    /// `source/files`; `functionsFolder` is the server's functions folder, copied too; `clock`
+    /// is milliseconds since 1970.
+    public init(source: URL, filesDirectory: URL? = nil, functionsFolder: URL? = nil, clock: @escaping @Sendable () -> Int64) {
+        self.init(source: source, filesDirectory: filesDirectory, functionsFolder: functionsFolder, functionsLimits: .init(), clock: clock)
+    }
+
+    init(
+        source: URL, filesDirectory: URL?, functionsFolder: URL?, functionsLimits: FunctionsFolderCopy.Limits,
+        clock: @escaping @Sendable () -> Int64
+    ) {
         self.source = source.standardizedFileURL
         self.filesDirectory = filesDirectory?.standardizedFileURL
+        self.functionsFolder = functionsFolder?.standardizedFileURL
+        self.functionsLimits = functionsLimits
         self.clock = clock
     }
 
@@ -60,13 +77,26 @@ public struct DataFolderBackup: Sendable {
         if destination.path.hasPrefix(source.path + "/") {
             throw BackupError("the backup cannot go inside the data folder it copies")
         }
+        let functions = try functionsFolder.map { try FunctionsFolderCopy(folder: $0, limits: functionsLimits) }
+        // The destination does not exist yet: its folder's links are resolved.
+        let resolvedDestination = destination.deletingLastPathComponent().resolvingSymlinksInPath()
+            .appendingPathComponent(destination.lastPathComponent)
+        if let functions, resolvedDestination.path.hasPrefix(functions.folder.path + "/") {
+            throw BackupError("the backup cannot go inside the functions folder it copies")
+        }
+        if let functions, functions.folder.path == source.resolvingSymlinksInPath().path {
+            throw BackupError("the functions folder cannot be the data folder")
+        }
+        // Counted (and refused when too large) before anything is written.
+        let functionsInventory = try functions?.inventory(skipping: [source] + (filesDirectory.map { [$0] } ?? []))
         let started = clock()
         let partial = destination.appendingPathExtension("partial")
         try? FileManager.default.removeItem(at: partial)
         try FileManager.default.createDirectory(at: partial, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
 
         let items = try inventory()
-        var tracker = ProgressTracker(total: items.reduce(0) { $0 + $1.estimatedBytes }, report: progress)
+        var tracker = ProgressTracker(
+            total: items.reduce(0) { $0 + $1.estimatedBytes } + (functionsInventory?.totalBytes ?? 0), report: progress)
         var files: [BackupManifest.File] = []
         var objects = 0
         for item in items {
@@ -90,10 +120,18 @@ public struct DataFolderBackup: Sendable {
                 tracker.add(item.estimatedBytes)
             }
         }
+        if let functions, let functionsInventory {
+            for file in functionsInventory.files {
+                tracker.item = "\(FunctionsFolderCopy.backupFolder)/\(file.path)"
+                if let copied = try functions.copy(file, into: partial) { files.append(copied) }
+                tracker.add(file.bytes)
+            }
+        }
 
         let manifest = BackupManifest(
-            format: BackupManifest.currentFormat, startedAt: started, finishedAt: clock(), source: source.path,
-            databases: try databases(in: partial), objects: objects, files: files.sorted { $0.path < $1.path })
+            format: BackupManifest.format(holdingFunctions: functions != nil), startedAt: started, finishedAt: clock(),
+            source: source.path, databases: try databases(in: partial), objects: objects, files: files.sorted { $0.path < $1.path },
+            functions: functions.map { .init(source: $0.folder.path, linksLeftOut: functionsInventory?.linksLeftOut ?? []) })
         let manifestURL = partial.appendingPathComponent(BackupManifest.fileName)
         try manifest.encoded().write(to: manifestURL)
         try SQLiteOnlineCopy.syncFile(at: manifestURL)
@@ -117,14 +155,15 @@ public struct DataFolderBackup: Sendable {
     func inventory() throws -> [Item] {
         var items: [Item] = []
         let filesFolder = (filesDirectory ?? source.appendingPathComponent("files")).standardizedFileURL
-        items += try walk(source, prefix: "", skipping: filesFolder)
-        items += try walk(filesFolder, prefix: "files/", skipping: nil).filter { item in
+        items += try walk(source, prefix: "", skipping: [filesFolder] + (functionsFolder.map { [$0] } ?? []))
+        items += try walk(filesFolder, prefix: "files/", skipping: []).filter { item in
             !item.path.hasPrefix("files/blobs/") && !item.path.hasPrefix("files/tmp/") && !item.path.hasPrefix("files/uploads/")
         }
         return items.sorted { ($0.rank, $0.path) < ($1.rank, $1.path) }
     }
 
-    private func walk(_ folder: URL, prefix: String, skipping skipped: URL?) throws -> [Item] {
+    /// The files under `folder`, with `prefix` before their path, leaving out the `skipped` folders.
+    private func walk(_ folder: URL, prefix: String, skipping skipped: [URL]) throws -> [Item] {
         guard let enumerator = FileManager.default.enumerator(
             at: folder, includingPropertiesForKeys: [.isRegularFileKey, .isDirectoryKey, .fileSizeKey])
         else { return [] }
@@ -132,7 +171,7 @@ public struct DataFolderBackup: Sendable {
         let base = folder.standardizedFileURL.path
         for case let url as URL in enumerator {
             let standardized = url.standardizedFileURL
-            if let skipped, standardized.path == skipped.path {
+            if skipped.contains(where: { $0.standardizedFileURL.path == standardized.path }) {
                 enumerator.skipDescendants()
                 continue
             }

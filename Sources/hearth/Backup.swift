@@ -6,11 +6,14 @@ import HearthServer
 /// `hearth backup`: an online, consistent copy of a data folder, while its server runs.
 struct Backup: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Copy a data folder (databases with their history, accounts, stored files) while its server keeps running.",
+        abstract: "Copy a data folder (databases with their history, accounts, stored files), and its functions, while its server keeps running.",
         discussion: """
             SQLite's online backup copies each database without stopping writes. The copy goes \
             to <destination>.partial and is renamed once whole; hearth-backup.json in it lists \
             every file with its SHA-256. Bring it back with `hearth restore <destination>`. \
+            With --functions, the functions folder's source goes to functions/ in the backup, \
+            without venv/, .venv/, __pycache__/, node_modules/ and *.pyc (rebuilt from the source), \
+            and without links that lead out of the folder. \
             For a cluster, back up PostgreSQL and the shared files folder instead (docs/operations.md).
             """)
 
@@ -23,13 +26,16 @@ struct Backup: AsyncParsableCommand {
     @Option(name: .long, help: "Where the server keeps stored files, if it was started with --files-dir.")
     var filesDir: String?
 
+    @Option(name: .long, help: "The functions folder the server runs (hearth serve --functions), copied too.")
+    var functions: String?
+
     @Flag(name: .long, help: "Print nothing but errors.")
     var quiet = false
 
     func run() async throws {
         let backup = DataFolderBackup(
             source: URL(fileURLWithPath: data), filesDirectory: filesDir.map { URL(fileURLWithPath: $0, isDirectory: true) },
-            clock: TimeArguments.now)
+            functionsFolder: functions.map { URL(fileURLWithPath: $0, isDirectory: true) }, clock: TimeArguments.now)
         let bar = ProgressBar(label: "Backing up", total: 100)
         let manifest: BackupManifest
         do {
@@ -49,6 +55,13 @@ struct Backup: AsyncParsableCommand {
                   Databases: \(databases.isEmpty ? "none" : databases)
                   Stored files: \(manifest.objects)
                 """)
+            if let entry = manifest.functions {
+                let count = manifest.files.filter(manifest.isFunctionsFile).count
+                print("  Functions: \(count) files of \(entry.source)")
+                if !entry.linksLeftOut.isEmpty {
+                    print("  Links left out (out of the folder, to a folder, or to nothing): \(entry.linksLeftOut.joined(separator: ", "))")
+                }
+            }
         }
     }
 }

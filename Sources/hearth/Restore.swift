@@ -13,7 +13,9 @@ struct Restore: AsyncParsableCommand {
         discussion: """
             hearth restore <backup> --data <folder>
                 brings a backup made by `hearth backup` back (checked file by file first). \
-            A folder that holds data is moved aside only with --force.
+            A folder that holds data is moved aside only with --force. \
+            With --functions <folder>, the functions folder the backup holds comes back there too, \
+            by the same rule; make its venv/ again (docs/functions.md).
             hearth restore --data <folder> --database <name> --to <sequence|time>
                 rebuilds the database as it was just after that write, or at that time (ISO 8601), \
             from the history the server keeps (`hearth serve --history`; list it with `hearth history`). \
@@ -41,7 +43,10 @@ struct Restore: AsyncParsableCommand {
     @Option(name: .long, help: "Put stored files' content here instead of files/ in the data folder.")
     var filesDir: String?
 
-    @Flag(name: .long, help: "Move a data folder that already holds data aside (to <folder>.before-restore-<time>).")
+    @Option(name: .long, help: "With a backup: put the functions folder it holds here (for hearth serve --functions).")
+    var functions: String?
+
+    @Flag(name: .long, help: "Move a data folder (or functions folder) that already holds something aside (to <folder>.before-restore-<time>).")
     var force = false
 
     @OptionGroup var data: DataOptions
@@ -54,6 +59,7 @@ struct Restore: AsyncParsableCommand {
             throw ValidationError("--as and --json go with --to.")
         }
         if newName != nil, json != nil { throw ValidationError("Use either --as or --json.") }
+        if functions != nil, backup == nil { throw ValidationError("--functions goes with a backup folder to restore.") }
         if let to { _ = try TimeArguments.target(to) }
     }
 
@@ -71,13 +77,22 @@ struct Restore: AsyncParsableCommand {
     private func restoreBackup(_ backup: URL) throws {
         let bar = ProgressBar(label: "Restoring", total: 100)
         let outcome = try BackupRestore(backup: backup, clock: TimeArguments.now).restore(
-            into: data.dataURL, filesDirectory: filesDir.map { URL(fileURLWithPath: $0, isDirectory: true) }, replacing: force
+            into: data.dataURL, filesDirectory: filesDir.map { URL(fileURLWithPath: $0, isDirectory: true) },
+            functionsFolder: functions.map { URL(fileURLWithPath: $0, isDirectory: true) }, replacing: force
         ) { done, total in
             bar.update(Int(done * 100 / max(total, 1)))
         }
         bar.finish()
         print("Restored the backup of \(TimeArguments.describe(outcome.manifest.startedAt)) into \(data.data).")
         if let previous = outcome.previous { print("  The data that was there is in \(previous.path).") }
+        if let entry = outcome.manifest.functions {
+            if let functions {
+                print("  The functions of \(entry.source) are in \(functions) (a Python folder needs its venv/ made again).")
+            } else {
+                print("  The backup holds the functions of \(entry.source) too: restore them with --functions <folder>.")
+            }
+        }
+        if let previous = outcome.previousFunctions { print("  The functions folder that was there is in \(previous.path).") }
     }
 
     private func restoreDatabase(to target: DatabaseHistory.Target) throws {

@@ -356,6 +356,7 @@ struct Serve: AsyncParsableCommand {
         if let filesDir { configuration.filesDirectory = URL(fileURLWithPath: filesDir, isDirectory: true) }
         configuration.metricsPort = metricsPort
         configuration.functionsPort = functionsPort
+        configuration.functionsFolder = functions.map { URL(fileURLWithPath: $0, isDirectory: true) }
         // --backup-dir alone: backups made from the console only.
         if backupEvery != nil || backupDir != nil {
             configuration.backupInterval = backupEvery.map { .milliseconds(TimeArguments.milliseconds($0)!) }

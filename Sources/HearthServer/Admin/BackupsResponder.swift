@@ -30,6 +30,8 @@ struct BackupsResponder: Sendable {
     let schedule: BackupSchedule?
     let gate: BackupGate
     let dataFolder: URL
+    /// The functions folder the backups hold too, for the restore command; nil for none.
+    let functionsFolder: URL?
     /// For the temporary copies of a backup's database.
     let scratch: URL
     /// The largest value restored in one write, as for a REST write (``ServerConfiguration/maxWriteBytes``).
@@ -95,7 +97,13 @@ struct BackupsResponder: Sendable {
         let running = gate.running.map { Running(doneBytes: $0.doneBytes, totalBytes: $0.totalBytes, item: $0.item) }
         return JSONResponse.encoding(ListBody(
             configured: true, folder: catalog.folder.path, running: running, backups: backups,
-            restoreCommand: "hearth restore \(catalog.folder.appendingPathComponent("<backup>").path) --data \(dataFolder.path) --force"))
+            restoreCommand: restoreCommand(in: catalog.folder)))
+    }
+
+    /// The offline restore of the whole server from `<backup>` in `folder`, its functions too.
+    func restoreCommand(in folder: URL) -> String {
+        let functions = functionsFolder.map { " --functions \($0.path)" } ?? ""
+        return "hearth restore \(folder.appendingPathComponent("<backup>").path) --data \(dataFolder.path)\(functions) --force"
     }
 
     private func backUpNow() async throws -> Response {

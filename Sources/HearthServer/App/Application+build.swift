@@ -145,7 +145,9 @@ public func buildApplication(
     let backups = configuration.backupFolder.flatMap { backupFolder -> BackupSchedule? in
         guard cluster == nil else { return nil }
         return BackupSchedule(
-            backup: DataFolderBackup(source: folder.url, filesDirectory: configuration.filesDirectory, clock: configuration.clock),
+            backup: DataFolderBackup(
+                source: folder.url, filesDirectory: configuration.filesDirectory, functionsFolder: configuration.functionsFolder,
+                clock: configuration.clock),
             folder: backupFolder, interval: configuration.backupInterval ?? .seconds(86_400), keep: configuration.backupKeep,
             report: BackupReport(
                 finished: { metrics.backupFinished(bytes: $0, duration: $1, at: $2) }, failed: { metrics.backupFailed() }),
@@ -175,7 +177,7 @@ public func buildApplication(
         requests: RequestLogResponder(log: requestLog, admin: admin),
         backups: BackupsResponder(
             operations: operations, admin: admin, schedule: backups, gate: backupGate, dataFolder: folder.url,
-            scratch: FileManager.default.temporaryDirectory, maxWriteBytes: configuration.maxWriteBytes),
+            functionsFolder: configuration.functionsFolder, scratch: FileManager.default.temporaryDirectory, maxWriteBytes: configuration.maxWriteBytes),
         dataBrowse: DataBrowseResponder(operations: operations, admin: admin, defaultDatabase: configuration.defaultDatabase),
         functionsAdmin: FunctionsAdminResponder(functions: functions, admin: admin),
         functions: functions.flatMap { functions in

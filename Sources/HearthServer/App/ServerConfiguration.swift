@@ -119,6 +119,8 @@ public struct ServerConfiguration: Sendable {
     public var backupInterval: Duration?
     public var backupFolder: URL?
     public var backupKeep = 7
+    /// The functions folder (`--functions`), which the server's backups copy too; nil for none.
+    public var functionsFolder: URL?
     /// Bytes the bodies of non-admin database writes may hold at once, as they are read and
     /// parsed (about twice their size); past it such a write is refused with 503.
     public var maxBufferedBodyBytes = ServerConfiguration.defaultMaxBufferedBodyBytes

@@ -62,7 +62,8 @@ export function mount(container, { api }) {
   const offline = h('section', { class: 'card offline-restore', 'aria-labelledby': 'offline-title', hidden: true },
     h('h2', { id: 'offline-title' }, 'Restore the whole server'),
     h('p', {}, 'A whole data folder (every database, the accounts and the files) is restored offline: stop the server, '
-      + 'run this with the backup\'s name, and start it again. The current folder is moved aside, not deleted.'),
+      + 'run this with the backup\'s name, and start it again. The current folder is moved aside, not deleted. '
+      + 'A backup with the functions folder brings that back too (make its venv/ again before starting).'),
     h('pre', { class: 'command-block' }, command));
 
   container.append(
@@ -122,7 +123,8 @@ export function mount(container, { api }) {
       h('th', { scope: 'row', class: 'mono backup-name', 'data-label': 'Backup' }, backup.name),
       h('td', { 'data-label': 'Made' }, made ? h('time', { datetime: made.toISOString() }, made.toLocaleString()) : '—'),
       h('td', { 'data-label': 'Size' }, formatBytes(backup.bytes)),
-      h('td', { 'data-label': 'Databases' }, backup.databases.join(', ') || '—'),
+      h('td', { 'data-label': 'Databases' }, backup.databases.join(', ') || '—',
+        backup.functions ? h('span', { class: 'note', 'data-testid': 'backup-functions' }, ' + functions folder') : null),
       h('td', { 'data-label': 'Check' }, check),
       h('td', { 'data-label': 'Actions' }, use));
   }
