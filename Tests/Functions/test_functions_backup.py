@@ -22,8 +22,12 @@ def waiting_events(log: Path) -> list[tuple[str, str]]:
     """``(function, event ID)`` of each event in line in a copied log.sqlite, read without changing it."""
     connection = sqlite3.connect(f"file:{log}?immutable=1", uri=True)
     try:
-        return connection.execute(
-            "SELECT e.subscriber, b.event_id FROM outbox_event e JOIN outbox_body b ON b.id = e.body_id ORDER BY e.seq").fetchall()
+        # One row per event, its functions listed between commas; each function's cursor says
+        # what it is done with.
+        cursors = dict(connection.execute("SELECT subscriber, done FROM outbox_cursor").fetchall())
+        rows = connection.execute("SELECT seq, subscribers, event_id FROM outbox_entry ORDER BY seq").fetchall()
+        return [(function, event_id) for seq, subscribers, event_id in rows
+                for function in subscribers.strip(",").split(",") if seq > cursors.get(function, 0)]
     finally:
         connection.close()
 
