@@ -78,8 +78,10 @@ public final class ClusterLog: Sendable {
         self.logger = logger
     }
 
-    /// Makes the tables when they are missing (safe to run on every node at start).
+    /// Makes the tables when they are missing (safe to run on every node at start), the
+    /// outboxes' among them (the databases' events are recorded with their appends).
     public func prepare() async throws {
+        try await PostgresOutbox.prepare(on: client, logger: logger)
         try await Self.createTables(on: client, logger: logger, [
             """
             CREATE TABLE IF NOT EXISTS hearth_log_head (

@@ -131,7 +131,7 @@ public final class SQLiteOutbox: EventOutbox {
 
     /// The `subscribers` column for a list of names: each between commas, found with `instr`.
     /// (Names are letters, digits, `-` and `_`.)
-    static func listed(_ subscribers: [String]) -> String { "," + subscribers.joined(separator: ",") + "," }
+    public static func listed(_ subscribers: [String]) -> String { "," + subscribers.joined(separator: ",") + "," }
 
     // MARK: - Recording
 
