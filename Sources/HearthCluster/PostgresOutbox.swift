@@ -94,16 +94,8 @@ public final class PostgresOutbox: EventOutbox {
         _ events: [OutboxEvent], source: String, on connection: PostgresConnection, logger: Logger
     ) async throws -> Int64? {
         guard !events.isEmpty else { return nil }
-        var order: [String] = []
-        var byID: [String: (event: OutboxEvent, subscribers: [String])] = [:]
-        for event in events {
-            if byID[event.id] == nil {
-                order.append(event.id)
-                byID[event.id] = (event, [])
-            }
-            byID[event.id]!.subscribers.append(event.subscriber)
-        }
-        let count = Int64(order.count)
+        let entries = SQLiteOutbox.entries(events)
+        let count = Int64(entries.count)
         let moved = try await connection.query(
             """
             INSERT INTO hearth_outbox_head (source, sequence) VALUES (\(source), \(count))
@@ -113,7 +105,6 @@ public final class PostgresOutbox: EventOutbox {
         var last: Int64 = 0
         for try await (sequence) in moved.decode(Int64.self) { last = sequence }
         let sequences = Array((last - count + 1)...last)
-        let entries = order.map { byID[$0]! }
         let ids = entries.map(\.event.id)
         let bodies = entries.map { ByteBuffer(bytes: $0.event.body) }
         let times = entries.map(\.event.time)

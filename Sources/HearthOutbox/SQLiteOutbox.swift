@@ -135,14 +135,9 @@ public final class SQLiteOutbox: EventOutbox {
 
     // MARK: - Recording
 
-    /// Records `events` inside the caller's transaction (the one committing their change).
-    /// Events with the same ID are one event, for several subscribers: one entry.
-    public static func record(_ events: [OutboxEvent], in db: Database) throws {
-        guard !events.isEmpty else { return }
-        let entry = try db.cachedStatement(sql: "INSERT INTO outbox_entry (event_id, body, time, subscribers) VALUES (?, ?, ?, ?)")
-        // A subscriber's cursor exists from its first event on, so no entry is ever removed
-        // before every subscriber listed in it is done with it.
-        let cursor = try db.cachedStatement(sql: "INSERT OR IGNORE INTO outbox_cursor (subscriber, done) VALUES (?, 0)")
+    /// `events` as entries: those with the same ID are one, listing its subscribers, in the
+    /// order of their first event.
+    public static func entries(_ events: [OutboxEvent]) -> [(event: OutboxEvent, subscribers: [String])] {
         var order: [String] = []
         var byID: [String: (event: OutboxEvent, subscribers: [String])] = [:]
         for event in events {
@@ -152,8 +147,18 @@ public final class SQLiteOutbox: EventOutbox {
             }
             byID[event.id]!.subscribers.append(event.subscriber)
         }
-        for id in order {
-            let (event, subscribers) = byID[id]!
+        return order.map { byID[$0]! }
+    }
+
+    /// Records `events` inside the caller's transaction (the one committing their change).
+    /// Events with the same ID are one event, for several subscribers: one entry.
+    public static func record(_ events: [OutboxEvent], in db: Database) throws {
+        guard !events.isEmpty else { return }
+        let entry = try db.cachedStatement(sql: "INSERT INTO outbox_entry (event_id, body, time, subscribers) VALUES (?, ?, ?, ?)")
+        // A subscriber's cursor exists from its first event on, so no entry is ever removed
+        // before every subscriber listed in it is done with it.
+        let cursor = try db.cachedStatement(sql: "INSERT OR IGNORE INTO outbox_cursor (subscriber, done) VALUES (?, 0)")
+        for (event, subscribers) in entries(events) {
             try entry.execute(arguments: [event.id, Data(event.body), event.time, listed(subscribers)])
             for subscriber in subscribers { try cursor.execute(arguments: [subscriber]) }
         }
