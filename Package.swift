@@ -238,6 +238,7 @@ let package = Package(
             dependencies: [
                 "HearthCore",
                 "HearthStore",
+                "HearthOutbox",
                 "HearthAuth",
                 "HearthFiles",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -381,7 +382,7 @@ let package = Package(
         .testTarget(
             name: "HearthClusterTests",
             dependencies: [
-                "HearthCluster", "HearthTesting", "HearthStore", "HearthCore",
+                "HearthCluster", "HearthTesting", "HearthStore", "HearthCore", "HearthOutbox",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

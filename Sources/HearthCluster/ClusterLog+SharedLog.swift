@@ -1,4 +1,5 @@
 import Foundation
+import HearthOutbox
 import HearthStore
 import PostgresNIO
 import Synchronization
@@ -6,11 +7,13 @@ import Synchronization
 /// The cluster log as the store's ``HearthStore/SharedLog``: what a replica ``HearthStore/Database``
 /// appends to and follows, and where its snapshots live.
 extension ClusterLog: SharedLog {
-    public func append(database: String, after position: Int64, records: [LogRecord]) async throws -> SharedLogAppend {
+    public func append(
+        database: String, after position: Int64, records: [LogRecord], events: [OutboxEvent]
+    ) async throws -> SharedLogAppend {
         let result = try await withDeadline {
             try await self.append(
                 database: database, after: position,
-                records: records.map { Record(kind: $0.kind, path: $0.path, data: $0.data) }, node: self.node)
+                records: records.map { Record(kind: $0.kind, path: $0.path, data: $0.data) }, events: events, node: self.node)
         }
         switch result {
         case .appended(let last): return .appended(last: last)
@@ -23,7 +26,7 @@ extension ClusterLog: SharedLog {
     /// vanishes meanwhile).
     public func appendHoldingHead(
         database: String, after position: Int64, missedAtMost: Int,
-        prepare: @escaping @Sendable (_ missed: [LogRecord]) async throws -> [LogRecord]
+        prepare: @escaping @Sendable (_ missed: [LogRecord]) async throws -> (records: [LogRecord], events: [OutboxEvent])
     ) async throws -> Int64? {
         try await withDeadline { (gate: DeadlineGate) in
             try await self.client.withTransaction(logger: self.logger) { connection -> Int64? in
@@ -52,7 +55,7 @@ extension ClusterLog: SharedLog {
                 }
                 // From here the node changes its own state: this is not given up halfway.
                 try gate.pass()
-                let records = try await prepare(missed)
+                let (records, events) = try await prepare(missed)
                 guard !records.isEmpty else { return head }
                 let last = head + Int64(records.count)
                 let sequences = Array((head + 1)...last)
@@ -67,12 +70,20 @@ extension ClusterLog: SharedLog {
                     """, logger: logger)
                 try await connection.query(
                     "UPDATE hearth_log_head SET sequence = \(last) WHERE database = \(database)", logger: logger)
+                try await PostgresOutbox.record(events, source: Self.outboxSource(database), on: connection, logger: logger)
                 let announcement = "\(database) \(last)"
                 try await connection.query("SELECT pg_notify(\(Self.channel), \(announcement))", logger: logger)
                 return last
             }
         }
     }
+
+    public func outbox(database: String) -> any EventOutbox {
+        PostgresOutbox(source: Self.outboxSource(database), client: client, logger: logger)
+    }
+
+    /// The outbox source of a database's events, as a single node names it.
+    static func outboxSource(_ database: String) -> String { "database/\(database)" }
 
     public func records(database: String, after position: Int64, limit: Int) async throws -> [LogRecord] {
         try await withDeadline {

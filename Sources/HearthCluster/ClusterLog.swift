@@ -1,4 +1,5 @@
 import Foundation
+import HearthOutbox
 import Logging
 import PostgresNIO
 
@@ -78,8 +79,10 @@ public final class ClusterLog: Sendable {
         self.logger = logger
     }
 
-    /// Makes the tables when they are missing (safe to run on every node at start).
+    /// Makes the tables when they are missing (safe to run on every node at start), the
+    /// outboxes' among them (the databases' events are recorded with their appends).
     public func prepare() async throws {
+        try await PostgresOutbox.prepare(on: client, logger: logger)
         try await Self.createTables(on: client, logger: logger, [
             """
             CREATE TABLE IF NOT EXISTS hearth_log_head (
@@ -132,15 +135,19 @@ public final class ClusterLog: Sendable {
     }
 
     /// Appends `records` to `database`'s log right after `position` (the last sequence the
-    /// node has applied), atomically, announced on ``channel`` when it commits.
+    /// node has applied), atomically, announced on ``channel`` when it commits; with `events`,
+    /// records them in the database's outbox in the same transaction.
     ///
-    /// One statement: moving the head row from `position` (its row lock orders appends to the
+    /// Without events, one statement: moving the head row from `position` (its row lock orders appends to the
     /// database; an append that finds it moved changes nothing), inserting the records and
     /// announcing them. The lock is held for that one statement only, never across a round
     /// trip, so a node that vanishes mid-append holds up no other.
     /// - Returns: the last new sequence, or how far the log is when it is past `position`.
-    public func append(database: String, after position: Int64, records: [Record], node: String) async throws -> AppendResult {
+    public func append(
+        database: String, after position: Int64, records: [Record], events: [OutboxEvent] = [], node: String
+    ) async throws -> AppendResult {
         precondition(!records.isEmpty, "an append holds at least one record")
+        if !events.isEmpty { return try await appendRecording(database: database, after: position, records: records, events: events, node: node) }
         if position == 0 {
             try await client.query(
                 "INSERT INTO hearth_log_head (database, sequence) VALUES (\(database), 0) ON CONFLICT (database) DO NOTHING",
@@ -180,6 +187,52 @@ public final class ClusterLog: Sendable {
         // The head had moved: nothing was written. (The head read here may predate the move;
         // the node reads what it missed by sequence either way.)
         return .behind(latest: max(head, position + 1))
+    }
+
+    /// ``append(database:after:records:events:node:)`` with events: one transaction that moves
+    /// the head first (its row lock orders appends, and the outbox's sequences with them),
+    /// then inserts the records and the events. The lock is held for a few round trips; a node
+    /// that vanishes meanwhile has its transaction ended by `idle_in_transaction_session_timeout`.
+    private func appendRecording(
+        database: String, after position: Int64, records: [Record], events: [OutboxEvent], node: String
+    ) async throws -> AppendResult {
+        try await client.withTransaction(logger: logger) { connection in
+            let logger = self.logger
+            if position == 0 {
+                try await connection.query(
+                    "INSERT INTO hearth_log_head (database, sequence) VALUES (\(database), 0) ON CONFLICT (database) DO NOTHING",
+                    logger: logger)
+            }
+            let last = position + Int64(records.count)
+            let moved = try await connection.query(
+                """
+                UPDATE hearth_log_head SET sequence = \(last) WHERE database = \(database) AND sequence = \(position)
+                RETURNING sequence
+                """, logger: logger)
+            var didMove = false
+            for try await _ in moved { didMove = true }
+            guard didMove else {
+                let rows = try await connection.query(
+                    "SELECT sequence FROM hearth_log_head WHERE database = \(database)", logger: logger)
+                var head: Int64 = 0
+                for try await (sequence) in rows.decode(Int64.self) { head = sequence }
+                return .behind(latest: max(head, position + 1))
+            }
+            let sequences = Array((position + 1)...last)
+            let kinds = records.map(\.kind)
+            let paths = records.map(\.path)
+            let data = records.map { ByteBuffer(bytes: $0.data) }
+            try await connection.query(
+                """
+                INSERT INTO hearth_log (database, sequence, kind, path, data, node)
+                SELECT \(database), s, k, p, d, \(node)
+                FROM unnest(\(sequences)::bigint[], \(kinds)::text[], \(paths)::text[], \(data)::bytea[]) AS t(s, k, p, d)
+                """, logger: logger)
+            try await PostgresOutbox.record(events, source: Self.outboxSource(database), on: connection, logger: logger)
+            let announcement = "\(database) \(last)"
+            try await connection.query("SELECT pg_notify(\(Self.channel), \(announcement))", logger: logger)
+            return .appended(last: last)
+        }
     }
 
     /// The registry of nodes on the same PostgreSQL.

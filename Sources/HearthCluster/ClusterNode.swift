@@ -84,8 +84,18 @@ public final class ClusterNode: Service {
         try await accounts.prepare()
         try await secrets.prepare()
         try await fileMetadata.prepare()
+        try await FunctionsLease.prepare(on: client, logger: logger)
         try await nodes.heartbeat(
             node: settings.id, address: settings.address, leaseSeconds: settings.leaseSeconds, applied: [:])
+    }
+
+    /// The lease that picks the one node delivering the functions' events, renewed as often as
+    /// the node's own.
+    public func functionsLease() -> FunctionsLease {
+        FunctionsLease(
+            log: log, node: settings.id,
+            timing: FunctionsLease.Timing(leaseSeconds: settings.leaseSeconds, renewInterval: settings.heartbeatInterval),
+            logger: logger)
     }
 
     /// Called with the onDisconnect operations of a node this one took over (its lease ran out).

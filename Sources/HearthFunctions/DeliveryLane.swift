@@ -59,8 +59,9 @@ public final class DeliveryLane: Sendable {
     let policy: DeliveryPolicy
     let backlog: EventBacklog
     let environment: Environment
-    private let wakeups: AsyncStream<Void>
-    private let wakeup: AsyncStream<Void>.Continuation
+    /// The wake-ups of the current run: a stream per ``run()``, since a run cancelled while
+    /// waiting ends its stream (a cluster node's lanes stop and start again with its lease).
+    private let wakeup = Mutex<AsyncStream<Void>.Continuation?>(nil)
     /// When the backlog's figure for this queue was last set from the outbox (milliseconds
     /// since the epoch); nil before the first time.
     private let lastCount = Mutex<Int64?>(nil)
@@ -81,21 +82,23 @@ public final class DeliveryLane: Sendable {
         self.policy = policy
         self.backlog = backlog
         self.environment = environment
-        (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     var queue: EventBacklog.Queue { EventBacklog.Queue(source: outbox.source, function: function) }
 
     /// New events may be waiting: look again (at once if the lane is idle).
     public func wake() {
-        wakeup.yield()
+        _ = wakeup.withLock { $0?.yield() }
     }
 
     /// Delivers until cancelled. Storage errors are logged and retried after a pause.
     public func run() async {
         var cursor: Int64 = 0
         var delivered: [Int64] = []
-        var wakeups = self.wakeups.makeAsyncIterator()
+        let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        wakeup.withLock { $0 = continuation }
+        defer { wakeup.withLock { $0 = nil } }
+        var wakeups = stream.makeAsyncIterator()
         while !Task.isCancelled {
             do {
                 // Due at once when the lane starts: what earlier runs left waits against the

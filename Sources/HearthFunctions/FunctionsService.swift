@@ -11,8 +11,13 @@ import Synchronization
 /// that exists, and when a database is first opened) and are woken after each commit of their
 /// source (``committed(source:)``). Nothing here is on a write's path but the recorder.
 ///
+/// In a cluster, every node runs the processes but only one delivers: ``run(deliveringWhile:)``
+/// runs the lanes and the scheduler only while the node holds the cluster's functions lease,
+/// and stops them when it loses it (what they had not marked done is delivered by the next
+/// holder). A lane's position is in its outbox, so it starts again where it was.
+///
 /// Threading: `lanes` is under one lock, taken to attach and to wake; lanes run as child tasks
-/// of ``run()``.
+/// of the delivering task (``run()``'s, or ``run(deliveringWhile:)``'s while the lease is held).
 public final class FunctionsService: Sendable {
     public let functions: [FunctionDefinition]
     /// The processes the functions run in (Python functions), kept running by ``run()``.
@@ -35,8 +40,8 @@ public final class FunctionsService: Sendable {
 
     private struct Lanes {
         var bySource: [String: [DeliveryLane]] = [:]
-        /// Lanes attached before ``run()`` started, or since it last took them.
-        var unstarted: [DeliveryLane] = []
+        /// Starts lanes while the node delivers (nil while it does not: ``deliver()`` starts
+        /// every lane in `bySource` when it begins).
         var starter: AsyncStream<DeliveryLane>.Continuation?
     }
 
@@ -139,8 +144,6 @@ public final class FunctionsService: Sendable {
             }
             if let starter = lanes.starter {
                 for lane in made { starter.yield(lane) }
-            } else {
-                lanes.unstarted += made
             }
         }
     }
@@ -186,18 +189,51 @@ public final class FunctionsService: Sendable {
 
     /// Runs every process and lane, lanes attached later included, until cancelled.
     public func run() async {
-        let (starts, starter) = AsyncStream.makeStream(of: DeliveryLane.self)
-        let waiting = lanes.withLock { lanes -> [DeliveryLane] in
-            lanes.starter = starter
-            defer { lanes.unstarted = [] }
-            return lanes.unstarted
-        }
-        for lane in waiting { starter.yield(lane) }
+        let (held, hold) = AsyncStream.makeStream(of: Bool.self)
+        hold.yield(true)
+        await run(deliveringWhile: held)
+        hold.finish()
+    }
+
+    /// Runs every process until cancelled, and the lanes (those attached later included) and
+    /// the scheduler whenever `held` last said true: a cluster node delivers only while it
+    /// holds the functions lease.
+    public func run(deliveringWhile held: AsyncStream<Bool>) async {
         await withTaskCancellationHandler {
             await withDiscardingTaskGroup { group in
                 for process in processes {
                     group.addTask { await process.run() }
                 }
+                var delivering: Task<Void, Never>?
+                for await holds in held {
+                    if holds, delivering == nil {
+                        delivering = Task { await self.deliver() }
+                    } else if !holds, let running = delivering {
+                        running.cancel()
+                        await running.value
+                        delivering = nil
+                    }
+                }
+                if let running = delivering {
+                    running.cancel()
+                    await running.value
+                }
+            }
+        } onCancel: {
+            for process in processes { process.stop() }
+        }
+    }
+
+    /// Runs the scheduler and every lane, lanes attached meanwhile included, until cancelled.
+    private func deliver() async {
+        let (starts, starter) = AsyncStream.makeStream(of: DeliveryLane.self)
+        let waiting = lanes.withLock { lanes -> [DeliveryLane] in
+            lanes.starter = starter
+            return lanes.bySource.values.flatMap { $0 }
+        }
+        for lane in waiting { starter.yield(lane) }
+        await withTaskCancellationHandler {
+            await withDiscardingTaskGroup { group in
                 if let scheduler {
                     group.addTask { await scheduler.run() }
                 }
@@ -207,7 +243,13 @@ public final class FunctionsService: Sendable {
             }
         } onCancel: {
             starter.finish()
-            for process in processes { process.stop() }
         }
+        lanes.withLock { $0.starter = nil }
+    }
+
+    /// Wakes every lane (a cluster's deliverer does, now and then: other nodes' account and
+    /// file commits record events it is not told of).
+    public func wakeAll() {
+        for lane in lanes.withLock({ $0.bySource.values.flatMap { $0 } }) { lane.wake() }
     }
 }

@@ -131,9 +131,24 @@ public final class SQLiteOutbox: EventOutbox {
 
     /// The `subscribers` column for a list of names: each between commas, found with `instr`.
     /// (Names are letters, digits, `-` and `_`.)
-    static func listed(_ subscribers: [String]) -> String { "," + subscribers.joined(separator: ",") + "," }
+    public static func listed(_ subscribers: [String]) -> String { "," + subscribers.joined(separator: ",") + "," }
 
     // MARK: - Recording
+
+    /// `events` as entries: those with the same ID are one, listing its subscribers, in the
+    /// order of their first event.
+    public static func entries(_ events: [OutboxEvent]) -> [(event: OutboxEvent, subscribers: [String])] {
+        var order: [String] = []
+        var byID: [String: (event: OutboxEvent, subscribers: [String])] = [:]
+        for event in events {
+            if byID[event.id] == nil {
+                order.append(event.id)
+                byID[event.id] = (event, [])
+            }
+            byID[event.id]!.subscribers.append(event.subscriber)
+        }
+        return order.map { byID[$0]! }
+    }
 
     /// Records `events` inside the caller's transaction (the one committing their change).
     /// Events with the same ID are one event, for several subscribers: one entry.
@@ -146,17 +161,7 @@ public final class SQLiteOutbox: EventOutbox {
         // A subscriber's cursor exists from its first event on, so no entry is ever removed
         // before every subscriber listed in it is done with it.
         let cursor = try db.cachedStatement(sql: "INSERT OR IGNORE INTO outbox_cursor (subscriber, done) VALUES (?, 0)")
-        var order: [String] = []
-        var byID: [String: (event: OutboxEvent, subscribers: [String])] = [:]
-        for event in events {
-            if byID[event.id] == nil {
-                order.append(event.id)
-                byID[event.id] = (event, [])
-            }
-            byID[event.id]!.subscribers.append(event.subscriber)
-        }
-        for id in order {
-            let (event, subscribers) = byID[id]!
+        for (event, subscribers) in entries(events) {
             try entry.execute(arguments: [event.id, Data(event.body), event.time, listed(subscribers)])
             for subscriber in subscribers where unknown?.contains(subscriber) ?? true { try cursor.execute(arguments: [subscriber]) }
         }

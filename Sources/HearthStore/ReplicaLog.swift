@@ -38,9 +38,10 @@ final class ReplicaLog: DatabaseLog {
     static let maxAppendBytes = 16 << 20
 
     let shared: any SharedLog
-    /// A cluster keeps no events yet: functions run on single nodes (the server refuses them
-    /// with a cluster), so a replica's writes record none.
-    var outbox: (any EventOutbox)? { nil }
+    /// The database's outbox in the shared store: a batch's events are appended with its
+    /// records (the ones its writes' last check made, so a batch checked again after another
+    /// node's append records its new events, never the old ones too).
+    let outbox: (any EventOutbox)?
     let name: String
     /// Wakes the replication task (local writes, announcements, polls).
     private let wakeUp: AsyncStream<Void>.Continuation
@@ -49,6 +50,7 @@ final class ReplicaLog: DatabaseLog {
     private init(shared: any SharedLog, name: String) {
         self.shared = shared
         self.name = name
+        outbox = shared.outbox(database: name)
         (wakes, wakeUp) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -146,7 +148,7 @@ final class ReplicaLog: DatabaseLog {
                 continue
             }
             let started = ContinuousClock.now
-            switch try await shared.append(database: name, after: batch.after, records: batch.records) {
+            switch try await shared.append(database: name, after: batch.after, records: batch.records, events: batch.events) {
             case .appended(let last):
                 database.options.onCommit?(name, batch.records.count, ContinuousClock.now - started)
                 database.finishInFlight(last: last, bytes: batch.bytes)
@@ -171,7 +173,7 @@ final class ReplicaLog: DatabaseLog {
             let batch = database.takeBatch(fromQueue: false, maxRecords: Self.maxAppendRecords, maxBytes: Self.maxAppendBytes)
             let records = batch?.records ?? []
             appended.withLock { $0 = (records.count, batch?.bytes ?? 0) }
-            return records
+            return (records, records.isEmpty ? [] : batch?.events ?? [])
         }
         guard let last else {
             // Far behind: catch up by a bounded amount, then the next round holds the head again.

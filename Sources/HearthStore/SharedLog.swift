@@ -1,3 +1,5 @@
+import HearthOutbox
+
 /// The ordered write log that the nodes of a cluster share (HearthCluster keeps it in
 /// PostgreSQL). A ``Database`` opened with ``Database/replica(name:log:options:events:logger:)`` appends
 /// its writes here (through its `ReplicaLog`) and applies everything here, in order, so every
@@ -5,23 +7,32 @@
 ///
 /// Records carry their sequence: 1, 2, 3… per database with no gaps. Records below the newest
 /// snapshot may be dropped (compaction); a node that needs them starts again from the snapshot.
+///
+/// The events the records' writes make (``DatabaseOptions/eventRecorder``) are appended with
+/// them, in the same transaction, to the database's outbox in the shared store
+/// (``outbox(database:)``): an event exists exactly when its record does, whichever node
+/// appended it.
 public protocol SharedLog: Sendable {
-    /// Appends `records` (their sequences are ignored) right after `position`, atomically.
+    /// Appends `records` (their sequences are ignored) and the `events` they make right after
+    /// `position`, atomically.
     /// - Returns: the sequence of the last record written, or ``SharedLogAppend/behind(latest:)``
     ///   and nothing written when the log is already past `position`.
-    func append(database: String, after position: Int64, records: [LogRecord]) async throws -> SharedLogAppend
+    func append(database: String, after position: Int64, records: [LogRecord], events: [OutboxEvent]) async throws -> SharedLogAppend
 
     /// Appends while holding the log's head, so nobody else appends meanwhile: passes the
     /// records after `position` (those the node missed, at most `missedAtMost`, in order and
-    /// with no gap) to `prepare`, which applies them and returns the records to append, then
-    /// appends those, atomically.
+    /// with no gap) to `prepare`, which applies them and returns the records to append and the
+    /// events they make (checked again on top of the missed ones), then appends those, atomically.
     /// - Returns: the sequence of the last record (the head when `prepare` returned none), or
     ///   nil, with nothing done, when more than `missedAtMost` were missed or they have a gap
     ///   (compacted): the node catches up first.
     func appendHoldingHead(
         database: String, after position: Int64, missedAtMost: Int,
-        prepare: @escaping @Sendable (_ missed: [LogRecord]) async throws -> [LogRecord]
+        prepare: @escaping @Sendable (_ missed: [LogRecord]) async throws -> (records: [LogRecord], events: [OutboxEvent])
     ) async throws -> Int64?
+
+    /// Where the events appended with `database`'s records wait for delivery.
+    func outbox(database: String) -> any EventOutbox
 
     /// Up to `limit` records after `position`, in order. The first one's sequence is above
     /// `position + 1` when compaction dropped the ones between.

@@ -167,7 +167,7 @@ struct Serve: AsyncParsableCommand {
         help: """
             Run the functions in this folder: main.py written with Firebase's Python functions SDK \
             (each function in a functions-framework process), and the webhooks webhooks.json declares \
-            (see docs/functions.md). Not with --cluster.
+            (see docs/functions.md). In a cluster, every node runs them and one delivers the events.
             """)
     var functions: String?
 
@@ -257,9 +257,6 @@ struct Serve: AsyncParsableCommand {
         }
         guard backupKeep > 0 else { throw ValidationError("--backup-keep must be positive.") }
         guard functionBacklog > 0 else { throw ValidationError("--function-backlog must be positive.") }
-        if functions != nil, cluster != nil {
-            throw ValidationError("--functions cannot be used with --cluster yet: functions run on a single node.")
-        }
         if let filesPort {
             guard (0...65535).contains(filesPort) else { throw ValidationError("--files-port must be between 0 and 65535.") }
             guard filesPort != port || port == 0 else { throw ValidationError("--files-port must differ from --port.") }
@@ -380,7 +377,7 @@ struct Serve: AsyncParsableCommand {
         if let url = configuration.clusterURL {
             try await serveInCluster(
                 url: url, configuration: configuration, folder: folder, options: databaseOptions, metrics: metrics,
-                recentLogs: recentLogs, logger: logger)
+                recentLogs: recentLogs, functions: functionsService, functionsClient: functionsHTTP, logger: logger)
             return
         }
         if configuration.adminToken == nil { configuration.adminToken = try AdminToken.loadOrCreate(in: dataURL) }
@@ -424,7 +421,7 @@ extension Serve {
     /// then serves until SIGINT or SIGTERM.
     func serveInCluster(
         url: String, configuration: ServerConfiguration, folder: DataFolder, options: DatabaseOptions, metrics: ServerMetrics,
-        recentLogs: RecentLogEntries, logger: Logger
+        recentLogs: RecentLogEntries, functions: FunctionsService?, functionsClient: HTTPClient?, logger: Logger
     ) async throws {
         var configuration = configuration
         let clientConfiguration: PostgresClient.Configuration
@@ -469,7 +466,8 @@ extension Serve {
             let loadTime = ContinuousClock.now - started
             let shownSettings = nodeSettings
             let app = try await buildApplication(
-                configuration: configuration, folder: folder, cluster: node, metrics: metrics, recentLogs: recentLogs, logger: logger,
+                configuration: configuration, folder: folder, cluster: node, metrics: metrics, recentLogs: recentLogs,
+                functions: functions, functionsClient: functionsClient, logger: logger,
                 onServerRunning: { boundPort in
                     FileHandle.standardOutput.write(Data("""
                         Hearth is serving http://\(host):\(boundPort)/ as node \(shownSettings.id) of the cluster \

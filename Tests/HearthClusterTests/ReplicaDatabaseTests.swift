@@ -121,7 +121,7 @@ import Testing
             let locked = try Path(parsing: "/locked")
             // Node 1 locks, straight into the log, so node 0 has surely not applied it yet.
             let record = LogRecord(sequence: 0, write: .set(locked, .bool(true)))
-            #expect(try await logs[1].append(database: "db", after: 0, records: [record]) == .appended(last: 1))
+            #expect(try await logs[1].append(database: "db", after: 0, records: [record], events: []) == .appended(last: 1))
             let authorize: Database.Authorization = { before, _, _, _ in
                 if before.value(at: locked) == .bool(true) { throw HearthError(.permissionDenied, "Permission denied") }
             }
@@ -178,10 +178,10 @@ import Testing
                 if case .committed(let committed, _) = event { for entry in committed { whole.yield(entry.write) } }
             }
             let records = (1...3).map { LogRecord(sequence: 0, write: .set(try! Path(parsing: "/x\($0)"), .int(Int64($0)))) }
-            #expect(try await logs[0].append(database: "other", after: 0, records: records) == .appended(last: 3))
+            #expect(try await logs[0].append(database: "other", after: 0, records: records, events: []) == .appended(last: 3))
             let source = try await Database.replica(name: "other", log: logs[0], logger: ClusterLogTests.logger)
             #expect(try await source.storeSharedSnapshot())
-            try await logs[0].append(database: "other", after: 3, records: [LogRecord(sequence: 0, write: .set(try Path(parsing: "/x4"), .int(4)))])
+            try await logs[0].append(database: "other", after: 3, records: [LogRecord(sequence: 0, write: .set(try Path(parsing: "/x4"), .int(4)))], events: [])
             #expect(try await source.storeSharedSnapshot() == false)  // not newer than what it holds
             let source2 = try await Database.replica(name: "other", log: logs[0], logger: ClusterLogTests.logger)
             #expect(try await source2.storeSharedSnapshot())  // at 4: drops 1...3

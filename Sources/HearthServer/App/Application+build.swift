@@ -28,7 +28,8 @@ import ServiceLifecycle
 ///     one to the databases' ``HearthStore/DatabaseOptions/onCommit``.
 ///   - logger: the logger for the server and its requests.
 ///   - functions: the functions to run, whose recorder `folder`'s databases were given
-///     (``HearthStore/DatabaseOptions/eventRecorder``); nil for none. Not with `cluster`.
+///     (``HearthStore/DatabaseOptions/eventRecorder``, the cluster's for a node); nil for none.
+///     On a cluster node, only the holder of the functions lease delivers events.
 ///   - functionsClient: the client HTTPS and callable functions are called with (the one
 ///     `functions` were made with: ``AsyncHTTPClient/HTTPClient/makeForFunctions()``); the
 ///     caller shuts it down after the application stopped. Nil: none are served (Swift
@@ -205,10 +206,10 @@ public func buildApplication(
         services.append(backups)
     }
     if let functions {
-        precondition(cluster == nil, "functions run on a single node")
         let runner = FunctionsRunner(
-            functions: functions, folder: folder, files: files, accounts: accounts.store, operations: operations, logger: logger)
-        try runner.connect()
+            functions: functions, folder: folder, cluster: cluster, files: files, accounts: accounts.store, operations: operations,
+            logger: logger)
+        try await runner.connect()
         services.append(runner)
     }
     if let metricsPort = configuration.metricsPort {
