@@ -39,17 +39,41 @@ public struct HTTPEventInvoker: EventInvoker {
             request.headers.add(name: name, value: value)
         }
         request.body = .bytes(ByteBuffer(bytes: event.event.body))
-        do {
-            let response = try await client.execute(request, timeout: TimeAmount(timeout))
-            // Read (a bounded part of) the answer so the connection can be used again.
-            let answer = await Self.beginning(of: response.body, upTo: 4096)
-            if (200..<300).contains(response.status.code) { return .delivered }
-            let text = String(buffer: answer)
-            return .failed("HTTP \(response.status.code)\(text.isEmpty ? "" : ": \(text.prefix(200))")")
-        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
-            return .failed("no answer within \(timeout)")
-        } catch {
-            return Self.neverSent(error) ? .unreachable("\(error)") : .failed("\(error)")
+        let deadline = NIODeadline.now() + TimeAmount(timeout)
+        // A connection kept from an earlier delivery may have been closed by the other side
+        // since (a function's worker restarted, an idle timeout): that is no answer about this
+        // event, so it is sent once more, on a new connection, before it counts as a failure.
+        var tries = 0
+        while true {
+            tries += 1
+            do {
+                let response = try await client.execute(request, deadline: deadline)
+                // Read (a bounded part of) the answer so the connection can be used again.
+                let answer = await Self.beginning(of: response.body, upTo: 4096)
+                if (200..<300).contains(response.status.code) { return .delivered }
+                let text = String(buffer: answer)
+                return .failed("HTTP \(response.status.code)\(text.isEmpty ? "" : ": \(text.prefix(200))")")
+            } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+                return .failed("no answer within \(timeout)")
+            } catch {
+                if Self.neverSent(error) { return .unreachable("\(error)") }
+                if tries == 1, Self.connectionDropped(error), !Task.isCancelled { continue }
+                return .failed("\(error)")
+            }
+        }
+    }
+
+    /// True for a connection the other side closed or reset under the request.
+    static func connectionDropped(_ error: any Error) -> Bool {
+        switch error {
+        case let error as HTTPClientError:
+            return error == .remoteConnectionClosed
+        case let error as ChannelError:
+            return error == .ioOnClosedChannel || error == .eof || error == .outputClosed
+        case let error as IOError:
+            return [ECONNRESET, EPIPE].contains(error.errnoCode)
+        default:
+            return false
         }
     }
 

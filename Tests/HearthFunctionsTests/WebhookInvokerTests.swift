@@ -201,7 +201,9 @@ struct WebhookInvokerTests {
             Issue.record("not a failure: \(result)")
             return
         }
-        #expect(listener.accepted.all.count >= 1)
+        // Sent once more on a new connection first (a kept connection may just have gone stale),
+        // and no more.
+        #expect(listener.accepted.all.count == 2)
     }
 
     @Test func onlyErrorsOfARequestNeverSentAreUnreachable() {
