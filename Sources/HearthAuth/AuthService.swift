@@ -753,9 +753,11 @@ extension AuthService {
     public static func open(
         store: any AccountStorage, signingKeyPEM: String, projectID: String, policy: Policy = Policy(),
         hasher: PasswordHasher = PasswordHasher(), email: EmailDelivery? = nil, http: (any HTTPFetching)? = nil,
-        clock: @escaping @Sendable () -> Int64, logger: Logger
+        blockingHooks: (any AccountBlockingHooks)? = nil, clock: @escaping @Sendable () -> Int64, logger: Logger
     ) async throws -> AuthService {
         let issuer = await TokenIssuer(privateKey: try TokenIssuer.key(pem: signingKeyPEM), projectID: projectID)
-        return AuthService(store: store, issuer: issuer, policy: policy, hasher: hasher, email: email, http: http, clock: clock, logger: logger)
+        return AuthService(
+            store: store, issuer: issuer, policy: policy, hasher: hasher, email: email, http: http, blockingHooks: blockingHooks,
+            clock: clock, logger: logger)
     }
 }

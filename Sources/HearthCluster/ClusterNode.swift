@@ -1,4 +1,6 @@
 import Foundation
+import HearthAuth
+import HearthFiles
 import HearthStore
 import Logging
 import PostgresNIO
@@ -52,7 +54,13 @@ public final class ClusterNode: Service {
     let logger: Logger
     private let handlers = Mutex(Handlers())
 
-    public init(client: PostgresClient, settings: Settings, options: DatabaseOptions, logger: Logger) {
+    /// - Parameters:
+    ///   - accountEvents: the functions' account triggers, recorded with the accounts.
+    ///   - fileEvents: the functions' storage triggers, recorded with the files' metadata.
+    public init(
+        client: PostgresClient, settings: Settings, options: DatabaseOptions, accountEvents: (any AccountEventRecorder)? = nil,
+        fileEvents: (any FileEventRecorder)? = nil, logger: Logger
+    ) {
         self.settings = settings
         self.client = client
         self.logger = logger
@@ -60,9 +68,9 @@ public final class ClusterNode: Service {
         nodes = ClusterNodes(client: client, logger: logger)
         databases = ClusterDatabases(log: log, options: options, logger: logger)
         disconnects = ClusterDisconnects(client: client, node: settings.id, logger: logger)
-        accounts = PostgresAccountStore(client: client, logger: logger)
+        accounts = PostgresAccountStore(client: client, recorder: accountEvents, logger: logger)
         secrets = ClusterSecrets(client: client, logger: logger)
-        fileMetadata = PostgresFileMetadata(client: client, logger: logger)
+        fileMetadata = PostgresFileMetadata(client: client, recorder: fileEvents, logger: logger)
     }
 
     /// Runs the connection pool until the task is cancelled.

@@ -44,15 +44,18 @@ extension PostgresAccountStore {
         digest: Data, now: Int64, account: @escaping @Sendable (ActionCode) throws -> AccountChange.Lookup?,
         apply: @escaping @Sendable (ActionCode, UserRecord?) throws -> (AccountChange, T)
     ) async throws -> T {
-        try await transaction { connection in
+        let (result, recorded) = try await transaction { connection -> (T, Bool) in
             // The code's lock makes a second use wait for this one, then find the code gone.
             let code = try await Self.liveActionCode(digest: digest, now: now, locking: true, on: connection, logger)
             try await connection.query("DELETE FROM hearth_auth_action_code WHERE digest = \(digest)", logger: logger)
             let user = try await account(code).asyncMap { try await Self.user($0, lockedOn: connection, logger) } ?? nil
             let (change, result) = try apply(code, user)
             try await Self.write(change, now: now, on: connection, logger)
-            return result
+            guard change.isNew, let created = change.user else { return (result, false) }
+            return (result, try await self.record(.created(created), on: connection))
         }
+        committed(recorded)
+        return result
     }
 
     /// Writes what using a code changes, inside its transaction (in the order SQLite's store does).

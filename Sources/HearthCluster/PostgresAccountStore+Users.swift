@@ -6,13 +6,14 @@ import PostgresNIO
 
 extension PostgresAccountStore {
     public func insert(_ user: UserRecord) async throws {
-        try await transaction { connection in
+        committed(try await transaction { connection in
             if try await Self.exists(on: connection, "SELECT 1 FROM hearth_auth_user WHERE uid = \(user.uid)", logger) {
                 throw AuthError.duplicateLocalID
             }
             try await Self.checkUnique(user, on: connection, logger)
             try await Self.insertRow(user, on: connection, logger)
-        }
+            return try await self.record(.created(user), on: connection)
+        })
     }
 
     public func replace(_ user: UserRecord) async throws {
@@ -109,9 +110,19 @@ extension PostgresAccountStore {
 
     @discardableResult
     public func delete(uid: String) async throws -> Bool {
-        try await read { connection in
-            try await Self.exists(on: connection, "DELETE FROM hearth_auth_user WHERE uid = \(uid) RETURNING 1", logger)
+        guard recorder != nil else {
+            return try await read { connection in
+                try await Self.exists(on: connection, "DELETE FROM hearth_auth_user WHERE uid = \(uid) RETURNING 1", logger)
+            }
         }
+        // With account triggers, the account as it was goes into the event of its deletion.
+        let (deleted, recorded) = try await transaction { connection -> (Bool, Bool) in
+            guard let user = try await Self.user(.uid(uid), lockedOn: connection, logger) else { return (false, false) }
+            try await connection.query("DELETE FROM hearth_auth_user WHERE uid = \(uid)", logger: logger)
+            return (true, try await self.record(.deleted(user), on: connection))
+        }
+        committed(recorded)
+        return deleted
     }
 
     // MARK: - Inside transactions

@@ -23,14 +23,34 @@ import PostgresNIO
 public final class PostgresAccountStore: AccountStorage {
     let client: PostgresClient
     let logger: Logger
+    /// Decides the events of account triggers, committed with the accounts they are about in
+    /// the cluster's outbox (source `accounts`).
+    let recorder: (any AccountEventRecorder)?
     /// How many times a transaction runs before a lost race is reported.
     static let attempts = 5
+    /// The cluster outbox's source for account events.
+    public static let outboxSource = "accounts"
 
-    /// - Parameter client: a running client (its `run()` is the caller's to run). Call
-    ///   ``prepare()`` before anything else.
-    public init(client: PostgresClient, logger: Logger) {
+    /// - Parameters:
+    ///   - client: a running client (its `run()` is the caller's to run). Call ``prepare()``
+    ///     before anything else.
+    ///   - recorder: the functions' account triggers, if any.
+    public init(client: PostgresClient, recorder: (any AccountEventRecorder)? = nil, logger: Logger) {
         self.client = client
+        self.recorder = recorder
         self.logger = logger
+    }
+
+    /// Records the events `change` makes, inside the transaction on `connection`.
+    /// - Returns: true when there were events (tell the recorder once the transaction committed).
+    func record(_ change: AccountLifecycleChange, on connection: PostgresConnection) async throws -> Bool {
+        guard let recorder else { return false }
+        return try await PostgresOutbox.record(recorder.events(for: change), source: Self.outboxSource, on: connection, logger: logger) != nil
+    }
+
+    /// Tells the recorder that events it made were committed.
+    func committed(_ recorded: Bool) {
+        if recorded { recorder?.committed() }
     }
 
     /// Makes the tables when they are missing (safe to run on every node at start).

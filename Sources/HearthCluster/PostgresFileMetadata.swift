@@ -14,12 +14,38 @@ import PostgresNIO
 public final class PostgresFileMetadata: FileMetadataStorage {
     let client: PostgresClient
     let logger: Logger
+    /// Decides the events of storage triggers, committed with the changes that make them in
+    /// the cluster's outbox (source `files`).
+    let recorder: (any FileEventRecorder)?
 
-    /// - Parameter client: a running client (its `run()` is the caller's to run). Call
-    ///   ``prepare()`` before anything else.
-    public init(client: PostgresClient, logger: Logger) {
+    /// - Parameters:
+    ///   - client: a running client (its `run()` is the caller's to run). Call ``prepare()``
+    ///     before anything else.
+    ///   - recorder: the functions' storage triggers, if any.
+    public init(client: PostgresClient, recorder: (any FileEventRecorder)? = nil, logger: Logger) {
         self.client = client
+        self.recorder = recorder
         self.logger = logger
+    }
+
+    /// The cluster outbox's source for file events.
+    public static let outboxSource = "files"
+
+    /// Records the events `changes` make, inside the transaction on `connection`.
+    /// - Returns: true when there were events (the recorder is told once the transaction committed).
+    private func record(_ changes: [FileChange], on connection: PostgresConnection) async throws -> Bool {
+        guard let recorder, !changes.isEmpty else { return false }
+        let events = recorder.events(for: changes)
+        return try await PostgresOutbox.record(events, source: Self.outboxSource, on: connection, logger: logger) != nil
+    }
+
+    /// Runs `body` in a retried transaction and tells the recorder when what it recorded committed.
+    private func recordingTransaction<T: Sendable>(
+        _ body: @Sendable (PostgresConnection) async throws -> (T, recorded: Bool)
+    ) async throws -> T {
+        let (result, recorded) = try await client.retryingTransaction(logger: logger, body)
+        if recorded { recorder?.committed() }
+        return result
     }
 
     /// Makes the tables when they are missing (safe to run on every node at start).
@@ -95,7 +121,7 @@ public final class PostgresFileMetadata: FileMetadataStorage {
     }
 
     public func put(_ object: StoredObject) async throws -> (object: StoredObject, replacedBlob: String?) {
-        try await client.retryingTransaction(logger: logger) { connection in
+        try await recordingTransaction { connection in
             var object = object
             let previous = try await Self.objects(
                 "SELECT * FROM hearth_file_object WHERE bucket = \(object.bucket) AND name = \(object.name) FOR UPDATE",
@@ -110,14 +136,15 @@ public final class PostgresFileMetadata: FileMetadataStorage {
                 // and the transaction runs again, now replacing that node's object.
                 try await Self.insert(object, on: connection, logger)
             }
-            return (object, previous?.blob)
+            let recorded = try await self.record((previous.map { [FileChange.deleted($0)] } ?? []) + [.finalized(object)], on: connection)
+            return ((object, previous?.blob), recorded)
         }
     }
 
     public func update(
         bucket: String, name: String, _ change: @escaping @Sendable (StoredObject) throws -> StoredObject
     ) async throws -> StoredObject {
-        try await client.retryingTransaction(logger: logger) { connection in
+        try await recordingTransaction { connection in
             guard let existing = try await Self.objects(
                 "SELECT * FROM hearth_file_object WHERE bucket = \(bucket) AND name = \(name) FOR UPDATE", on: connection, logger
             ).first else { throw FilesError.notFound }
@@ -126,20 +153,22 @@ public final class PostgresFileMetadata: FileMetadataStorage {
             updated.bucket = bucket
             updated.name = name
             try await Self.update(updated, on: connection, logger)
-            return updated
+            let changes: [FileChange] =
+                updated.generation == existing.generation ? [.metadataUpdated(updated)] : [.deleted(existing), .finalized(updated)]
+            return (updated, try await self.record(changes, on: connection))
         }
     }
 
     public func delete(
         bucket: String, name: String, authorize: @escaping @Sendable (StoredObject) throws -> Void
     ) async throws -> StoredObject {
-        try await client.retryingTransaction(logger: logger) { connection in
+        try await recordingTransaction { connection in
             guard let existing = try await Self.objects(
                 "SELECT * FROM hearth_file_object WHERE bucket = \(bucket) AND name = \(name) FOR UPDATE", on: connection, logger
             ).first else { throw FilesError.notFound }
             try authorize(existing)
             try await Self.delete(bucket: bucket, name: name, on: connection, logger)
-            return existing
+            return (existing, try await self.record([.deleted(existing)], on: connection))
         }
     }
 

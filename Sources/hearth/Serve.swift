@@ -439,7 +439,7 @@ extension Serve {
         nodeSettings.heartbeatInterval = .milliseconds(Int64(nodeLeaseSeconds) * 1000 / 4)
         let node = ClusterNode(
             client: PostgresClient(configuration: clientConfiguration, backgroundLogger: logger), settings: nodeSettings,
-            options: options, logger: logger)
+            options: options, accountEvents: functions?.accountRecorder, fileEvents: functions?.storageRecorder, logger: logger)
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { await node.runClient() }
             let started = ContinuousClock.now

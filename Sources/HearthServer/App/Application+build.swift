@@ -288,7 +288,8 @@ func makeAuthService(
     if let cluster {
         service = try await AuthService.open(
             store: cluster.accounts, signingKeyPEM: try await cluster.secrets.signingKeyPEM(), projectID: configuration.projectID,
-            policy: policy, hasher: hasher, email: email, http: http, clock: configuration.clock, logger: logger)
+            policy: policy, hasher: hasher, email: email, http: http, blockingHooks: functions?.blocking, clock: configuration.clock,
+            logger: logger)
     } else {
         service = try await AuthService.open(
             in: folder.url.appendingPathComponent("auth"), projectID: configuration.projectID, policy: policy,
