@@ -14,6 +14,10 @@ public struct FunctionsEnvironment: Sendable {
     /// Variables given to every function as they are (the server's own environment, for PATH,
     /// HOME, the owner's settings).
     public var inherited: [String: String]
+    /// The service-account key file the server writes for its functions
+    /// (`GOOGLE_APPLICATION_CREDENTIALS`): Google's storage client, which `firebase_admin.storage`
+    /// uses, wants a credential even when sent to this server.
+    public var credentialsFile: String?
 
     public init(projectID: String, port: Int, defaultDatabase: String, storageBucket: String, inherited: [String: String]) {
         self.projectID = projectID
@@ -45,6 +49,7 @@ public struct FunctionsEnvironment: Sendable {
             "FUNCTIONS_EMULATOR": "true",
             "PYTHONUNBUFFERED": "1",
         ]) { _, new in new }
+        if let credentialsFile { variables["GOOGLE_APPLICATION_CREDENTIALS"] = credentialsFile }
         return variables
     }
 }

@@ -306,7 +306,8 @@ struct Serve: AsyncParsableCommand {
             let port = try LoopbackPort.free()
             functionsPort = port
             functionsService = try await loadFunctions(
-                from: URL(fileURLWithPath: functions, isDirectory: true), port: port, http: functionsHTTP, metrics: metrics, logger: logger)
+                from: URL(fileURLWithPath: functions, isDirectory: true), port: port, credentials: Self.functionsCredentials(in: dataURL),
+                http: functionsHTTP, metrics: metrics, logger: logger)
         }
         databaseOptions.eventRecorder = functionsService?.recorder
         let folder: DataFolder
@@ -353,6 +354,7 @@ struct Serve: AsyncParsableCommand {
         if let filesDir { configuration.filesDirectory = URL(fileURLWithPath: filesDir, isDirectory: true) }
         configuration.metricsPort = metricsPort
         configuration.functionsPort = functionsPort
+        if functionsPort != nil { configuration.functionsCredentialsFile = Self.functionsCredentials(in: dataURL) }
         configuration.functionsFolder = functions.map { URL(fileURLWithPath: $0, isDirectory: true) }
         // --backup-dir alone: backups made from the console only.
         if backupEvery != nil || backupDir != nil {
@@ -480,10 +482,16 @@ extension Serve {
         }
     }
 
+    /// Where the server writes its functions' service-account key: in the data folder's
+    /// `functions/`, beside nothing else (see `FunctionsCredentials`).
+    static func functionsCredentials(in data: URL) -> URL {
+        data.appendingPathComponent("functions/service-account.json")
+    }
+
     /// The functions in `folder`: the Python functions of its `main.py` and the webhooks its
     /// `webhooks.json` declares.
     func loadFunctions(
-        from folder: URL, port functionsPort: Int, http: HTTPClient, metrics: ServerMetrics, logger: Logger
+        from folder: URL, port functionsPort: Int, credentials: URL, http: HTTPClient, metrics: ServerMetrics, logger: Logger
     ) async throws -> FunctionsService {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue else {
@@ -499,9 +507,10 @@ extension Serve {
         let webhooks = folder.appendingPathComponent("webhooks.json")
         do {
             if PythonCodebase.isCodebase(folder) {
-                let environment = FunctionsEnvironment(
+                var environment = FunctionsEnvironment(
                     projectID: project, port: functionsPort, defaultDatabase: database, storageBucket: "\(project).appspot.com",
                     inherited: ProcessInfo.processInfo.environment)
+                environment.credentialsFile = credentials.path
                 let codebase = try await PythonCodebase.load(
                     folder: folder, python: PythonCodebase.interpreter(for: folder, fallback: functionsPython), environment: environment,
                     client: http, logger: logger)

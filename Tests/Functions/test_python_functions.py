@@ -4,6 +4,7 @@ CloudEvents, and firebase_admin inside them reaches Hearth with admin rights."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -285,3 +286,36 @@ def test_storage_triggers_see_uploads_replacements_metadata_changes_and_deletion
         assert [(e["kind"], e["name"]) for e in events[4:]] == [("deleted", "photos/a.txt")]
     finally:
         server.stop()
+
+
+def test_firebase_admin_storage_inside_a_function_reaches_the_servers_files_with_the_key_hearth_wrote(tmp_path):
+    """Google's storage client asks for a credential even when sent to this server: Hearth writes
+    a service-account key for its functions (a new one each start, the last one revoked)."""
+    key_file = tmp_path / "data" / "functions" / "service-account.json"
+    for attempt in ("first", "second"):
+        server = start(tmp_path)
+        try:
+            key = json.loads(key_file.read_text())
+            assert oct(key_file.stat().st_mode & 0o777) == "0o600"
+            assert key["type"] == "service_account" and key["client_email"].startswith("hearth-functions@")
+            wait_until(lambda: call(server, "/hearth/us-central1/storagecheck", b'{"data": {}}')[0] != 503, 60,
+                       "the storage function's process", wake=server.output)
+            status, answer = call(server, "/hearth/us-central1/storagecheck",
+                                  json.dumps({"data": {"name": f"{attempt}.txt", "text": f"hello {attempt}"}}).encode())
+            assert status == 200, answer
+            assert answer["result"] == {"read": f"hello {attempt}", "bucket": "hearth.appspot.com"}
+            # The object is the server's, as any client sees it.
+            status, listing = rest(server, "GET", "/storage/v1/b/hearth.appspot.com/o?prefix=from-functions/")
+            assert status == 200 and f"from-functions/{attempt}.txt" in [item["name"] for item in listing["items"]]
+            if attempt == "first":
+                first_key = key["private_key_id"]
+            else:
+                # The first start's key was revoked when the second made its own.
+                assert key["private_key_id"] != first_key
+                listed = subprocess.run([harness.hearth_binary(), "admin", "service-account", "list", "--data", str(tmp_path / "data")],
+                                        capture_output=True, text=True, timeout=60)
+                assert listed.returncode == 0, listed.stderr
+                line = next(row for row in listed.stdout.splitlines() if first_key in row)
+                assert "revoked" in line, listed.stdout
+        finally:
+            server.stop()

@@ -63,6 +63,9 @@ public func buildApplication(
     let accounts = try await makeAuthService(
         configuration: configuration, folder: folder, cluster: cluster, http: providerHTTP, functions: functions, logger: logger)
     let serviceAccounts = ServiceAccounts(store: accounts.store, issuer: accounts.issuer, clock: configuration.clock, logger: logger)
+    if functions != nil, let file = configuration.functionsCredentialsFile, let port = configuration.functionsPort {
+        try await FunctionsCredentials.renew(file, serviceAccounts: serviceAccounts, tokenURI: "http://127.0.0.1:\(port)/oauth2/token")
+    }
     let admin = AdminCredential(token: configuration.adminToken, emulator: configuration.emulator, serviceAccounts: serviceAccounts)
     let storageRules = try configuration.storageRules.map { text throws(StorageRulesSyntaxError) in try StorageRules(parsing: text) }
     let filesDirectory = configuration.filesDirectory ?? folder.url.appendingPathComponent("files")

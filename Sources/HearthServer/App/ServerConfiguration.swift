@@ -58,6 +58,9 @@ public struct ServerConfiguration: Sendable {
     /// A port on 127.0.0.1 for the server's own functions (see `FunctionsPortResponder`):
     /// there the Admin SDK's emulator credential `owner` acts as the admin token; nil opens none.
     public var functionsPort: Int?
+    /// Where the service-account key file for the functions goes (see `FunctionsCredentials`):
+    /// a new key at each start, for ``functionsPort``; nil writes none.
+    public var functionsCredentialsFile: URL?
     /// The origin browsers use for files (`https://files.example.com`), when a proxy puts one in
     /// front of the files port or gives the files a host name of their own; see `FilesOrigin`.
     public var filesOrigin: String?
