@@ -482,10 +482,10 @@ extension Serve {
         }
     }
 
-    /// Where the server writes its functions' service-account key: in the data folder's
-    /// `functions/`, beside nothing else (see `FunctionsCredentials`).
+    /// Where the server writes its functions' service-account key: beside the accounts and the
+    /// signing key, in the data folder's owner-only `auth/` (see `FunctionsCredentials`).
     static func functionsCredentials(in data: URL) -> URL {
-        data.appendingPathComponent("functions/service-account.json")
+        data.appendingPathComponent("auth/functions-service-account.json")
     }
 
     /// The functions in `folder`: the Python functions of its `main.py` and the webhooks its

@@ -291,7 +291,7 @@ def test_storage_triggers_see_uploads_replacements_metadata_changes_and_deletion
 def test_firebase_admin_storage_inside_a_function_reaches_the_servers_files_with_the_key_hearth_wrote(tmp_path):
     """Google's storage client asks for a credential even when sent to this server: Hearth writes
     a service-account key for its functions (a new one each start, the last one revoked)."""
-    key_file = tmp_path / "data" / "functions" / "service-account.json"
+    key_file = tmp_path / "data" / "auth" / "functions-service-account.json"
     for attempt in ("first", "second"):
         server = start(tmp_path)
         try:
