@@ -7,8 +7,13 @@ import Synchronization
 /// database to commit with them (``CommitEventRecorder``): one CloudEvent per function and
 /// matched location that changed, in key order, with Firebase's type, attributes and data.
 ///
-/// Threading: the triggers sit behind a lock that is read once per write (under the database
-/// writer's lock) and replaced whole when functions are deployed.
+/// The triggers are kept as a plan per database (made at its first write, dropped when the
+/// triggers change): the functions watching it grouped by path pattern and change, each with
+/// its backlog queue, so a write computes each pattern's changes and each event once however
+/// many functions share them, and matches no database pattern.
+///
+/// Threading: the triggers and the plans sit behind one lock, taken once per write (under the
+/// database writer's lock); a deploy replaces the triggers whole and drops the plans.
 public final class DatabaseEventRecorder: CommitEventRecorder {
     /// A function and the trigger it registered.
     public typealias Subscription = TriggerSubscription<DatabaseTrigger>
@@ -30,7 +35,29 @@ public final class DatabaseEventRecorder: CommitEventRecorder {
         }
     }
 
-    private let subscriptions = Mutex<[Subscription]>([])
+    /// The functions watching one database, grouped for its writes.
+    struct Plan: Sendable {
+        struct Watch: Sendable {
+            var change: DatabaseTrigger.Change
+            var trigger: DatabaseTrigger
+            /// The functions, each with its backlog queue.
+            var functions: [(name: String, queue: EventBacklog.Queue)]
+        }
+
+        struct Pattern: Sendable {
+            var ref: PathPattern
+            var watches: [Watch]
+        }
+
+        var patterns: [Pattern] = []
+    }
+
+    private struct State {
+        var subscriptions: [Subscription] = []
+        var plans: [String: Plan] = [:]
+    }
+
+    private let state = Mutex(State())
     private let naming: Naming
     private let backlog: EventBacklog
     private let makeID: @Sendable () -> String
@@ -46,51 +73,74 @@ public final class DatabaseEventRecorder: CommitEventRecorder {
 
     /// Replaces the triggers (a deploy).
     public func setSubscriptions(_ subscriptions: [Subscription]) {
-        self.subscriptions.withLock { $0 = subscriptions }
+        state.withLock { $0 = State(subscriptions: subscriptions) }
     }
 
     /// The functions that watch the database `name`.
     public func functions(watching name: String) -> [String] {
-        subscriptions.withLock { $0 }.filter { $0.trigger.watches(database: name) }.map(\.function)
+        state.withLock { $0.subscriptions }.filter { $0.trigger.watches(database: name) }.map(\.function)
+    }
+
+    /// The plan for `database`, made at its first use.
+    func plan(for database: String) -> Plan {
+        state.withLock { state in
+            if let plan = state.plans[database] { return plan }
+            var plan = Plan()
+            for subscription in state.subscriptions where subscription.trigger.watches(database: database) {
+                let trigger = subscription.trigger
+                let queue = EventBacklog.Queue(source: "database/\(database)", function: subscription.function)
+                let patternIndex = plan.patterns.firstIndex { $0.ref == trigger.ref } ?? {
+                    plan.patterns.append(Plan.Pattern(ref: trigger.ref, watches: []))
+                    return plan.patterns.count - 1
+                }()
+                if let watchIndex = plan.patterns[patternIndex].watches.firstIndex(where: { $0.change == trigger.change }) {
+                    plan.patterns[patternIndex].watches[watchIndex].functions.append((subscription.function, queue))
+                } else {
+                    plan.patterns[patternIndex].watches.append(
+                        Plan.Watch(change: trigger.change, trigger: trigger, functions: [(subscription.function, queue)]))
+                }
+            }
+            // Bounded: databases are bounded by the server's open-database limit, and a plan is small.
+            if state.plans.count >= 10_000 { state.plans.removeAll() }
+            state.plans[database] = plan
+            return plan
+        }
     }
 
     public func events(
         database: String, write: ResolvedWrite, origin: WriteOrigin, before: DatabaseState, after: DatabaseState, time: Int64
     ) -> [OutboxEvent] {
-        let subscriptions = self.subscriptions.withLock { $0 }
-        guard !subscriptions.isEmpty else { return [] }
+        let plan = plan(for: database)
+        guard !plan.patterns.isEmpty else { return [] }
         let changedPaths = write.changedPaths
         var events: [OutboxEvent] = []
-        // Functions that share a pattern share its changes, and a changed location's data is
-        // encoded once whichever functions it goes to.
-        var changesByPattern: [PathPattern: [PathPattern.Change]] = [:]
+        // A changed location's data is encoded once whichever functions it goes to, and
+        // functions with the same change at the same location get the same event (body and
+        // ID), as Eventarc routes one event to every trigger that matches it.
         var dataByPath: [Path: [UInt8]] = [:]
-        // Functions with the same trigger get the same event (body and ID), as Eventarc routes
-        // one event to every trigger that matches it.
-        var eventsByTrigger: [EventKey: (id: String, body: [UInt8])] = [:]
-        for subscription in subscriptions where subscription.trigger.watches(database: database) {
-            let trigger = subscription.trigger
-            let queue = EventBacklog.Queue(source: "database/\(database)", function: subscription.function)
-            let changes = changesByPattern[trigger.ref] ?? {
-                let found = trigger.ref.changes(from: before.root, to: after.root, changedPaths: changedPaths)
-                changesByPattern[trigger.ref] = found
-                return found
-            }()
-            for change in changes where trigger.change.includes(before: change.before, after: change.after) {
-                guard backlog.admit(queue) else { continue }
-                let data = dataByPath[change.path] ?? {
-                    let encoded = DatabaseEventData.encode(before: change.before, after: change.after)
-                    dataByPath[change.path] = encoded
-                    return encoded
-                }()
-                let key = EventKey(path: change.path, change: trigger.change)
-                let made = eventsByTrigger[key] ?? {
-                    let event = cloudEvent(trigger: trigger, database: database, change: change, data: data, origin: origin, time: time)
-                    let made = (id: event.id, body: event.structured())
-                    eventsByTrigger[key] = made
-                    return made
-                }()
-                events.append(OutboxEvent(subscriber: subscription.function, id: made.id, body: made.body, time: time))
+        var eventsByKey: [EventKey: (id: String, body: [UInt8])] = [:]
+        for pattern in plan.patterns {
+            for change in pattern.ref.changes(from: before.root, to: after.root, changedPaths: changedPaths) {
+                for watch in pattern.watches where watch.change.includes(before: change.before, after: change.after) {
+                    let admitted = watch.functions.filter { backlog.admit($0.queue) }
+                    guard !admitted.isEmpty else { continue }
+                    let key = EventKey(path: change.path, change: watch.change)
+                    let made = eventsByKey[key] ?? {
+                        let data = dataByPath[change.path] ?? {
+                            let encoded = DatabaseEventData.encode(before: change.before, after: change.after)
+                            dataByPath[change.path] = encoded
+                            return encoded
+                        }()
+                        let event = cloudEvent(
+                            trigger: watch.trigger, database: database, change: change, data: data, origin: origin, time: time)
+                        let made = (id: event.id, body: event.structured())
+                        eventsByKey[key] = made
+                        return made
+                    }()
+                    for function in admitted {
+                        events.append(OutboxEvent(subscriber: function.name, id: made.id, body: made.body, time: time))
+                    }
+                }
             }
         }
         return events
