@@ -181,12 +181,11 @@ struct AccountFunctionsTests {
             return AccountBlockingResponse()
         }
         try await Self.withService(blocking: [hang], policy: policy) { (service, store, _) async throws in
-            let started = ContinuousClock.now
+            // The function never returns and ignores cancellation: the refusal coming back at all is the cut.
             let error = await #expect(throws: AuthError.self) {
                 _ = try await service.signUp(email: "ada@example.com", password: Self.password, client: "1.2.3.4")
             }
             #expect(error?.message == "BLOCKING_FUNCTION_ERROR_RESPONSE : The blocking function did not answer within 200.0 milliseconds.")
-            #expect(ContinuousClock.now - started < .seconds(10))
             // beforeCreate had no function: the account exists, but no session was issued for it.
             #expect(try await store.user(email: "ada@example.com") != nil)
         }

@@ -183,7 +183,8 @@ struct PostDetailViewModelTests {
             bobView.start()
             await eventually { bobView.post != nil }
             await bobView.toggleLike()
-            await eventually("the like on Ann's screen") { annView.likeCount == 1 }
+            // The count and the list of likers come from listeners of their own: wait for both.
+            await eventually("the like on Ann's screen") { annView.likeCount == 1 && !annView.likes.isEmpty }
             #expect(annView.likes.map(\.uid) == [bob.auth.currentUser!.uid])
             #expect(annView.likes.allSatisfy { $0.postID == post.id && $0.timestamp > 1_700_000_000_000 })
             await eventually { bobView.isLiked }
