@@ -233,6 +233,13 @@ def wait_for(driver, css: str, timeout: float = 10):
     return RefindingElement(find(), find)
 
 
+def shown_texts(driver, css: str) -> list[str]:
+    """The rendered texts of the elements matching ``css``, read in one script so that a redraw
+    between finding an element and reading it cannot make it stale."""
+    return driver.execute_script(
+        "return [...document.querySelectorAll(arguments[0])].map((element) => element.innerText.trim())", css)
+
+
 def wait_until(driver, condition, timeout: float = 10, message: str = ""):
     """Waits until ``condition(driver)`` is truthy and returns its value. A condition that
     reads an element the page redraws meanwhile is asked again, not failed."""

@@ -10,7 +10,7 @@ import uuid
 
 from selenium.webdriver.common.by import By
 
-from browser_support import REPO, js_errors, launch_server, stop_server, text_of, wait_for, wait_until
+from browser_support import REPO, js_errors, launch_server, shown_texts, stop_server, text_of, wait_for, wait_until
 
 PHOTO = REPO / "Sources" / "HearthSocial" / "Resources" / "demo" / "beach.jpg"
 
@@ -242,7 +242,7 @@ def test_phone_signed_out_light_and_dark(server, browser_factory, screenshot):
     # Top posts, most liked first.
     go(phone, "#/top")
     wait_for(phone, "[data-testid=post-card]")
-    counts = [int(element.text) for element in phone.find_elements(By.CSS_SELECTOR, "[data-testid=like-count]")]
+    counts = [int(text) for text in shown_texts(phone, "[data-testid=like-count]")]
     assert counts == sorted(counts, reverse=True) and counts[0] >= 2
     screenshot(phone, "phone-top-dark")
     emulate_dark(phone, False)
@@ -263,8 +263,9 @@ def test_sign_in_my_posts_sign_out_and_rename(server, browser, screenshot):
 
     # My posts: Carol's, newest first.
     go(browser, "#/mine")
-    titles = [element.text for element in wait_until(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".card-title"))]
-    assert titles == ["Weekend plans?", "First swim of the year"]
+    expected = ["Weekend plans?", "First swim of the year"]
+    wait_until(browser, lambda d: shown_texts(d, ".card-title") == expected, 10,
+               f"My posts never listed {expected}")
 
     browser.find_element(By.CSS_SELECTOR, "[data-testid=account-link]").click()
     wait_for(browser, "[data-testid=sign-out]").click()
