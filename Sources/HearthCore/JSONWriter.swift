@@ -53,6 +53,22 @@ public struct JSONWriter {
         return writer.output
     }
 
+    /// Appends `value` to `output` as a JSON string, quoted and escaped (for callers that
+    /// assemble a document around values they already hold as JSON).
+    public static func appendString(_ value: String, to output: inout [UInt8]) {
+        var writer = JSONWriter(adopting: [])
+        swap(&writer.output, &output)
+        writer.appendString(value)
+        swap(&writer.output, &output)
+    }
+
+    private init(adopting output: [UInt8]) {
+        self.format = .compact
+        self.flushThreshold = .max
+        self.sink = nil
+        self.output = output
+    }
+
     /// Renders a node to a string in one go.
     public static func string(_ node: Node, format: Format = .compact) -> String {
         String(decoding: bytes(node, format: format), as: UTF8.self)

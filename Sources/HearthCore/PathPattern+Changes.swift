@@ -29,9 +29,50 @@ extension PathPattern {
     public func changes(from before: Node, to after: Node, changedPaths: [Path]) -> [Change] {
         // A priority's path touches the node whose priority it is.
         let touched = changedPaths.map { $0.isPriorityPath ? $0.parent ?? .root : $0 }
+        if let direct = changesBelowPattern(from: before, to: after, touched: touched) { return direct }
         var found: [Change] = []
         visit(depth: 0, keys: [], before: before, after: after, touched: touched, covered: false, parameters: [:], into: &found)
         return found
+    }
+
+    /// The changes when every touched path is at or below the pattern's depth (the common
+    /// case: a write to one record or a field of it), found without walking level by level:
+    /// each touched path names the one location it can change. Nil when some touched path is
+    /// above the pattern's depth, which ``visit`` handles. It runs for every write under the
+    /// database writer's lock, so it allocates little.
+    private func changesBelowPattern(from before: Node, to after: Node, touched: [Path]) -> [Change]? {
+        let depth = segments.count
+        var locations: [Path] = []
+        // A multi-path update may touch thousands of paths: a set keeps finding repeats linear.
+        var seen: Set<Path>? = touched.count > 8 ? [] : nil
+        for path in touched {
+            guard path.count >= depth else { return nil }
+            guard matchesPrefix(of: path) else { continue }
+            let location = path.count == depth ? path : Path(keys: Array(path.keys[..<depth]))
+            let isNew = seen != nil ? seen!.insert(location).inserted : !locations.contains(location)
+            if isNew { locations.append(location) }
+        }
+        if locations.count > 1 { locations.sort { Path.compare($0, $1) < 0 } }
+        var found: [Change] = []
+        for location in locations {
+            let old = before.child(at: location)
+            let new = after.child(at: location)
+            guard old != new else { continue }
+            var parameters: [String: String] = [:]
+            for (segment, key) in zip(segments, location.keys) {
+                if case .wildcard(let capture?) = segment { parameters[capture] = key.string }
+            }
+            found.append(Change(path: location, parameters: parameters, before: old, after: new))
+        }
+        return found
+    }
+
+    /// True when the first levels of `path` match the pattern's.
+    private func matchesPrefix(of path: Path) -> Bool {
+        for (segment, key) in zip(segments, path.keys) {
+            if case .literal(let literal) = segment, literal != key { return false }
+        }
+        return true
     }
 
     private func visit(

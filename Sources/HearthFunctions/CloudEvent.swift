@@ -38,6 +38,13 @@ public struct CloudEvent: Sendable, Equatable {
     /// arithmetic (days to a civil date as in Howard Hinnant's `civil_from_days`): it runs for
     /// every event a write records, under the database writer's lock.
     public static func timestamp(_ milliseconds: Int64) -> String {
+        var bytes: [UInt8] = []
+        appendTimestamp(milliseconds, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends ``timestamp(_:)``'s text to `output`, digit by digit.
+    static func appendTimestamp(_ milliseconds: Int64, to output: inout [UInt8]) {
         let dayMilliseconds: Int64 = 86_400_000
         var days = milliseconds / dayMilliseconds
         var rest = milliseconds % dayMilliseconds
@@ -54,13 +61,31 @@ public struct CloudEvent: Sendable, Equatable {
         let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
         let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        func pad(_ value: Int64, _ width: Int) -> String {
-            let text = String(value)
-            return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
+        func digits(_ value: Int64, _ width: Int) {
+            let text = value < 0 || value >= 10_000 ? Array(String(value).utf8) : []
+            guard text.isEmpty else { return output.append(contentsOf: text) }
+            var divisor: Int64 = 1
+            for _ in 1..<width { divisor *= 10 }
+            while divisor > 0 {
+                output.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+                divisor /= 10
+            }
         }
         let seconds = rest / 1000
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(seconds / 3600, 2)):\(pad(seconds / 60 % 60, 2)):"
-            + "\(pad(seconds % 60, 2)).\(pad(rest % 1000, 3))Z"
+        digits(year, 4)
+        output.append(UInt8(ascii: "-"))
+        digits(month, 2)
+        output.append(UInt8(ascii: "-"))
+        digits(day, 2)
+        output.append(UInt8(ascii: "T"))
+        digits(seconds / 3600, 2)
+        output.append(UInt8(ascii: ":"))
+        digits(seconds / 60 % 60, 2)
+        output.append(UInt8(ascii: ":"))
+        digits(seconds % 60, 2)
+        output.append(UInt8(ascii: "."))
+        digits(rest % 1000, 3)
+        output.append(UInt8(ascii: "Z"))
     }
 
     /// The structured JSON form: the attributes and `data` in one object.
@@ -68,19 +93,22 @@ public struct CloudEvent: Sendable, Equatable {
         var output: [UInt8] = []
         output.reserveCapacity(256 + data.count)
         output.append(contentsOf: #"{"specversion":"1.0""#.utf8)
+        // Byte by byte into one buffer: this runs for every event a write records, under the
+        // database writer's lock.
         func attribute(_ name: String, _ value: String) {
             output.append(UInt8(ascii: ","))
-            output.append(contentsOf: JSONWriter.bytes(.string(name)))
+            JSONWriter.appendString(name, to: &output)
             output.append(UInt8(ascii: ":"))
-            output.append(contentsOf: JSONWriter.bytes(.string(value)))
+            JSONWriter.appendString(value, to: &output)
         }
         attribute("id", id)
         attribute("source", source)
         attribute("type", type)
         if let subject { attribute("subject", subject) }
-        attribute("time", Self.timestamp(time))
-        attribute("datacontenttype", "application/json")
-        for name in extensions.keys.sorted() { attribute(name, extensions[name]!) }
+        output.append(contentsOf: #","time":""#.utf8)
+        Self.appendTimestamp(time, to: &output)
+        output.append(contentsOf: #"","datacontenttype":"application/json""#.utf8)
+        for (name, value) in extensions.sorted(by: { $0.key < $1.key }) { attribute(name, value) }
         output.append(contentsOf: #","data":"#.utf8)
         output.append(contentsOf: data)
         output.append(UInt8(ascii: "}"))

@@ -40,8 +40,8 @@ public final class DatabaseEventRecorder: CommitEventRecorder {
         struct Watch: Sendable {
             var change: DatabaseTrigger.Change
             var trigger: DatabaseTrigger
-            /// The functions, each with its backlog queue.
-            var functions: [(name: String, queue: EventBacklog.Queue)]
+            /// The functions' backlog queues (a queue names its function).
+            var queues: [EventBacklog.Queue]
         }
 
         struct Pattern: Sendable {
@@ -50,6 +50,8 @@ public final class DatabaseEventRecorder: CommitEventRecorder {
         }
 
         var patterns: [Pattern] = []
+        /// The events' `source`, made once per database.
+        var source = ""
     }
 
     private struct State {
@@ -86,6 +88,7 @@ public final class DatabaseEventRecorder: CommitEventRecorder {
         state.withLock { state in
             if let plan = state.plans[database] { return plan }
             var plan = Plan()
+            plan.source = "//firebasedatabase.googleapis.com/projects/_/locations/\(naming.location)/instances/\(database)"
             for subscription in state.subscriptions where subscription.trigger.watches(database: database) {
                 let trigger = subscription.trigger
                 let queue = EventBacklog.Queue(source: "database/\(database)", function: subscription.function)
@@ -94,10 +97,9 @@ public final class DatabaseEventRecorder: CommitEventRecorder {
                     return plan.patterns.count - 1
                 }()
                 if let watchIndex = plan.patterns[patternIndex].watches.firstIndex(where: { $0.change == trigger.change }) {
-                    plan.patterns[patternIndex].watches[watchIndex].functions.append((subscription.function, queue))
+                    plan.patterns[patternIndex].watches[watchIndex].queues.append(queue)
                 } else {
-                    plan.patterns[patternIndex].watches.append(
-                        Plan.Watch(change: trigger.change, trigger: trigger, functions: [(subscription.function, queue)]))
+                    plan.patterns[patternIndex].watches.append(Plan.Watch(change: trigger.change, trigger: trigger, queues: [queue]))
                 }
             }
             // Bounded: databases are bounded by the server's open-database limit, and a plan is small.
@@ -122,7 +124,7 @@ public final class DatabaseEventRecorder: CommitEventRecorder {
         for pattern in plan.patterns {
             for change in pattern.ref.changes(from: before.root, to: after.root, changedPaths: changedPaths) {
                 for watch in pattern.watches where watch.change.includes(before: change.before, after: change.after) {
-                    let admitted = watch.functions.filter { backlog.admit($0.queue) }
+                    let admitted = backlog.admit(watch.queues)
                     guard !admitted.isEmpty else { continue }
                     let key = EventKey(path: change.path, change: watch.change)
                     let made = eventsByKey[key] ?? {
@@ -132,13 +134,14 @@ public final class DatabaseEventRecorder: CommitEventRecorder {
                             return encoded
                         }()
                         let event = cloudEvent(
-                            trigger: watch.trigger, database: database, change: change, data: data, origin: origin, time: time)
+                            trigger: watch.trigger, database: database, source: plan.source, change: change, data: data, origin: origin,
+                            time: time)
                         let made = (id: event.id, body: event.structured())
                         eventsByKey[key] = made
                         return made
                     }()
-                    for function in admitted {
-                        events.append(OutboxEvent(subscriber: function.name, id: made.id, body: made.body, time: time))
+                    for queue in admitted {
+                        events.append(OutboxEvent(subscriber: queue.function, id: made.id, body: made.body, time: time))
                     }
                 }
             }
@@ -153,7 +156,8 @@ public final class DatabaseEventRecorder: CommitEventRecorder {
     }
 
     private func cloudEvent(
-        trigger: DatabaseTrigger, database: String, change: PathPattern.Change, data: [UInt8], origin: WriteOrigin, time: Int64
+        trigger: DatabaseTrigger, database: String, source: String, change: PathPattern.Change, data: [UInt8], origin: WriteOrigin,
+        time: Int64
     ) -> CloudEvent {
         let ref = change.path.keys.map(\.string).joined(separator: "/")
         var extensions = [
@@ -166,7 +170,7 @@ public final class DatabaseEventRecorder: CommitEventRecorder {
         if let uid = origin.uid { extensions["authid"] = uid }
         return CloudEvent(
             id: makeID(),
-            source: "//firebasedatabase.googleapis.com/projects/_/locations/\(naming.location)/instances/\(database)",
+            source: source,
             type: trigger.change.eventType,
             subject: "refs/\(ref)",
             time: time,

@@ -63,6 +63,30 @@ public final class EventBacklog: Sendable {
         return admitted
     }
 
+    /// ``admit(_:)`` for one event's functions at once, under one lock: the queues that
+    /// admitted it, in order.
+    func admit(_ queues: [Queue]) -> [Queue] {
+        if queues.count == 1 { return admit(queues[0]) ? queues : [] }
+        let (admitted, crossed) = state.withLock { state -> ([Queue], [(Queue, Int)]) in
+            var admitted: [Queue] = []
+            var crossed: [(Queue, Int)] = []
+            admitted.reserveCapacity(queues.count)
+            for queue in queues {
+                let waiting = state.waiting[queue, default: 0]
+                guard waiting < limit else {
+                    state.dropped[queue, default: 0] += 1
+                    continue
+                }
+                state.waiting[queue] = waiting + 1
+                admitted.append(queue)
+                if waiting + 1 >= warningAt, state.warned.insert(queue).inserted { crossed.append((queue, waiting + 1)) }
+            }
+            return (admitted, crossed)
+        }
+        for (queue, size) in crossed { warn(queue, size) }
+        return admitted
+    }
+
     /// `count` events of `queue` left it (delivered or dead-lettered).
     func left(_ queue: Queue, count: Int) {
         state.withLock { state in

@@ -52,7 +52,7 @@ public final class FunctionsService: Sendable {
         functions: [FunctionDefinition], processes: [FunctionProcess] = [], httpFunctions: [HTTPFunction] = [],
         scheduler: Scheduler? = nil, blocking: BlockingFunctions? = nil, naming: DatabaseEventRecorder.Naming, backlog: EventBacklog,
         environment: DeliveryLane.Environment, activity: FunctionActivity = FunctionActivity(),
-        makeID: @escaping @Sendable () -> String = { UUID().uuidString.lowercased() }
+        makeID: @escaping @Sendable () -> String = EventIDGenerator().next
     ) throws {
         var names: Set<String> = []
         let blockingNames = blocking?.functions.values.map(\.name) ?? []

@@ -1,3 +1,4 @@
+import Foundation
 import HearthCore
 import Testing
 
@@ -80,6 +81,25 @@ struct PathPatternTests {
         let after = try node(#"{"items": {"x": {"v": 1, ".priority": 5}}}"#)
         let changes = pattern.changes(from: before, to: after, changedPaths: [try Path(parsing: "items/x/.priority", allowPriority: true)])
         #expect(changes.map(\.path.description) == ["/items/x"])
+    }
+
+    @Test func aManyPathUpdateReportsEachLocationOnceInKeyOrder() throws {
+        let pattern = try PathPattern(parsing: "posts/{postId}")
+        let keys = (0..<12).map { "p\($0)" }
+        let before = try node(#"{"posts": {}}"#)
+        var afterPosts: [String: Any] = [:]
+        for key in keys { afterPosts[key] = ["text": key, "n": 1] }
+        let after = try node(String(decoding: try JSONSerialization.data(withJSONObject: ["posts": afterPosts]), as: UTF8.self))
+        // Two fields of each post, in reverse order, and one path outside the pattern.
+        let paths = try keys.reversed().flatMap { key in
+            [try Path(parsing: "posts/\(key)/text"), try Path(parsing: "posts/\(key)/n")]
+        } + [try Path(parsing: "elsewhere/x/y")]
+        let changes = pattern.changes(from: before, to: after, changedPaths: paths)
+        #expect(changes.map(\.path.description) == keys.sorted { ChildKey($0) < ChildKey($1) }.map { "/posts/\($0)" })
+        #expect(changes.allSatisfy { $0.before == .null && $0.parameters["postId"] == $0.path.keys.last?.string })
+        // A path above the pattern's depth among them: every post it covers is looked at.
+        let covering = pattern.changes(from: before, to: after, changedPaths: paths + [try Path(parsing: "posts")])
+        #expect(covering.map(\.path) == changes.map(\.path))
     }
 
     @Test func theRootPatternSeesEveryChange() throws {

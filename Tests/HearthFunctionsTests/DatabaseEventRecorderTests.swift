@@ -316,6 +316,24 @@ struct DatabaseEventRecorderTests {
         #expect(try await database.outbox!.waiting(for: "roomy") == 1)
     }
 
+    @Test func functionsSharingAnEventAreBoundedEachOnItsOwnQueue() async throws {
+        let warnings = Collected<(EventBacklog.Queue, Int)>()
+        let backlog = EventBacklog(limit: 2) { queue, waiting in warnings.append((queue, waiting)) }
+        let fixture = try Fixture([("first", .written, "n", nil), ("second", .written, "n", nil)], backlog: backlog)
+        defer { fixture.close() }
+        let database = try fixture.open()
+        for value in 1...3 { try await Self.set(database, "/n", "\(value)") }
+
+        let queues = ["first", "second"].map { EventBacklog.Queue(source: "database/test", function: $0) }
+        for (function, queue) in zip(["first", "second"], queues) {
+            let stored = try await database.outbox!.pending(for: function, after: 0, limit: 10)
+            #expect(stored.map(\.event.id) == ["evt-1", "evt-2"])
+            #expect(backlog.dropped[queue] == 1 && backlog.waiting[queue] == 2)
+        }
+        #expect(Set(warnings.all.map(\.0)) == Set(queues))
+        #expect(warnings.all.allSatisfy { $0.1 == 2 })
+    }
+
     @Test func theWarningComesWhenCrossingFourFifthsOfTheLimit() async throws {
         let warnings = Collected<Int>()
         let backlog = EventBacklog(limit: 10) { _, waiting in warnings.append(waiting) }
