@@ -4,8 +4,9 @@ import HearthStore
 import Synchronization
 
 /// Turns database writes into the events of the functions whose triggers they fire, for the
-/// database to commit with them (``CommitEventRecorder``): one CloudEvent per function and
-/// matched location that changed, in key order, with Firebase's type, attributes and data.
+/// database to commit with them (``CommitEventRecorder``): one event per function and matched
+/// location that changed, in key order, kept as a ``RecordedDatabaseEvent`` and delivered as
+/// the CloudEvent Firebase sends, with its type, attributes and data (``EventEnvelope``).
 ///
 /// The triggers are kept as a plan per database (made at its first write, dropped when the
 /// triggers change): the functions watching it grouped by path pattern and change, each with
@@ -50,8 +51,6 @@ public final class DatabaseEventRecorder: CommitEventRecorder {
         }
 
         var patterns: [Pattern] = []
-        /// The events' `source`, made once per database.
-        var source = ""
     }
 
     private struct State {
@@ -60,15 +59,13 @@ public final class DatabaseEventRecorder: CommitEventRecorder {
     }
 
     private let state = Mutex(State())
-    private let naming: Naming
     private let backlog: EventBacklog
     private let makeID: @Sendable () -> String
 
     /// - Parameters:
     ///   - backlog: counts recorded events, and refuses them past its bound.
     ///   - makeID: a new event ID (unique; random in production).
-    public init(naming: Naming, backlog: EventBacklog, makeID: @escaping @Sendable () -> String) {
-        self.naming = naming
+    public init(backlog: EventBacklog, makeID: @escaping @Sendable () -> String) {
         self.backlog = backlog
         self.makeID = makeID
     }
@@ -88,7 +85,6 @@ public final class DatabaseEventRecorder: CommitEventRecorder {
         state.withLock { state in
             if let plan = state.plans[database] { return plan }
             var plan = Plan()
-            plan.source = "//firebasedatabase.googleapis.com/projects/_/locations/\(naming.location)/instances/\(database)"
             for subscription in state.subscriptions where subscription.trigger.watches(database: database) {
                 let trigger = subscription.trigger
                 let queue = EventBacklog.Queue(source: "database/\(database)", function: subscription.function)
@@ -118,30 +114,38 @@ public final class DatabaseEventRecorder: CommitEventRecorder {
         var events: [OutboxEvent] = []
         // A changed location's data is encoded once whichever functions it goes to, and
         // functions with the same change at the same location get the same event (body and
-        // ID), as Eventarc routes one event to every trigger that matches it.
+        // ID), as Eventarc routes one event to every trigger that matches it. A pattern reports
+        // each location once and its watches differ in change, so only a location two patterns
+        // match is looked up (in dictionaries kept only when the plan has several patterns).
+        let shared = plan.patterns.count > 1
         var dataByPath: [Path: [UInt8]] = [:]
         var eventsByKey: [EventKey: (id: String, body: [UInt8])] = [:]
         for pattern in plan.patterns {
             for change in pattern.ref.changes(from: before.root, to: after.root, changedPaths: changedPaths) {
+                var data: [UInt8]?
                 for watch in pattern.watches where watch.change.includes(before: change.before, after: change.after) {
                     let admitted = backlog.admit(watch.queues)
                     guard !admitted.isEmpty else { continue }
                     let key = EventKey(path: change.path, change: watch.change)
-                    let made = eventsByKey[key] ?? {
-                        let data = dataByPath[change.path] ?? {
-                            let encoded = DatabaseEventData.encode(before: change.before, after: change.after)
-                            dataByPath[change.path] = encoded
+                    let event: (id: String, body: [UInt8])
+                    if shared, let earlier = eventsByKey[key] {
+                        event = earlier
+                    } else {
+                        let changeData = data ?? {
+                            let encoded = (shared ? dataByPath[change.path] : nil)
+                                ?? DatabaseEventData.encode(before: change.before, after: change.after)
+                            if shared { dataByPath[change.path] = encoded }
                             return encoded
                         }()
-                        let event = cloudEvent(
-                            trigger: watch.trigger, database: database, source: plan.source, change: change, data: data, origin: origin,
-                            time: time)
-                        let made = (id: event.id, body: event.structured())
-                        eventsByKey[key] = made
-                        return made
-                    }()
+                        data = changeData
+                        let recorded = RecordedDatabaseEvent(
+                            instance: database, change: watch.change, ref: String(change.path.description.utf8.dropFirst())!,
+                            authtype: origin.kind.rawValue, authid: origin.uid)
+                        event = (makeID(), recorded.stored(data: changeData))
+                        if shared { eventsByKey[key] = event }
+                    }
                     for queue in admitted {
-                        events.append(OutboxEvent(subscriber: queue.function, id: made.id, body: made.body, time: time))
+                        events.append(OutboxEvent(subscriber: queue.function, id: event.id, body: event.body, time: time))
                     }
                 }
             }
@@ -153,28 +157,5 @@ public final class DatabaseEventRecorder: CommitEventRecorder {
     private struct EventKey: Hashable {
         var path: Path
         var change: DatabaseTrigger.Change
-    }
-
-    private func cloudEvent(
-        trigger: DatabaseTrigger, database: String, source: String, change: PathPattern.Change, data: [UInt8], origin: WriteOrigin,
-        time: Int64
-    ) -> CloudEvent {
-        let ref = change.path.keys.map(\.string).joined(separator: "/")
-        var extensions = [
-            "instance": database,
-            "ref": ref,
-            "firebasedatabasehost": naming.databaseHost,
-            "location": naming.location,
-            "authtype": origin.kind.rawValue,
-        ]
-        if let uid = origin.uid { extensions["authid"] = uid }
-        return CloudEvent(
-            id: makeID(),
-            source: source,
-            type: trigger.change.eventType,
-            subject: "refs/\(ref)",
-            time: time,
-            extensions: extensions,
-            data: data)
     }
 }

@@ -6,9 +6,10 @@ import Synchronization
 /// least once, failures retried with backoff and then moved to the dead-letter list.
 ///
 /// The lane reads its queue in pages after a cursor kept in memory, hands each event to the
-/// function's ``EventInvoker``, and removes delivered events from the outbox in batches (one
-/// transaction for many; an event delivered but not yet removed when the process dies is
-/// delivered again, which the event's stable ID lets a function notice). An event that fails
+/// function's ``EventInvoker`` as a structured CloudEvent (``EventEnvelope``; one that cannot
+/// be read goes to the dead-letter list at once), and removes delivered events from the
+/// outbox in batches (one transaction for many; an event delivered but not yet removed when
+/// the process dies is delivered again, which the event's stable ID lets a function notice). An event that fails
 /// holds back those behind it until it is delivered or given up on; an unreachable function
 /// holds its whole queue, on disk, until it is back. Dead letters record every failed attempt,
 /// and at most ``DeliveryPolicy/maxDeadLetters`` are kept (the oldest go, with a warning).
@@ -58,6 +59,7 @@ public final class DeliveryLane: Sendable {
     let invoker: any EventInvoker
     let policy: DeliveryPolicy
     let backlog: EventBacklog
+    let envelope: EventEnvelope
     let environment: Environment
     /// The wake-ups of the current run: a stream per ``run()``, since a run cancelled while
     /// waiting ends its stream (a cluster node's lanes stop and start again with its lease).
@@ -74,13 +76,14 @@ public final class DeliveryLane: Sendable {
 
     public init(
         outbox: any EventOutbox, function: String, invoker: any EventInvoker, policy: DeliveryPolicy, backlog: EventBacklog,
-        environment: Environment
+        envelope: EventEnvelope, environment: Environment
     ) {
         self.outbox = outbox
         self.function = function
         self.invoker = invoker
         self.policy = policy
         self.backlog = backlog
+        self.envelope = envelope
         self.environment = environment
     }
 
@@ -217,7 +220,17 @@ public final class DeliveryLane: Sendable {
         }
     }
 
-    private func deliverWithRetries(_ stored: StoredEvent, unremoved: Int) async -> Outcome {
+    private func deliverWithRetries(_ kept: StoredEvent, unremoved: Int) async -> Outcome {
+        let stored: StoredEvent
+        do {
+            stored = try envelope.delivering(kept)
+        } catch {
+            // Retrying cannot make it readable.
+            environment.logger.error("a function's event could not be read: it is in the dead-letter list", metadata: [
+                "function": "\(function)", "event": "\(kept.event.id)", "error": "\(error)",
+            ])
+            return .deadLettered(reason: "\(error)", attempts: kept.attempts + 1)
+        }
         var failures = stored.attempts
         var unreachableFor = 0
         var attempt = stored.attempts

@@ -34,6 +34,8 @@ public final class FunctionsService: Sendable {
     /// The blocking functions, for the account service; nil when there are none.
     public let blocking: BlockingFunctions?
     public let backlog: EventBacklog
+    /// Makes the CloudEvents functions get from the events their outboxes keep.
+    public let envelope: EventEnvelope
     /// What the functions did lately (deliveries, scheduled runs, their processes' output).
     public let activity: FunctionActivity
     let environment: DeliveryLane.Environment
@@ -82,7 +84,8 @@ public final class FunctionsService: Sendable {
             observe(attempt)
         }
         self.environment = environment
-        recorder = DatabaseEventRecorder(naming: naming, backlog: backlog, makeID: makeID)
+        envelope = EventEnvelope(naming: naming)
+        recorder = DatabaseEventRecorder(backlog: backlog, makeID: makeID)
         recorder.setSubscriptions(functions.compactMap { function in
             guard case .database(let trigger) = function.trigger else { return nil }
             return DatabaseEventRecorder.Subscription(function: function.name, trigger: trigger)
@@ -126,7 +129,7 @@ public final class FunctionsService: Sendable {
             let made = functions.filter { watching.contains($0.name) }.map { function in
                 DeliveryLane(
                     outbox: outbox, function: function.name, invoker: function.invoker, policy: function.policy, backlog: backlog,
-                    environment: environment)
+                    envelope: envelope, environment: environment)
             }
             lanes.bySource[outbox.source] = made
             // Events waiting for functions removed since they were recorded are dropped.

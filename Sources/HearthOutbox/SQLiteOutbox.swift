@@ -138,14 +138,25 @@ public final class SQLiteOutbox: EventOutbox {
     /// `events` as entries: those with the same ID are one, listing its subscribers, in the
     /// order of their first event.
     public static func entries(_ events: [OutboxEvent]) -> [(event: OutboxEvent, subscribers: [String])] {
+        // Recorders list an event's subscribers together: runs of one ID are grouped in one
+        // pass, and only IDs that come back after another's run need the dictionary.
+        var runs: [(event: OutboxEvent, subscribers: [String])] = []
+        for event in events {
+            if let last = runs.indices.last, runs[last].event.id == event.id {
+                runs[last].subscribers.append(event.subscriber)
+            } else {
+                runs.append((event, [event.subscriber]))
+            }
+        }
+        guard runs.count > 1, Set(runs.map(\.event.id)).count < runs.count else { return runs }
         var order: [String] = []
         var byID: [String: (event: OutboxEvent, subscribers: [String])] = [:]
-        for event in events {
-            if byID[event.id] == nil {
-                order.append(event.id)
-                byID[event.id] = (event, [])
+        for run in runs {
+            if byID[run.event.id] == nil {
+                order.append(run.event.id)
+                byID[run.event.id] = (run.event, [])
             }
-            byID[event.id]!.subscribers.append(event.subscriber)
+            byID[run.event.id]!.subscribers += run.subscribers
         }
         return order.map { byID[$0]! }
     }

@@ -28,7 +28,7 @@ struct DatabaseEventRecorderTests {
             directory = try TemporaryDirectory(prefix: "hearth-functions-recorder")
             self.backlog = backlog
             let counter = Mutex(0)
-            recorder = DatabaseEventRecorder(naming: .init(databaseHost: "db.example.test:9000"), backlog: backlog) {
+            recorder = DatabaseEventRecorder(backlog: backlog) {
                 "evt-\(counter.withLock { $0 += 1; return $0 })"
             }
             recorder.setSubscriptions(try subscriptions.map { entry in
@@ -63,11 +63,13 @@ struct DatabaseEventRecorderTests {
         try await database.write(.update(try Path(parsing: base), parsed))
     }
 
-    /// The CloudEvents waiting for `function`, parsed as JSON objects.
+    static let envelope = EventEnvelope(naming: .init(databaseHost: "db.example.test:9000"))
+
+    /// The CloudEvents waiting for `function`, as they are delivered, parsed as JSON objects.
     static func events(for function: String, in database: Database) async throws -> [[String: Any]] {
         let outbox = try #require(database.outbox)
         return try await outbox.pending(for: function, after: 0, limit: 100).map { stored in
-            try #require(try JSONSerialization.jsonObject(with: Data(stored.event.body)) as? [String: Any])
+            try #require(try JSONSerialization.jsonObject(with: Data(envelope.structured(stored.event))) as? [String: Any])
         }
     }
 
@@ -190,7 +192,7 @@ struct DatabaseEventRecorderTests {
         let stored = try await database.outbox!.pending(for: "onPost", after: 0, limit: 10)
         #expect(stored.map(\.event.id) == ["evt-1", "evt-2"])
         #expect(stored.allSatisfy { $0.event.time == Self.clock })
-        #expect(try CloudEvent(structured: stored[0].event.body).time == Self.clock)
+        #expect(try CloudEvent(structured: Self.envelope.structured(stored[0].event)).time == Self.clock)
     }
 
     // MARK: - data and delta
@@ -303,7 +305,7 @@ struct DatabaseEventRecorderTests {
         #expect(stored.count == 2)
         var kept: [String] = []
         for event in stored {
-            let object = try #require(try JSONSerialization.jsonObject(with: Data(event.event.body)) as? [String: Any])
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(Self.envelope.structured(event.event))) as? [String: Any])
             kept.append(try canonicalJSON(try #require(object["data"])))
         }
         #expect(kept == [try canonicalJSON(text: #"{"data": null, "delta": 1}"#), try canonicalJSON(text: #"{"data": 1, "delta": 2}"#)])

@@ -26,6 +26,8 @@ struct DeliveryLaneTests {
 
         let state: Mutex<State>
         let calls = Collected<String>()
+        /// What each call was handed.
+        let bodies = Collected<[UInt8]>()
         /// The event whose first delivery lasts until its task is cancelled (then it succeeds).
         let stalling: String?
         private let stall = AsyncStream.makeStream(of: Void.self)
@@ -43,6 +45,7 @@ struct DeliveryLaneTests {
                 return state.scripts[event.event.id]?.isEmpty == false ? state.scripts[event.event.id]!.removeFirst() : .delivered
             }
             calls.append(event.event.id)
+            bodies.append(event.event.body)
             if event.event.id == stalling, state.withLock({ $0.calls.count(where: { $0 == stalling }) }) == 1 {
                 // Nothing is ever sent: the wait ends when the task is cancelled.
                 for await _ in stall.stream {}
@@ -140,7 +143,7 @@ struct DeliveryLaneTests {
             self.attempts = attempts
             lane = DeliveryLane(
                 outbox: outbox, function: "fn", invoker: invoker, policy: policy, backlog: backlog,
-                environment: DeliveryLane.Environment(
+                envelope: EventEnvelope(naming: .init(databaseHost: "db.example.test")), environment: DeliveryLane.Environment(
                     now: now,
                     sleep: { duration in
                         sleeps.append(duration)
@@ -180,6 +183,38 @@ struct DeliveryLaneTests {
         #expect(fixture.invoker.calls.all == ["e1", "e2", "e3", "e4", "e5"])
         #expect(try await fixture.store.outbox.backlog() == ["other": 1])
         #expect(try await fixture.store.outbox.deadLetters(for: nil, limit: 10).isEmpty)
+        #expect(fixture.sleeps.all.isEmpty)
+        await fixture.stop(task)
+    }
+
+    @Test func recordedEventsReachTheFunctionAsCloudEventsAndAnUnreadableOneIsDeadLetteredAtOnce() async throws {
+        let fixture = try Fixture(policy: DeliveryPolicy(maxAttempts: 5))
+        defer { fixture.remove() }
+        let recorded = RecordedDatabaseEvent(instance: "db", change: .created, ref: "posts/p1", authtype: "app_user", authid: "ann")
+        try fixture.store.record([
+            OutboxEvent(subscriber: "fn", id: "e1", body: recorded.stored(data: Array(#"{"data":null,"delta":1}"#.utf8)), time: 4_000),
+            OutboxEvent(subscriber: "fn", id: "e2", body: Array(#"{"recorded":"database","instance":7}"#.utf8) + [10, 123, 125], time: 4_000),
+            OutboxEvent(subscriber: "fn", id: "e3", body: Array(#"{"specversion":"1.0"}"#.utf8), time: 4_000),
+        ])
+        let task = fixture.start()
+        await fixture.outbox.wentIdle(times: 1)
+        #expect(fixture.invoker.calls.all == ["e1", "e3"])
+        let event = try CloudEvent(structured: try #require(fixture.invoker.bodies.all.first))
+        #expect(event.id == "e1" && event.time == 4_000)
+        #expect(event.type == "google.firebase.database.ref.v1.created")
+        #expect(event.source == "//firebasedatabase.googleapis.com/projects/_/locations/us-central1/instances/db")
+        #expect(event.subject == "refs/posts/p1")
+        #expect(event.extensions == [
+            "instance": "db", "ref": "posts/p1", "firebasedatabasehost": "db.example.test", "location": "us-central1",
+            "authtype": "app_user", "authid": "ann",
+        ])
+        #expect(try canonicalJSON(text: String(decoding: event.data, as: UTF8.self)) == (try canonicalJSON(text: #"{"data":null,"delta":1}"#)))
+        // An event kept whole (as earlier versions kept them) goes as it is.
+        #expect(fixture.invoker.bodies.all.last == Array(#"{"specversion":"1.0"}"#.utf8))
+        // Retrying cannot make it readable: given up on at once, without a wait.
+        let dead = try await fixture.store.outbox.deadLetters(for: "fn", limit: 10)
+        #expect(dead.map(\.event.id) == ["e2"])
+        #expect(dead.first?.reason.contains("invalid event") == true)
         #expect(fixture.sleeps.all.isEmpty)
         await fixture.stop(task)
     }

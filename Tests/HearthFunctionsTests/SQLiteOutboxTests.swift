@@ -21,6 +21,19 @@ struct SQLiteOutboxTests {
         try fixture.queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox_entry") ?? 0 }
     }
 
+    @Test func eventsAreGroupedByIDInTheOrderOfTheirFirstSubscriber() {
+        let grouped = SQLiteOutbox.entries([
+            Self.event("a", for: "f1"), Self.event("a", for: "f2"), Self.event("b", for: "f1"), Self.event("c", for: "f2"),
+            Self.event("a", for: "f3"),
+        ])
+        #expect(grouped.map(\.event.id) == ["a", "b", "c"])
+        #expect(grouped.map(\.subscribers) == [["f1", "f2", "f3"], ["f1"], ["f2"]])
+        // Runs only: one pass.
+        let runs = SQLiteOutbox.entries([Self.event("x", for: "f1"), Self.event("x", for: "f2"), Self.event("y", for: "f1")])
+        #expect(runs.map(\.event.id) == ["x", "y"] && runs.map(\.subscribers) == [["f1", "f2"], ["f1"]])
+        #expect(SQLiteOutbox.entries([]).isEmpty)
+    }
+
     @Test func anEventForSeveralFunctionsIsOneEntryAndGoesWhenTheLastIsDone() async throws {
         let fixture = try OutboxFixture()
         defer { fixture.remove() }

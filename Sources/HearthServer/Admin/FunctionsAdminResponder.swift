@@ -141,13 +141,16 @@ struct FunctionsAdminResponder: Sendable {
 
     private func deadLetters(function: String?) async throws -> DeadLetterListing {
         var letters: [DeadLetterListing.Letter] = []
-        for (source, outbox) in (functions?.outboxes ?? [:]).sorted(by: { $0.key < $1.key }) {
+        guard let functions else { return DeadLetterListing(deadLetters: []) }
+        for (source, outbox) in functions.outboxes.sorted(by: { $0.key < $1.key }) {
             for letter in try await outbox.deadLetters(for: function, limit: 500) {
+                // Shown as the function would get it (an unreadable one as it is kept).
+                let event = (try? functions.envelope.structured(letter.event)) ?? letter.event.body
                 letters.append(DeadLetterListing.Letter(
                     source: source, sequence: letter.sequence, function: letter.event.subscriber, id: letter.event.id,
                     // The outbox counts the failures recorded before the one that gave up on it.
                     attempts: letter.attempts, failedAt: letter.failedAt, reason: letter.reason,
-                    event: String(decoding: letter.event.body, as: UTF8.self)))
+                    event: String(decoding: event, as: UTF8.self)))
             }
         }
         return DeadLetterListing(deadLetters: letters)
