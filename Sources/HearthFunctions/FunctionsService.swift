@@ -17,7 +17,9 @@ import Synchronization
 /// holder). A lane's position is in its outbox, so it starts again where it was.
 ///
 /// Threading: `lanes` is under one lock, taken to attach and to wake; lanes run as child tasks
-/// of the delivering task (``run()``'s, or ``run(deliveringWhile:)``'s while the lease is held).
+/// of the delivering task (``run()``'s, or ``run(deliveringWhile:)``'s while the lease is held),
+/// on the given executor when there is one (the server's ``DeliveryThread``, at a lower CPU
+/// priority).
 public final class FunctionsService: Sendable {
     public let functions: [FunctionDefinition]
     /// The processes the functions run in (Python functions), kept running by ``run()``.
@@ -39,6 +41,8 @@ public final class FunctionsService: Sendable {
     /// What the functions did lately (deliveries, scheduled runs, their processes' output).
     public let activity: FunctionActivity
     let environment: DeliveryLane.Environment
+    /// Where the lanes and the scheduler run (``DeliveryThread``); nil for the global executor.
+    let executor: (any TaskExecutor)?
 
     private struct Lanes {
         var bySource: [String: [DeliveryLane]] = [:]
@@ -54,7 +58,7 @@ public final class FunctionsService: Sendable {
         functions: [FunctionDefinition], processes: [FunctionProcess] = [], httpFunctions: [HTTPFunction] = [],
         scheduler: Scheduler? = nil, blocking: BlockingFunctions? = nil, naming: DatabaseEventRecorder.Naming, backlog: EventBacklog,
         environment: DeliveryLane.Environment, activity: FunctionActivity = FunctionActivity(),
-        makeID: @escaping @Sendable () -> String = EventIDGenerator().next
+        makeID: @escaping @Sendable () -> String = EventIDGenerator().next, executor: (any TaskExecutor)? = nil
     ) throws {
         var names: Set<String> = []
         let blockingNames = blocking?.functions.values.map(\.name) ?? []
@@ -73,6 +77,7 @@ public final class FunctionsService: Sendable {
         self.httpFunctions = Dictionary(httpFunctions.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.backlog = backlog
         self.activity = activity
+        self.executor = executor
         // Every attempt is also kept for the console.
         var environment = environment
         let observe = environment.observe
@@ -236,12 +241,15 @@ public final class FunctionsService: Sendable {
         }
         for lane in waiting { starter.yield(lane) }
         await withTaskCancellationHandler {
-            await withDiscardingTaskGroup { group in
-                if let scheduler {
-                    group.addTask { await scheduler.run() }
-                }
-                for await lane in starts {
-                    group.addTask { await lane.run() }
+            // The lanes and the scheduler (the group's children) run on the executor.
+            await withTaskExecutorPreference(executor) {
+                await withDiscardingTaskGroup { group in
+                    if let scheduler {
+                        group.addTask { await scheduler.run() }
+                    }
+                    for await lane in starts {
+                        group.addTask { await lane.run() }
+                    }
                 }
             }
         } onCancel: {

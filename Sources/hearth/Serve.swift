@@ -273,19 +273,18 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
-        // Functions are called through a client of their own (HTTPClient.Configuration.functions:
-        // no read timeout, no redirects), shut down once the server has stopped.
-        let functionsHTTP = functions == nil ? nil : HTTPClient.makeForFunctions()
+        let functionsClients = functions == nil ? nil : FunctionsClients()
         do {
-            try await serve(functionsHTTP: functionsHTTP)
+            try await serve(functionsClients: functionsClients)
         } catch {
-            try? await functionsHTTP?.shutdown()
+            await functionsClients?.shutdown()
             throw error
         }
-        try await functionsHTTP?.shutdown()
+        await functionsClients?.shutdown()
     }
 
-    private func serve(functionsHTTP: HTTPClient?) async throws {
+    private func serve(functionsClients: FunctionsClients?) async throws {
+        let functionsHTTP = functionsClients?.calls
         // A server holds a descriptor per connection and several per database: use all the
         // system allows (the soft limit is often 1,024 where the hard one is far higher).
         Self.raiseDescriptorLimit()
@@ -302,12 +301,12 @@ struct Serve: AsyncParsableCommand {
         let demo = cluster == nil && settings == nil ? runsDemo(in: dataURL) : (self.demo ?? false)
         var functionsService: FunctionsService?
         var functionsPort: Int?
-        if let functions, let functionsHTTP {
+        if let functions, let functionsClients {
             let port = try LoopbackPort.free()
             functionsPort = port
             functionsService = try await loadFunctions(
                 from: URL(fileURLWithPath: functions, isDirectory: true), port: port, credentials: Self.functionsCredentials(in: dataURL),
-                http: functionsHTTP, metrics: metrics, logger: logger)
+                clients: functionsClients, metrics: metrics, logger: logger)
         }
         databaseOptions.eventRecorder = functionsService?.recorder
         let folder: DataFolder
@@ -491,8 +490,10 @@ extension Serve {
     /// The functions in `folder`: the Python functions of its `main.py` and the webhooks its
     /// `webhooks.json` declares.
     func loadFunctions(
-        from folder: URL, port functionsPort: Int, credentials: URL, http: HTTPClient, metrics: ServerMetrics, logger: Logger
+        from folder: URL, port functionsPort: Int, credentials: URL, clients: FunctionsClients, metrics: ServerMetrics,
+        logger: Logger
     ) async throws -> FunctionsService {
+        let http = clients.calls
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue else {
             throw ValidationError("--functions \(folder.path) is not a folder.")
@@ -515,13 +516,13 @@ extension Serve {
                     folder: folder, python: PythonCodebase.interpreter(for: folder, fallback: functionsPython), environment: environment,
                     client: http, logger: logger)
                 processes = try codebase.processes(environment: environment, logger: logger, activity: activity)
-                definitions += codebase.definitions(processes: processes, client: http, now: clock)
+                definitions += codebase.definitions(processes: processes, client: clients.deliveries, now: clock)
                 httpFunctions = codebase.httpFunctions(processes: processes)
                 scheduled = codebase.scheduledFunctions(processes: processes)
                 blocking = codebase.blockingFunctions(processes: processes)
             }
             if FileManager.default.fileExists(atPath: webhooks.path) {
-                let declared = try WebhookConfiguration.load(from: webhooks, client: http, now: clock)
+                let declared = try WebhookConfiguration.load(from: webhooks, client: clients.deliveries, now: clock)
                 definitions += declared.functions
                 blocking += declared.blocking
             }
@@ -556,7 +557,7 @@ extension Serve {
                         metrics.functionDelivery(
                             function: attempt.function, result: attempt.activityResult, duration: attempt.duration, lag: attempt.lag)
                     }, logger: logger),
-                activity: activity)
+                activity: activity, executor: clients.deliveryThread)
         } catch let error as FunctionError {
             throw ValidationError("--functions: \(error)")
         }
