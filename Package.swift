@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "HearthSocial", targets: ["HearthSocial"]),
         .library(name: "HearthTesting", targets: ["HearthTesting"]),
         .library(name: "HearthCluster", targets: ["HearthCluster"]),
+        .library(name: "HearthHosting", targets: ["HearthHosting"]),
         .executable(name: "hearth", targets: ["hearth"]),
         .executable(name: "hearth-bench", targets: ["hearth-bench"]),
     ],
@@ -59,6 +60,9 @@ let package = Package(
             dependencies: [.product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
+        // Firebase Hosting's firebase.json and how it answers a request; pure, files asked for
+        // through a protocol.
+        .target(name: "HearthHosting", swiftSettings: swiftSettings),
         .target(
             name: "HearthProtocol",
             dependencies: ["HearthCore"],
@@ -307,6 +311,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "HearthHostingTests", dependencies: ["HearthHosting"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HearthFunctionsTests",
             dependencies: [
