@@ -60,6 +60,24 @@ struct Serve: AsyncParsableCommand {
     @Option(
         name: .long,
         help: """
+            Serve your own Firebase web app from this folder, which holds its firebase.json (the hosting \
+            section: public folder, rewrites, redirects, headers, cleanUrls, trailingSlash), in place of the \
+            demo app; the console stays at /console.
+            """)
+    var hosting: String?
+
+    @Option(
+        name: .customLong("sdk-dir"),
+        help: """
+            With --hosting: a folder of Firebase JS SDK files served at /__/firebase/<version>/<file> \
+            (<folder>/<version>/<file>, or <folder>/<file> when the folder's name ends with the version); \
+            without it, those URLs redirect to Google's copy.
+            """)
+    var sdkDir: String?
+
+    @Option(
+        name: .long,
+        help: """
             Also listen on this port for file storage only, so browsers open user files on another origin \
             than the app's (the production setup; see docs/security.md).
             """)
@@ -299,7 +317,8 @@ struct Serve: AsyncParsableCommand {
         var databaseOptions = DatabaseOptions(snapshotAfterWrites: snapshotAfterWrites)
         databaseOptions.history = TimeArguments.milliseconds(history)!
         databaseOptions.onCommit = metrics.committed
-        let demo = cluster == nil && settings == nil ? runsDemo(in: dataURL) : (self.demo ?? false)
+        // An owner's own app brings its own rules: no demo unless asked for.
+        let demo = cluster == nil && settings == nil && hosting == nil ? runsDemo(in: dataURL) : (self.demo ?? false)
         var functionsService: FunctionsService?
         var functionsPort: Int?
         if let functions, let functionsHTTP {
@@ -346,6 +365,16 @@ struct Serve: AsyncParsableCommand {
                 try SettingsFile.apply(URL(fileURLWithPath: settings), to: &configuration)
             } catch let problem as SettingsFile.Problem {
                 throw ValidationError(problem.description)
+            }
+        }
+        if hosting != nil || sdkDir != nil {
+            guard let folder = hosting ?? configuration.hosting?.folder.path else { throw ValidationError("--sdk-dir needs --hosting.") }
+            do {
+                configuration.hosting = try HostingSettings.load(
+                    folder: URL(fileURLWithPath: folder, isDirectory: true), hostSites: configuration.hosting?.hostSites ?? [:],
+                    sdkFolder: sdkDir.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? configuration.hosting?.sdkFolder)
+            } catch {
+                throw ValidationError("--hosting \(folder): \(error)")
             }
         }
         if let cluster { configuration.clusterURL = cluster }
