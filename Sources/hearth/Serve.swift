@@ -417,6 +417,8 @@ struct Serve: AsyncParsableCommand {
         let loadTime = ContinuousClock.now - started
         let seedLogger = logger
         let shownFilesOrigin = configuration.filesOrigin
+        // The lines line up: "The social app:   …", "Your app:         …".
+        let appName = configuration.hosting == nil ? "The social app:  " : "Your app:        "
         let app = try await buildApplication(
             configuration: configuration, folder: folder, metrics: metrics, recentLogs: recentLogs, functions: functionsService,
             functionsClient: functionsHTTP, logger: logger,
@@ -424,7 +426,7 @@ struct Serve: AsyncParsableCommand {
                 // Unbuffered, so a supervisor reading a pipe sees the line at once.
                 FileHandle.standardOutput.write(Data("""
                     Hearth is serving http://\(host):\(boundPort)/ (data in \(dataURL.path), loaded in \(loadTime))
-                      The social app:   http://\(host):\(boundPort)/
+                      \(appName) http://\(host):\(boundPort)/
                       The data console: http://\(host):\(boundPort)/console (sign in with the admin token in \(dataURL.path)/admin-token)
                       The REST API:     curl http://\(host):\(boundPort)/.json?auth=<admin token>
 
