@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "HearthSocial", targets: ["HearthSocial"]),
         .library(name: "HearthTesting", targets: ["HearthTesting"]),
         .library(name: "HearthCluster", targets: ["HearthCluster"]),
+        .library(name: "HearthHosting", targets: ["HearthHosting"]),
         .executable(name: "hearth", targets: ["hearth"]),
         .executable(name: "hearth-bench", targets: ["hearth-bench"]),
     ],
@@ -59,6 +60,13 @@ let package = Package(
             dependencies: [.product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
+        // Firebase Hosting's firebase.json and how it answers a request; pure, files asked for
+        // through a protocol.
+        .target(name: "HearthHosting", swiftSettings: swiftSettings),
+        // The system's zlib and Brotli encoder, for hosted files sent compressed (Debian:
+        // zlib1g-dev, libbrotli-dev).
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
+        .systemLibrary(name: "CBrotli", providers: [.apt(["libbrotli-dev"]), .brew(["brotli"])]),
         .target(
             name: "HearthProtocol",
             dependencies: ["HearthCore"],
@@ -202,6 +210,9 @@ let package = Package(
                 "HearthFunctions",
                 "HearthOutbox",
                 "HearthCluster",
+                "HearthHosting",
+                "CZlib",
+                "CBrotli",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -307,6 +318,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HearthHostingTests",
+            dependencies: [
+                "HearthHosting", "HearthServer", "HearthTesting",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "HearthFunctionsTests",
             dependencies: [

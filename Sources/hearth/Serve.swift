@@ -60,6 +60,24 @@ struct Serve: AsyncParsableCommand {
     @Option(
         name: .long,
         help: """
+            Serve your own Firebase web app from this folder, which holds its firebase.json (the hosting \
+            section: public folder, rewrites, redirects, headers, cleanUrls, trailingSlash), in place of the \
+            demo app; the console stays at /console.
+            """)
+    var hosting: String?
+
+    @Option(
+        name: .customLong("sdk-dir"),
+        help: """
+            With --hosting: a folder of Firebase JS SDK files served at /__/firebase/<version>/<file> \
+            (<folder>/<version>/<file>, or <folder>/<file> when the folder's name ends with the version); \
+            without it, those URLs redirect to Google's copy.
+            """)
+    var sdkDir: String?
+
+    @Option(
+        name: .long,
+        help: """
             Also listen on this port for file storage only, so browsers open user files on another origin \
             than the app's (the production setup; see docs/security.md).
             """)
@@ -298,7 +316,8 @@ struct Serve: AsyncParsableCommand {
         var databaseOptions = DatabaseOptions(snapshotAfterWrites: snapshotAfterWrites)
         databaseOptions.history = TimeArguments.milliseconds(history)!
         databaseOptions.onCommit = metrics.committed
-        let demo = cluster == nil && settings == nil ? runsDemo(in: dataURL) : (self.demo ?? false)
+        // An owner's own app brings its own rules: no demo unless asked for.
+        let demo = cluster == nil && settings == nil && hosting == nil ? runsDemo(in: dataURL) : (self.demo ?? false)
         var functionsService: FunctionsService?
         var functionsPort: Int?
         if let functions, let functionsClients {
@@ -347,6 +366,16 @@ struct Serve: AsyncParsableCommand {
                 throw ValidationError(problem.description)
             }
         }
+        if hosting != nil || sdkDir != nil {
+            guard let folder = hosting ?? configuration.hosting?.folder.path else { throw ValidationError("--sdk-dir needs --hosting.") }
+            do {
+                configuration.hosting = try HostingSettings.load(
+                    folder: URL(fileURLWithPath: folder, isDirectory: true), hostSites: configuration.hosting?.hostSites ?? [:],
+                    sdkFolder: sdkDir.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? configuration.hosting?.sdkFolder)
+            } catch {
+                throw ValidationError("--hosting \(folder): \(error)")
+            }
+        }
         if let cluster { configuration.clusterURL = cluster }
         if let nodeID { configuration.clusterNodeID = nodeID }
         if let nodeAddress { configuration.clusterNodeAddress = nodeAddress }
@@ -387,6 +416,8 @@ struct Serve: AsyncParsableCommand {
         let loadTime = ContinuousClock.now - started
         let seedLogger = logger
         let shownFilesOrigin = configuration.filesOrigin
+        // The lines line up: "The social app:   …", "Your app:         …".
+        let appName = configuration.hosting == nil ? "The social app:  " : "Your app:        "
         let app = try await buildApplication(
             configuration: configuration, folder: folder, metrics: metrics, recentLogs: recentLogs, functions: functionsService,
             functionsClient: functionsHTTP, logger: logger,
@@ -394,7 +425,7 @@ struct Serve: AsyncParsableCommand {
                 // Unbuffered, so a supervisor reading a pipe sees the line at once.
                 FileHandle.standardOutput.write(Data("""
                     Hearth is serving http://\(host):\(boundPort)/ (data in \(dataURL.path), loaded in \(loadTime))
-                      The social app:   http://\(host):\(boundPort)/
+                      \(appName) http://\(host):\(boundPort)/
                       The data console: http://\(host):\(boundPort)/console (sign in with the admin token in \(dataURL.path)/admin-token)
                       The REST API:     curl http://\(host):\(boundPort)/.json?auth=<admin token>
 

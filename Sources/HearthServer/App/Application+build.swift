@@ -172,7 +172,10 @@ public func buildApplication(
             store: files, admin: admin, issuer: accounts.issuer, emulator: configuration.emulator,
             defaultBucket: configuration.storageBucket, clock: configuration.clock, proxies: proxies),
         stats: stats,
-        web: WebResponder(files: configuration.webFiles, projectID: configuration.projectID, bucket: configuration.storageBucket),
+        web: WebResponder(
+            files: configuration.webFiles, projectID: configuration.projectID, bucket: configuration.storageBucket,
+            database: configuration.defaultDatabase),
+        hosting: configuration.hosting.map { HostingResponder(settings: $0, publicURL: configuration.publicURL, proxies: proxies) },
         filesOrigin: filesOrigin,
         proxies: proxies,
         metrics: metrics,

@@ -52,6 +52,9 @@ public struct ServerConfiguration: Sendable {
     /// compiled into the program (`WebFiles(files: HearthWeb.files())`) or a folder
     /// (`WebFiles(folder:)`); nil serves none.
     public var webFiles: WebFiles?
+    /// The owner's Firebase web app, served at `/` in place of the demo app (`--hosting`); the
+    /// console stays at `/console`, and `webFiles` still serves it and the auth pages.
+    public var hosting: HostingSettings?
     /// A second port on `host` that answers only file storage, so browsers open user files on
     /// another origin than the app's; 0 picks a free one, nil means none.
     public var filesPort: Int?

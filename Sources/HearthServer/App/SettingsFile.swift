@@ -26,7 +26,9 @@ import HearthEngine
 ///     ]
 ///   },
 ///   "cluster": { "url": "postgres://hearth@db.internal/hearth", "passwordFile": "/etc/hearth/pg-password",
-///                "nodeID": "node-1", "address": "http://10.0.0.11:9000", "filesDir": "/mnt/hearth-files" }
+///                "nodeID": "node-1", "address": "http://10.0.0.11:9000", "filesDir": "/mnt/hearth-files" },
+///   "hosting": { "folder": "/srv/my-app", "sdkDir": "/srv/firebase-js-sdk",
+///                "hosts": { "blog.example.com": "blog" } }
 /// }
 /// ```
 /// Secrets may be given inline or, better, as `…File` paths. Relative paths are read from the
@@ -35,6 +37,15 @@ public struct SettingsFile: Decodable, Sendable {
     public var publicURL: String?
     public var auth: Auth?
     public var cluster: Cluster?
+    public var hosting: Hosting?
+
+    /// An owner's Firebase web app to serve (docs/hosting.md): the folder of its `firebase.json`,
+    /// a folder of Firebase SDK files, and host names mapped to its sites.
+    public struct Hosting: Decodable, Sendable {
+        public var folder: String
+        public var sdkDir: String?
+        public var hosts: [String: String]?
+    }
 
     /// Running as a node of a cluster (docs/cluster.md).
     public struct Cluster: Decodable, Sendable {
@@ -144,6 +155,16 @@ public struct SettingsFile: Decodable, Sendable {
             if let address = cluster.address { configuration.clusterNodeAddress = address }
             if let files = cluster.filesDir { configuration.filesDirectory = file(files) }
         }
+        if let hosting {
+            do {
+                configuration.hosting = try HostingSettings.load(
+                    folder: file(hosting.folder),
+                    hostSites: Dictionary((hosting.hosts ?? [:]).map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { $1 }),
+                    sdkFolder: hosting.sdkDir.map(file))
+            } catch {
+                throw Problem(description: "hosting: \(error)")
+            }
+        }
         guard let auth else { return }
         if let name = auth.appName { configuration.appName = name }
         if let protection = auth.emailEnumerationProtection { configuration.emailEnumerationProtection = protection }
@@ -201,7 +222,8 @@ public struct SettingsFile: Decodable, Sendable {
 
     /// The settings each object may hold: a misspelt one is an error, not silently ignored.
     private static let knownKeys: [String: Set<String>] = [
-        "": ["publicURL", "auth", "cluster"],
+        "": ["publicURL", "auth", "cluster", "hosting"],
+        "hosting": ["folder", "sdkDir", "hosts"],
         "cluster": ["url", "password", "passwordFile", "nodeID", "address", "filesDir"],
         "auth": ["appName", "authorizedDomains", "emailEnumerationProtection", "email", "providers"],
         "auth.email": ["from", "smtp", "templates"],

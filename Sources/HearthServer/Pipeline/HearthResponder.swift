@@ -31,6 +31,7 @@ struct HearthResponder: HTTPResponder {
         cloudStorage: CloudStorageResponder,
         stats: StatsResponder,
         web: WebResponder,
+        hosting: HostingResponder? = nil,
         filesOrigin: FilesOrigin,
         proxies: ProxyTrust,
         metrics: ServerMetrics,
@@ -66,6 +67,28 @@ struct HearthResponder: HTTPResponder {
             ],
             fallback: Namespace(transport: .files, matches: { _, _ in true }) { _, _ in StorageErrors.response(for: .notFound) })
         let redirect = FilesRedirect(filesOrigin: filesOrigin, proxies: proxies)
+        let webPages = Namespace(transport: .web, matches: { request, _ in WebResponder.handles(request) }) { request, context in
+            let origin = redirect.filesOrigin(for: request, context: context)
+            context.note.update { $0.headers = .page(filesOrigin: origin) }
+            return try await web.respond(to: request, context: context, filesOrigin: origin)
+        }.guarded(by: database)
+        var pages = [webPages]
+        if let hosting {
+            // The owner's app takes the site; the console keeps its path and its policy.
+            let console = Namespace(
+                transport: .web, matches: { request, _ in WebResponder.handles(request) && Self.isConsole(request.uri.path) },
+                responder: webPages.responder)
+            let hosted = Namespace(transport: .web, headers: .hosted, crossOrigin: false, matches: { request, _ in HostingResponder.handles(request) }) {
+                request, context in
+                try await hosting.respond(
+                    to: request, context: context, web: web, functions: functions,
+                    filesOrigin: redirect.filesOrigin(for: request, context: context)
+                ) { request, context in
+                    try await databaseResponder.respond(to: request, context: context)
+                }
+            }.guarded(by: database)
+            pages = [console, hosted]
+        }
         let appTable = NamespaceTable(
             namespaces: [
                 Namespace(
@@ -107,12 +130,8 @@ struct HearthResponder: HTTPResponder {
                     if RealtimeLongPolling.isDisconnectFrame(request) { context.note.update { $0.headers = .longPollFrame } }
                     return await longPolling.respond(to: request, connection: context.channel)
                 }.guarded(by: database),
-                Namespace(transport: .web, matches: { request, _ in WebResponder.handles(request) }) { request, context in
-                    let origin = redirect.filesOrigin(for: request, context: context)
-                    context.note.update { $0.headers = .page(filesOrigin: origin) }
-                    return try await web.respond(to: request, context: context, filesOrigin: origin)
-                }.guarded(by: database),
-            ],
+            ] + pages,
+
             fallback: Namespace(transport: .rest, matches: { _, _ in true }) { request, context in
                 if request.headers.value(of: .accept)?.contains("text/event-stream") == true { context.note.update { $0.transport = .sse } }
                 return try await databaseResponder.respond(to: request, context: context)
@@ -129,6 +148,11 @@ struct HearthResponder: HTTPResponder {
         }
         appPipeline = pipeline(appTable)
         filesPipeline = pipeline(filesOnlyTable)
+    }
+
+    /// The console's paths, which stay Hearth's when an owner's app is hosted.
+    static func isConsole(_ path: String) -> Bool {
+        path == "/console" || path.hasPrefix("/console/")
     }
 
     func respond(to request: Request, context: Context) async throws -> Response {

@@ -1,8 +1,8 @@
 import HTTPTypes
 import HearthEngine
 
-/// The security headers of every response, by kind. Every response carries
-/// `X-Content-Type-Options: nosniff`, so no browser guesses a type the server did not send.
+/// The security headers of every response, by kind. Every response but the owner's hosted app's
+/// carries `X-Content-Type-Options: nosniff`, so no browser guesses a type the server did not send.
 ///
 /// - Pages (the web app, the console and their files) get a Content-Security-Policy that lets
 ///   them load only their own scripts and styles, images and media from this origin, `blob:`
@@ -19,6 +19,10 @@ enum SecurityHeaders {
         /// The web app and console; `filesOrigin` is where user files are served from when that
         /// is not this origin (`https://files.example.com`).
         case page(filesOrigin: String?)
+        /// The owner's hosted app (`--hosting`): none of Hearth's headers, so a policy of
+        /// Hearth's never breaks the owner's pages; the owner's `headers` configuration decides,
+        /// as on Firebase Hosting.
+        case hosted
         /// A stored file's content or metadata.
         case file
         /// Everything else: the database, accounts and the server's own endpoints.
@@ -121,6 +125,8 @@ enum SecurityHeaders {
             headers.append(
                 filesOrigin.map { HTTPField(name: .contentSecurityPolicy, value: pagePolicy(filesOrigin: $0)) }
                     ?? pagePolicyWithoutFilesOrigin)
+        case .hosted:
+            break
         case .file:
             headers.append(contentsOf: fileFields)
         case .api:

@@ -20,15 +20,18 @@ struct WebResponder: Sendable {
     /// The one page that serves both auth pages.
     static let authPage = "__/auth/index.html"
 
-    private let files: WebFiles?
+    let files: WebFiles?
     private let config: [String: String]
+    private let database: String
 
     /// - Parameters:
     ///   - files: the files holding `index.html`, `app/`, `lib/` and `console/`; nil serves no files.
     ///   - projectID: the project named in `init.json`.
     ///   - bucket: the storage bucket named in `init.json`.
-    init(files: WebFiles?, projectID: String, bucket: String) {
+    ///   - database: the database a hosted page's `databaseURL` names (`?ns=`).
+    init(files: WebFiles?, projectID: String, bucket: String, database: String = "default") {
         self.files = files
+        self.database = database
         config = [
             "projectId": projectID,
             "storageBucket": bucket,
@@ -41,10 +44,23 @@ struct WebResponder: Sendable {
 
     /// Firebase Hosting's `init.json`, plus `storageOrigin` (Hearth's own) when files are
     /// served from another origin than the page's.
-    func firebaseConfig(filesOrigin: String?) -> [UInt8] {
+    func firebaseConfig(filesOrigin: String?, origin: String? = nil) -> [UInt8] {
+        let config = configValues(filesOrigin: filesOrigin, origin: origin)
+        return (try? JSONSerialization.data(withJSONObject: config, options: [.sortedKeys, .withoutEscapingSlashes])).map(Array.init) ?? []
+    }
+
+    /// The values of `init.json`. With `origin` (`http://127.0.0.1:9000`, for an owner's hosted
+    /// page, which fills in nothing itself) the database URL and auth domain name this server,
+    /// so an unchanged page's `firebase.initializeApp(config)` talks to it; the database URL
+    /// names the database (`?ns=`), which the SDKs would otherwise take from the host name.
+    func configValues(filesOrigin: String?, origin: String? = nil) -> [String: String] {
         var config = self.config
         if let filesOrigin { config["storageOrigin"] = filesOrigin }
-        return (try? JSONSerialization.data(withJSONObject: config, options: [.sortedKeys, .withoutEscapingSlashes])).map(Array.init) ?? []
+        if let origin {
+            config["databaseURL"] = "\(origin)?ns=\(database)"
+            config["authDomain"] = URL(string: origin).map { url in url.host.map { $0 + (url.port.map { ":\($0)" } ?? "") } ?? "" } ?? ""
+        }
+        return config
     }
 
     /// True for requests this responder answers: `GET`/`HEAD` of anything that is not a database

@@ -1,0 +1,1 @@
+#include <brotli/encode.h>

@@ -1,0 +1,199 @@
+import Foundation
+import HearthFunctions
+import HearthHosting
+import Hummingbird
+import NIOCore
+
+/// Serves an owner's Firebase web app (`hearth serve --hosting`) as Firebase Hosting does:
+/// ``HostingResolver`` decides (Firebase's order of precedence), this answers — files as a CDN
+/// would (strong ETags and 304s, `Cache-Control` from the owner's `headers` or Firebase's
+/// default, gzip and Brotli for text, single ranges, `HEAD`), redirects, function rewrites
+/// through the functions' own responder, the site's `404.html` — and the reserved URLs:
+/// `/__/firebase/init.js` and `init.json` (this server's configuration), the SDK at
+/// `/__/firebase/<version>/<file>` (from the SDK folder, or a redirect to Google's copy) and the
+/// auth pages (`/__/auth/…`, as the web responder serves them).
+///
+/// Responses carry none of Hearth's security headers (``SecurityHeaders/Kind/hosted``): only
+/// what the owner's `headers` set. A `….json` path is the database's unless the site has that
+/// exact file (`manifest.json`): rewrites and redirects never take data requests.
+struct HostingResponder: Sendable {
+    typealias Context = HearthRequestContext
+
+    let settings: HostingSettings
+    /// The address people reach the app at, when set: `init.js` names it rather than the
+    /// request's host.
+    let publicURL: String?
+    let proxies: ProxyTrust
+    private let sites: [(resolver: HostingResolver, files: HostingFolderFiles)]
+    private let cache = HostedFileCache()
+
+    /// Where pages are sent for a Firebase SDK version the SDK folder lacks.
+    static let sdkOrigin = "https://www.gstatic.com/firebasejs"
+    /// The `Cache-Control` of the reserved configuration URLs: always revalidated.
+    static let configCacheControl = "no-cache"
+    /// The `Cache-Control` of SDK files, whose URLs name their version.
+    static let sdkCacheControl = "public, max-age=31536000"
+
+    init(settings: HostingSettings, publicURL: String?, proxies: ProxyTrust) {
+        self.settings = settings
+        self.publicURL = publicURL
+        self.proxies = proxies
+        sites = settings.configuration.sites.map { site in
+            (HostingResolver(site: site), HostingFolderFiles(folder: settings.folder.appendingPathComponent(site.publicFolder)))
+        }
+    }
+
+    /// True for the requests the hosted app takes: every path but the database's (`….json`
+    /// with a method other than `GET` or `HEAD`, or asking for an event stream) and the console.
+    static func handles(_ request: Request) -> Bool {
+        let path = request.uri.path
+        if path == "/console" || path.hasPrefix("/console/") { return false }
+        guard path.hasSuffix(".json"), !path.hasPrefix("/__/") else { return true }
+        guard request.method == .get || request.method == .head else { return false }
+        return request.headers[.accept]?.contains("text/event-stream") != true
+    }
+
+    /// The answer to `request`. `database` answers the `….json` paths the site has no file for;
+    /// `functions` calls a function a rewrite names; `web` serves the auth pages and `init.json`.
+    func respond(
+        to request: Request, context: Context, web: WebResponder, functions: FunctionsResponder?, filesOrigin: String?,
+        database: @Sendable (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        let site = sites[siteIndex(for: request)]
+        let path = request.uri.path
+        if try await isConsoleModule(path, request: request, site: site.files, web: web) {
+            context.note.update { $0.headers = .page(filesOrigin: filesOrigin) }
+            return try await web.respond(to: request, context: context, filesOrigin: filesOrigin)
+        }
+        let decision = try await site.resolver.resolve(
+            HostingRequest(method: request.method.rawValue, path: path, query: request.uri.query), files: site.files)
+        if path.hasSuffix(".json"), !path.hasPrefix("/__/") {
+            // Data, unless the site has exactly this file.
+            guard case .file(let file, 200) = decision.action, "/" + file == HostingPath.normalize(path) else {
+                context.note.update {
+                    $0.transport = .rest
+                    $0.headers = .api
+                    $0.crossOrigin = true
+                }
+                return try await database(request, context)
+            }
+        }
+        switch decision.action {
+        case .reserved(let reserved):
+            return try await respondReserved(reserved, to: request, context: context, web: web, filesOrigin: filesOrigin)
+        case .file(let file, let status):
+            guard let location = try await site.files.location(of: file), let hosted = try await cache.file(at: location) else {
+                return Self.notFound(headers: decision.headers)
+            }
+            return Self.response(hosted, status: status, to: request, headers: decision.headers)
+        case .redirect(let location, let status):
+            return Response(status: .init(code: status), headers: [.location: location, .contentLength: "0"])
+        case .function(let name, let region):
+            guard let functions, let function = functions.functions.httpFunctions[name], region == nil || region == function.region else {
+                return Self.plain(.notFound, "The function \(name) is not running on this server.", headers: decision.headers)
+            }
+            // The functions' own route (`/<project>/<region>/<name>/<path>`), with the path the
+            // page asked for, as Firebase passes it.
+            var head = request.head
+            head.path = "/\(functions.projectID)/\(function.region)/\(name)\(path)" + (request.uri.query.map { "?\($0)" } ?? "")
+            context.note.update { $0.transport = .functions }
+            var response = try await functions.respond(to: Request(head: head, body: request.body), context: context)
+            Self.apply(decision.headers, to: &response.headers)
+            return response
+        case .notFound:
+            return Self.notFound(headers: decision.headers)
+        case .methodNotAllowed:
+            return Self.plain(.methodNotAllowed, "Method not allowed.", headers: [HostingHeader(name: "Allow", value: "GET, HEAD")])
+        case .badRequest:
+            return Self.plain(.badRequest, "Bad request: this path cannot be served.")
+        }
+    }
+
+    /// Whether `path` is one of the console's shared modules (`/app/…`, `/lib/…`, which its
+    /// pages import by those absolute paths) that the owner's site has no file for: those stay
+    /// Hearth's, so the console works beside the app; a file of the site's own always wins.
+    private func isConsoleModule(_ path: String, request: Request, site: HostingFolderFiles, web: WebResponder) async throws -> Bool {
+        guard request.method == .get || request.method == .head, path.hasPrefix("/app/") || path.hasPrefix("/lib/"),
+            let files = web.files, let normalized = HostingPath.normalize(path)
+        else { return false }
+        let relative = String(normalized.dropFirst())
+        guard case .file = try await files.entry(at: relative) else { return false }
+        return try await !site.isFile(relative)
+    }
+
+    /// Which site answers: by the request's host name (``HostingConfiguration/site(forHost:hostSites:)``).
+    private func siteIndex(for request: Request) -> Int {
+        guard sites.count > 1 else { return 0 }
+        let site = settings.configuration.site(forHost: request.head.authority, hostSites: settings.hostSites)
+        return settings.configuration.sites.firstIndex { $0.publicFolder == site.publicFolder && $0.site == site.site && $0.target == site.target } ?? 0
+    }
+
+    // MARK: - Reserved URLs
+
+    private func respondReserved(
+        _ path: String, to request: Request, context: Context, web: WebResponder, filesOrigin: String?
+    ) async throws -> Response {
+        guard request.method == .get || request.method == .head else {
+            return Self.plain(.methodNotAllowed, "Method not allowed.", headers: [HostingHeader(name: "Allow", value: "GET, HEAD")])
+        }
+        let origin = publicURL ?? "\(proxies.scheme(of: request, peer: context.remoteAddress))://\(request.head.authority ?? "localhost")"
+        switch path {
+        case "/__/firebase/init.json":
+            let file = HostedFile(path: "init.json", bytes: web.firebaseConfig(filesOrigin: filesOrigin, origin: origin))
+            return Self.response(file, status: 200, to: request, headers: [HostingHeader(name: "Cache-Control", value: Self.configCacheControl)])
+        case "/__/firebase/init.js":
+            let file = HostedFile(path: "init.js", bytes: Self.initScript(web.configValues(filesOrigin: filesOrigin, origin: origin)))
+            return Self.response(file, status: 200, to: request, headers: [HostingHeader(name: "Cache-Control", value: Self.configCacheControl)])
+        case _ where path.hasPrefix("/__/auth/"):
+            // Hearth's own pages, with the pages' policy.
+            context.note.update { $0.headers = .page(filesOrigin: filesOrigin) }
+            return try await web.respond(to: request, context: context, filesOrigin: filesOrigin)
+        case _ where path.hasPrefix("/__/firebase/"):
+            let parts = path.dropFirst("/__/firebase/".count).split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count == 2, Self.isVersion(parts[0]), Self.isFileName(parts[1]) else { break }
+            let (version, name) = (String(parts[0]), String(parts[1]))
+            if let location = sdkLocation(version: version, file: name), let file = try await cache.file(at: location) {
+                return Self.response(file, status: 200, to: request, headers: [HostingHeader(name: "Cache-Control", value: Self.sdkCacheControl)])
+            }
+            return Response(status: .found, headers: [.location: "\(Self.sdkOrigin)/\(version)/\(name)", .contentLength: "0"])
+        default:
+            break
+        }
+        return Self.notFound(headers: [])
+    }
+
+    /// `init.js` as Firebase Hosting writes it: it refuses to run before the SDK, then
+    /// initializes the default app with the project's configuration.
+    static func initScript(_ config: [String: String]) -> [UInt8] {
+        let object = (try? JSONSerialization.data(withJSONObject: config, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]))
+            .map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        return Array(
+            """
+            if (typeof firebase === 'undefined') throw new Error('hosting/init-error: Firebase SDK not detected. You must include it before /__/firebase/init.js');
+            firebase.initializeApp(\(object));
+
+            """.utf8)
+    }
+
+    /// The SDK file for `version` in the SDK folder, when it has it.
+    private func sdkLocation(version: String, file: String) -> String? {
+        guard let folder = settings.sdkFolder else { return nil }
+        var candidates = [folder.appendingPathComponent(version).appendingPathComponent(file)]
+        let name = folder.lastPathComponent
+        if name == version || name.hasSuffix("-\(version)") { candidates.append(folder.appendingPathComponent(file)) }
+        for candidate in candidates {
+            let files = HostingFolderFiles(folder: candidate.deletingLastPathComponent())
+            if let real = HostingFolderFiles.realPath(candidate.path), HostingPath.isInside(real, root: files.root) { return real }
+        }
+        return nil
+    }
+
+    static func isVersion(_ text: Substring) -> Bool {
+        text.first?.isNumber == true && text.count <= 40 && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") }
+    }
+
+    static func isFileName(_ text: Substring) -> Bool {
+        !text.isEmpty && text.first != "." && text.count <= 100
+            && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_") }
+    }
+}
