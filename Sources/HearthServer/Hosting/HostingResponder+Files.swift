@@ -27,21 +27,7 @@ extension HostingResponder {
         }
         let size = body.readableBytes
         headers[.contentLength] = "\(size)"
-        if ranged, let range = request.headers[.range], request.headers[.ifRange].map({ $0 == etag }) ?? true {
-            switch ObjectDownload.byteRange(range, size: Int64(size)) {
-            case .whole:
-                break
-            case .part(let part):
-                headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(size)"
-                headers[.contentLength] = "\(part.count)"
-                let slice = body.getSlice(at: body.readerIndex + Int(part.lowerBound), length: Int(part.count))!
-                return Response(status: .partialContent, headers: headers, body: .init(byteBuffer: slice))
-            case .unsatisfiable:
-                headers[.contentRange] = "bytes */\(size)"
-                headers[.contentLength] = "0"
-                return Response(status: .rangeNotSatisfiable, headers: headers, body: .init())
-            }
-        }
+        if ranged, let part = WebResponder.rangeResponse(of: body, etag: etag, to: request, headers: headers) { return part }
         guard request.method != .head else { return Response(status: .init(code: status), headers: headers, body: .init()) }
         return Response(status: .init(code: status), headers: headers, body: .init(byteBuffer: body))
     }

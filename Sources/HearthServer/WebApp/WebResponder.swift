@@ -117,21 +117,7 @@ struct WebResponder: Sendable {
             return Response(status: .notModified, headers: headers)
         }
         guard request.method == .get else { return Response(status: .ok, headers: headers, body: .init()) }
-        if let range = request.headers[.range], request.headers[.ifRange].map({ $0 == file.etag }) ?? true {
-            switch ObjectDownload.byteRange(range, size: Int64(size)) {
-            case .whole:
-                break
-            case .part(let part):
-                headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(size)"
-                headers[.contentLength] = "\(part.count)"
-                let slice = file.bytes.getSlice(at: file.bytes.readerIndex + Int(part.lowerBound), length: Int(part.count))!
-                return Response(status: .partialContent, headers: headers, body: .init(byteBuffer: slice))
-            case .unsatisfiable:
-                headers[.contentRange] = "bytes */\(size)"
-                headers[.contentLength] = "0"
-                return Response(status: .rangeNotSatisfiable, headers: headers, body: .init())
-            }
-        }
+        if let part = rangeResponse(of: file.bytes, etag: file.etag, to: request, headers: headers) { return part }
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: file.bytes))
     }
 
