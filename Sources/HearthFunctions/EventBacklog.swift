@@ -49,16 +49,7 @@ public final class EventBacklog: Sendable {
     /// Counts an event about to be recorded for `queue`; false (and counted as dropped) when
     /// the queue is full.
     func admit(_ queue: Queue) -> Bool {
-        let (admitted, crossed) = state.withLock { state -> (Bool, Int?) in
-            let waiting = state.waiting[queue, default: 0]
-            guard waiting < limit else {
-                state.dropped[queue, default: 0] += 1
-                return (false, nil)
-            }
-            state.waiting[queue] = waiting + 1
-            if waiting + 1 >= warningAt, state.warned.insert(queue).inserted { return (true, waiting + 1) }
-            return (true, nil)
-        }
+        let (admitted, crossed) = state.withLock { Self.admit(queue, limit: limit, warningAt: warningAt, in: &$0) }
         if let crossed { warn(queue, crossed) }
         return admitted
     }
@@ -72,19 +63,27 @@ public final class EventBacklog: Sendable {
             var crossed: [(Queue, Int)] = []
             admitted.reserveCapacity(queues.count)
             for queue in queues {
-                let waiting = state.waiting[queue, default: 0]
-                guard waiting < limit else {
-                    state.dropped[queue, default: 0] += 1
-                    continue
-                }
-                state.waiting[queue] = waiting + 1
-                admitted.append(queue)
-                if waiting + 1 >= warningAt, state.warned.insert(queue).inserted { crossed.append((queue, waiting + 1)) }
+                let (taken, size) = Self.admit(queue, limit: limit, warningAt: warningAt, in: &state)
+                if taken { admitted.append(queue) }
+                if let size { crossed.append((queue, size)) }
             }
             return (admitted, crossed)
         }
         for (queue, size) in crossed { warn(queue, size) }
         return admitted
+    }
+
+    /// One event for `queue`, under the lock: whether it is admitted, and the queue's size when
+    /// this crossed the warning mark.
+    private static func admit(_ queue: Queue, limit: Int, warningAt: Int, in state: inout State) -> (Bool, Int?) {
+        let waiting = state.waiting[queue, default: 0]
+        guard waiting < limit else {
+            state.dropped[queue, default: 0] += 1
+            return (false, nil)
+        }
+        state.waiting[queue] = waiting + 1
+        if waiting + 1 >= warningAt, state.warned.insert(queue).inserted { return (true, waiting + 1) }
+        return (true, nil)
     }
 
     /// `count` events of `queue` left it (delivered or dead-lettered).
