@@ -10,8 +10,8 @@ Google's API host names are led to Hearth: here chromium maps them to a local ng
 throwaway certificate (accepted by the browser) that passes them on to Hearth, which answers
 them as its own paths.
 
-Needs the SDK folder (HEARTH_SDK8_DIR, default /work/shared/firebase-js-sdk-8.10.1, else
-../shared/firebase-js-sdk-8.10.1 beside the checkout), nginx and openssl; skipped without them.
+Needs the SDK folder (FIREBASE_JS_SDK_8, else ../shared/firebase-js-sdk-8.10.1 beside the
+checkout, as Tests/Generations looks), nginx and openssl; skipped without them.
 """
 
 from __future__ import annotations
@@ -32,15 +32,15 @@ from browser_support import REPO, new_browser, shown_texts, wait_for, wait_until
 from harness import HearthDidNotStart, HearthProcess, free_port, wait_for_port
 
 APP = Path(__file__).resolve().parent / "hosted_app"
-SDK_CANDIDATES = [os.environ.get("HEARTH_SDK8_DIR", ""), "/work/shared/firebase-js-sdk-8.10.1",
-                  str(REPO.parent / "shared" / "firebase-js-sdk-8.10.1")]
+SDK_CANDIDATES = [os.environ.get("FIREBASE_JS_SDK_8", ""), str(REPO.parent / "shared" / "firebase-js-sdk-8.10.1"),
+                  "/work/shared/firebase-js-sdk-8.10.1"]
 SDK_DIR = next((Path(path) for path in SDK_CANDIDATES if path and (Path(path) / "firebase-app.js").exists()), None)
 NGINX = shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/usr/local/sbin:/sbin")
 OPENSSL = shutil.which("openssl")
 GOOGLE_HOSTS = ("www.googleapis.com", "securetoken.googleapis.com", "identitytoolkit.googleapis.com")
 
 pytestmark = pytest.mark.skipif(SDK_DIR is None or NGINX is None or OPENSSL is None,
-                                reason="needs the Firebase JS SDK 8.10.1 folder (HEARTH_SDK8_DIR), nginx and openssl")
+                                reason="needs the Firebase JS SDK 8.10.1 folder (FIREBASE_JS_SDK_8), nginx and openssl")
 
 
 class HostedApp:
