@@ -161,6 +161,10 @@ def test_the_unchanged_app_signs_up_and_chats_live(hosted, chromium, transport):
     chromium.get(hosted.url + "/")
     assert chromium.title == "Friendly Chat"
     assert wait_for(chromium, "#room").text == "lobby"
+    # init.js configured the default app to talk to this server.
+    options = chromium.execute_script("return firebase.app().options")
+    assert options["databaseURL"].startswith(hosted.url + "?ns=")
+    assert options["authDomain"] == hosted.url.removeprefix("http://")
     sign_up(chromium, email)
     send(chromium, "Hello from the hosted app")
     assert chromium.find_element(By.CSS_SELECTOR, "#error").text == ""
