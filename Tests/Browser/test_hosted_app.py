@@ -141,6 +141,10 @@ def send(driver, text: str):
     driver.find_element(By.CSS_SELECTOR, "#send").click()
     wait_until(driver, lambda d: any(shown.endswith(": " + text) for shown in shown_texts(d, "#messages .message")),
                20, f"{text!r} to appear in the list")
+    # The list shows a write before the server has it; the app empties the field once the
+    # server has confirmed it (push's promise), so the REST API has it from then on.
+    wait_until(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#message").get_attribute("value") == ""
+               or d.find_element(By.CSS_SELECTOR, "#error").text, 20, f"the server to confirm {text!r}")
 
 
 def long_polls(driver) -> bool:
