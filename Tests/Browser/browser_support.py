@@ -124,11 +124,12 @@ def wait_for_file(path: Path, parse, timeout: float = 10):
                               ignoring=(FileNotFoundError, ValueError))[0]
 
 
-def new_browser(phone: bool = False) -> webdriver.Chrome:
+def new_browser(phone: bool = False, arguments: tuple[str, ...] = ()) -> webdriver.Chrome:
+    """A headless chromium; ``arguments`` are added to its command line."""
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM_BINARY
     width, height = PHONE_SIZE if phone else DESKTOP_SIZE
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", f"--window-size={width},{height}"):
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", f"--window-size={width},{height}", *arguments):
         options.add_argument(argument)
     if phone:
         options.add_experimental_option("mobileEmulation", {

@@ -1,0 +1,238 @@
+"""An owner's Firebase web app of the SDK 8 era (hosted_app/: its firebase.json and pages, as
+`firebase deploy` would take them, unchanged) served by `hearth serve --hosting`, driven in
+chromium end to end: the SDK from `/__/firebase/8.10.1/…` (through --sdk-dir), the project's
+configuration from `/__/firebase/init.js`, sign-up, a message written and seen live, and the
+firebase.json features a browser meets (rewrite, redirect, headers, cleanUrls, 404.html).
+
+The page calls the namespaced auth API without `useEmulator`, so the SDK talks to
+https://www.googleapis.com/identitytoolkit/v3/… as in production. As docs/deploy describes,
+Google's API host names are led to Hearth: here chromium maps them to a local nginx with a
+throwaway certificate (accepted by the browser) that passes them on to Hearth, which answers
+them as its own paths.
+
+Needs the SDK folder (FIREBASE_JS_SDK_8, else ../shared/firebase-js-sdk-8.10.1 beside the
+checkout, as Tests/Generations looks), nginx and openssl; skipped without them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import uuid
+from pathlib import Path
+
+import pytest
+import requests
+from selenium.webdriver.common.by import By
+
+import harness
+from browser_support import REPO, new_browser, shown_texts, wait_for, wait_until
+from harness import HearthDidNotStart, HearthProcess, free_port, wait_for_port
+
+APP = Path(__file__).resolve().parent / "hosted_app"
+SDK_CANDIDATES = [os.environ.get("FIREBASE_JS_SDK_8", ""), str(REPO.parent / "shared" / "firebase-js-sdk-8.10.1"),
+                  "/work/shared/firebase-js-sdk-8.10.1"]
+SDK_DIR = next((Path(path) for path in SDK_CANDIDATES if path and (Path(path) / "firebase-app.js").exists()), None)
+NGINX = shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/usr/local/sbin:/sbin")
+OPENSSL = shutil.which("openssl")
+GOOGLE_HOSTS = ("www.googleapis.com", "securetoken.googleapis.com", "identitytoolkit.googleapis.com")
+
+pytestmark = pytest.mark.skipif(SDK_DIR is None or NGINX is None or OPENSSL is None,
+                                reason="needs the Firebase JS SDK 8.10.1 folder (FIREBASE_JS_SDK_8), nginx and openssl")
+
+
+class HostedApp:
+    def __init__(self, hearth: HearthProcess, data: Path, tls_port: int):
+        self.hearth, self.data, self.tls_port = hearth, data, tls_port
+        self.url = hearth.url.rstrip("/")
+        self.admin_token = (data / "admin-token").read_text().strip()
+
+    def browser(self):
+        """Chromium that reaches Google's API hosts at the local nginx."""
+        rules = ", ".join(f"MAP {host} 127.0.0.1:{self.tls_port}" for host in GOOGLE_HOSTS)
+        return new_browser(arguments=(f"--host-resolver-rules={rules}", "--ignore-certificate-errors"))
+
+
+@pytest.fixture(scope="module")
+def hosted():
+    tmp = Path(tempfile.mkdtemp(prefix="hearth-hosted-"))
+    data = tmp / "data"
+    data.mkdir()
+    hearth = nginx = None
+    try:
+        hearth = HearthProcess(
+            ["serve", "--port", "0", "--data", data, "--hosting", APP, "--sdk-dir", SDK_DIR,
+             "--rules", APP / "database.rules.json"], binary=harness.hearth_binary())
+        try:
+            hearth.start()
+        except HearthDidNotStart as error:
+            pytest.fail(str(error))
+        nginx, tls_port = start_nginx(tmp, hearth.port)
+        harness.wait_until(lambda: (data / "admin-token").exists(), 10, "the admin token to be written")
+        yield HostedApp(hearth, data, tls_port)
+    finally:
+        if nginx is not None:
+            harness.stop_process(nginx, timeout=10)
+        if hearth is not None:
+            hearth.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def start_nginx(tmp: Path, hearth_port: int):
+    """nginx with TLS for Google's API host names in front of Hearth, keeping the Host header
+    (Hearth answers those hosts as its own paths)."""
+    cert, key = tmp / "cert.pem", tmp / "key.pem"
+    subprocess.run([OPENSSL, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-keyout", str(key),
+                    "-out", str(cert), "-subj", "/CN=www.googleapis.com",
+                    "-addext", "subjectAltName=" + ",".join(f"DNS:{host}" for host in GOOGLE_HOSTS)],
+                   check=True, capture_output=True)
+    tls_port = free_port()
+    temp_paths = "\n".join(f"    {name}_temp_path {tmp / name};" for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+    config = tmp / "nginx.conf"
+    config.write_text(f"""daemon off;
+pid {tmp / 'nginx.pid'};
+error_log {tmp / 'error.log'} info;
+events {{}}
+http {{
+    access_log off;
+{temp_paths}
+    server {{
+        listen 127.0.0.1:{tls_port} ssl;
+        server_name {' '.join(GOOGLE_HOSTS)};
+        ssl_certificate {cert};
+        ssl_certificate_key {key};
+        location / {{
+            proxy_pass http://127.0.0.1:{hearth_port};
+            proxy_set_header Host $host;
+        }}
+    }}
+}}
+""")
+    process = subprocess.Popen([NGINX, "-c", str(config), "-p", str(tmp)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if not wait_for_port(tls_port, process):
+        log = (tmp / "error.log").read_text(errors="replace") if (tmp / "error.log").exists() else ""
+        harness.stop_process(process, timeout=5)
+        pytest.fail(f"nginx did not start on {tls_port}:\n{log}")
+    return process, tls_port
+
+
+@pytest.fixture
+def chromium(hosted):
+    driver = hosted.browser()
+    yield driver
+    driver.quit()
+
+
+def sign_up(driver, email: str):
+    wait_for(driver, "#email").send_keys(email)
+    driver.find_element(By.CSS_SELECTOR, "#password").send_keys("correct horse battery")
+    driver.find_element(By.CSS_SELECTOR, "#sign-up-button").click()
+    wait_until(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#user-email").text == email or d.find_element(By.CSS_SELECTOR, "#error").text,
+               20, "the sign-up to finish")
+    assert driver.find_element(By.CSS_SELECTOR, "#error").text == ""
+    assert driver.find_element(By.CSS_SELECTOR, "#user-email").text == email
+
+
+def send(driver, text: str):
+    field = wait_for(driver, "#message")
+    field.send_keys(text)
+    driver.find_element(By.CSS_SELECTOR, "#send").click()
+    wait_until(driver, lambda d: any(shown.endswith(": " + text) for shown in shown_texts(d, "#messages .message")),
+               20, f"{text!r} to appear in the list")
+    # The list shows a write before the server has it; the app empties the field once the
+    # server has confirmed it (push's promise), so the REST API has it from then on.
+    wait_until(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#message").get_attribute("value") == ""
+               or d.find_element(By.CSS_SELECTOR, "#error").text, 20, f"the server to confirm {text!r}")
+
+
+def long_polls(driver) -> bool:
+    """Whether the page's database connection went through long-polling (`/.lp`, loaded as
+    scripts, so in the resource timings; a WebSocket is not)."""
+    return driver.execute_script(
+        "return performance.getEntriesByType('resource').some((entry) => new URL(entry.name).pathname === '/.lp')")
+
+
+@pytest.mark.parametrize("transport", ["websocket", "long-polling"])
+def test_the_unchanged_app_signs_up_and_chats_live(hosted, chromium, transport):
+    email = f"ann-{uuid.uuid4().hex[:8]}@example.com"
+    if transport == "long-polling":
+        # The SDK starts with long-polling when it remembers a failed WebSocket, as behind a
+        # proxy that does not pass them.
+        chromium.get(hosted.url + "/about")
+        chromium.execute_script("localStorage.setItem('firebase:previous_websocket_failure', 'true')")
+    chromium.get(hosted.url + "/")
+    assert chromium.title == "Friendly Chat"
+    assert wait_for(chromium, "#room").text == "lobby"
+    # init.js configured the default app to talk to this server.
+    options = chromium.execute_script("return firebase.app().options")
+    assert options["databaseURL"].startswith(hosted.url + "?ns=")
+    assert options["authDomain"] == hosted.url.removeprefix("http://")
+    sign_up(chromium, email)
+    send(chromium, "Hello from the hosted app")
+    assert chromium.find_element(By.CSS_SELECTOR, "#error").text == ""
+
+    # Stored where the app wrote it, as the REST API shows it.
+    stored = requests.get(f"{hosted.url}/messages/lobby.json", params={"auth": hosted.admin_token}, timeout=10)
+    stored.raise_for_status()
+    messages = [message for message in stored.json().values() if message["name"] == email]
+    assert [message["text"] for message in messages] == ["Hello from the hosted app"]
+    assert isinstance(messages[0]["timestamp"], int)
+
+    # A write from elsewhere shows up live in the page (child_added over the realtime connection).
+    welcome = f"Welcome, {email}!"
+    requests.post(f"{hosted.url}/messages/lobby.json", params={"auth": hosted.admin_token}, timeout=10,
+                  json={"uid": messages[0]["uid"], "name": "admin", "text": welcome, "timestamp": 1}).raise_for_status()
+    wait_until(chromium, lambda d: f"admin: {welcome}" in shown_texts(d, "#messages .message"), 20, "the REST write to appear")
+
+    assert long_polls(chromium) == (transport == "long-polling")
+
+    # The SDK and configuration came from the reserved URLs: the page loaded them without errors
+    # (the browser's own favicon.ico request gets the app's 404, as the app has none).
+    severe = [entry["message"] for entry in chromium.get_log("browser")
+              if entry["level"] == "SEVERE" and "/favicon.ico " not in entry["message"]]
+    assert severe == []
+
+
+def test_a_deep_link_is_served_the_app_by_the_rewrite(hosted, chromium):
+    chromium.get(hosted.url + "/rooms/garden")
+    assert chromium.title == "Friendly Chat"
+    assert wait_for(chromium, "#room").text == "garden"
+    sign_up(chromium, f"bo-{uuid.uuid4().hex[:8]}@example.com")
+    send(chromium, "In the garden")
+    stored = requests.get(f"{hosted.url}/messages/garden.json", params={"auth": hosted.admin_token}, timeout=10).json()
+    assert [message["text"] for message in stored.values()] == ["In the garden"]
+
+
+def test_the_redirect_keeps_its_capture(hosted, chromium):
+    chromium.get(hosted.url + "/old-rooms/attic")
+    wait_until(chromium, lambda d: d.current_url == hosted.url + "/rooms/attic", 10, "the redirect to /rooms/attic")
+    assert wait_for(chromium, "#room").text == "attic"
+    answer = requests.get(f"{hosted.url}/old-rooms/attic", allow_redirects=False, timeout=10)
+    assert (answer.status_code, answer.headers["Location"]) == (301, "/rooms/attic")
+
+
+def test_clean_urls_and_404_page(hosted, chromium):
+    chromium.get(hosted.url + "/about")
+    assert wait_for(chromium, "#about").text == "About Friendly Chat"
+    chromium.get(hosted.url + "/about.html")
+    wait_until(chromium, lambda d: d.current_url == hosted.url + "/about", 10, "/about.html to redirect to /about")
+
+    # A missing file is not rewritten to the app (the rewrite takes paths without a dot).
+    chromium.get(hosted.url + "/missing.js")
+    assert wait_for(chromium, "#not-found").text == "Page Not Found"
+    answer = requests.get(f"{hosted.url}/missing.js", timeout=10)
+    assert answer.status_code == 404 and "Page Not Found" in answer.text
+
+
+def test_headers_from_firebase_json(hosted):
+    script = requests.get(f"{hosted.url}/app.js", timeout=10)
+    assert script.status_code == 200
+    assert script.headers["Cache-Control"] == "max-age=600"
+    assert script.headers["X-Chat-App"] == "hosted-by-hearth"
+    page = requests.get(f"{hosted.url}/rooms/lobby", timeout=10)
+    assert page.headers["X-Chat-App"] == "hosted-by-hearth"
+    assert "Content-Security-Policy" not in page.headers  # the owner's headers decide, not Hearth's
+    sdk = requests.get(f"{hosted.url}/__/firebase/8.10.1/firebase-app.js", timeout=10)
+    assert sdk.status_code == 200 and sdk.content == (SDK_DIR / "firebase-app.js").read_bytes()
