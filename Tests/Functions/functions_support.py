@@ -169,7 +169,17 @@ def dead_letters(data: Path, database: str = "default") -> list[dict]:
         rows = connection.execute("SELECT subscriber, id, attempts, reason, body FROM outbox_dead_letter ORDER BY seq").fetchall()
     finally:
         connection.close()
-    return [{"function": r[0], "id": r[1], "attempts": r[2], "reason": r[3], "event": json.loads(r[4])} for r in rows]
+    return [{"function": r[0], "id": r[1], "attempts": r[2], "reason": r[3], "event": stored_event(r[4])} for r in rows]
+
+
+def stored_event(body: bytes) -> dict:
+    """An event as an outbox keeps it: a whole CloudEvent (storage, accounts), or a database
+    event's attributes on one line and its data after it (the CloudEvent is made at delivery)."""
+    head, newline, data = bytes(body).decode().partition("\n")
+    event = json.loads(head)
+    if newline and event.get("recorded") == "database":
+        event["data"] = json.loads(data)
+    return event
 
 
 def database_trigger(event: str, ref: str, instance: str | None = None) -> dict:
