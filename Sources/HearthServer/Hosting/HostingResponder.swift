@@ -142,7 +142,7 @@ struct HostingResponder: Sendable {
             let file = HostedFile(path: "init.json", bytes: web.firebaseConfig(filesOrigin: filesOrigin, origin: origin))
             return Self.response(file, status: 200, to: request, headers: [HostingHeader(name: "Cache-Control", value: Self.configCacheControl)])
         case "/__/firebase/init.js":
-            let file = HostedFile(path: "init.js", bytes: Self.initScript(web.configValues(filesOrigin: filesOrigin, origin: origin)))
+            let file = HostedFile(path: "init.js", bytes: Self.initScript(web.configValues(filesOrigin: filesOrigin, origin: origin), origin: origin))
             return Self.response(file, status: 200, to: request, headers: [HostingHeader(name: "Cache-Control", value: Self.configCacheControl)])
         case _ where path.hasPrefix("/__/auth/"):
             // Hearth's own pages, with the pages' policy.
@@ -162,15 +162,47 @@ struct HostingResponder: Sendable {
         return Self.notFound(headers: [])
     }
 
-    /// `init.js` as Firebase Hosting writes it: it refuses to run before the SDK, then
-    /// initializes the default app with the project's configuration.
-    static func initScript(_ config: [String: String]) -> [UInt8] {
+    /// `init.js` as Firebase Hosting writes it — it refuses to run before the SDK, then
+    /// initializes the default app with the project's configuration — and, as the Firebase
+    /// CLI's emulators write it, pointing the SDKs loaded before it at `origin`: Hearth answers
+    /// accounts, functions and files there, where the SDKs would otherwise call Google's hosts.
+    ///
+    /// Auth takes any origin (`useEmulator(url)`, without the banner). Functions take it
+    /// through SDK 8's `useFunctionsEmulator(origin)`, or `useEmulator(host, port)` on plain
+    /// HTTP. Storage's `useEmulator` is plain HTTP only, so on HTTPS the storage service's host
+    /// is set to this origin (SDK 8 keeps a scheme in it, the compat SDK a separate protocol).
+    static func initScript(_ config: [String: String], origin: String) -> [UInt8] {
         let object = (try? JSONSerialization.data(withJSONObject: config, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]))
             .map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        let originLiteral = (try? JSONSerialization.data(withJSONObject: [origin], options: [.withoutEscapingSlashes]))
+            .map { String(decoding: $0.dropFirst().dropLast(), as: UTF8.self) } ?? "location.origin"
         return Array(
             """
             if (typeof firebase === 'undefined') throw new Error('hosting/init-error: Firebase SDK not detected. You must include it before /__/firebase/init.js');
-            firebase.initializeApp(\(object));
+            var firebaseConfig = \(object);
+            if (firebaseConfig) {
+              firebase.initializeApp(firebaseConfig);
+              (function (origin) {
+                // Hearth answers accounts, functions and files on this origin.
+                var url = new URL(origin);
+                var plain = url.protocol === 'http:';
+                var port = Number(url.port || (plain ? 80 : 443));
+                if (typeof firebase.auth === 'function') {
+                  firebase.auth().useEmulator(origin, { disableWarnings: true });
+                }
+                if (typeof firebase.functions === 'function') {
+                  var functions = firebase.functions();
+                  if (typeof functions.useFunctionsEmulator === 'function') functions.useFunctionsEmulator(origin);
+                  else if (plain && typeof functions.useEmulator === 'function') functions.useEmulator(url.hostname, port);
+                }
+                if (typeof firebase.storage === 'function') {
+                  var storage = firebase.storage();
+                  var service = storage._delegate;
+                  if (plain && typeof storage.useEmulator === 'function') storage.useEmulator(url.hostname, port);
+                  else if (service && typeof service.host === 'string') service.host = '_protocol' in service ? url.host : origin;
+                }
+              })(\(originLiteral));
+            }
 
             """.utf8)
     }

@@ -1,5 +1,6 @@
 // Friendly Chat: sign up with email, then post to the room named by the path (/rooms/<room>,
-// served index.html by the rewrite) and see the room's messages live. Namespaced SDK 8 API.
+// served index.html by the rewrite) and see the room's messages live, pictures too (kept in
+// Cloud Storage, as FriendlyChat keeps them). Namespaced SDK 8 API.
 'use strict';
 
 var room = (location.pathname.match(/^\/rooms\/([\w-]+)$/) || [])[1] || 'lobby';
@@ -29,6 +30,24 @@ document.getElementById('message-form').addEventListener('submit', function(even
   }).then(function() { input.value = ''; }).catch(showError);
 });
 
+document.getElementById('image').addEventListener('change', function(event) {
+  var file = event.target.files[0];
+  var user = firebase.auth().currentUser;
+  var messageRef = messagesRef.push();
+  var imageRef = firebase.storage().ref(user.uid + '/' + messageRef.key + '/' + file.name);
+  imageRef.put(file, { contentType: file.type }).then(function() {
+    return imageRef.getDownloadURL();
+  }).then(function(imageUrl) {
+    return messageRef.set({
+      uid: user.uid,
+      name: user.email,
+      text: file.name,
+      imageUrl: imageUrl,
+      timestamp: firebase.database.ServerValue.TIMESTAMP
+    });
+  }).then(function() { event.target.value = ''; }).catch(showError);
+});
+
 var listening = false;
 firebase.auth().onAuthStateChanged(function(user) {
   document.getElementById('sign-up').hidden = !!user;
@@ -42,6 +61,12 @@ firebase.auth().onAuthStateChanged(function(user) {
     item.className = 'message';
     item.dataset.key = snapshot.key;
     item.textContent = message.name + ': ' + message.text;
+    if (message.imageUrl) {
+      var image = document.createElement('img');
+      image.src = message.imageUrl;
+      image.alt = message.text;
+      item.appendChild(image);
+    }
     document.getElementById('messages').appendChild(item);
   }, showError);
 });
