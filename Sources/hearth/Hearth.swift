@@ -9,7 +9,7 @@ struct Hearth: AsyncParsableCommand {
         commandName: "hearth",
         abstract: "A self-hosted realtime JSON database that speaks the Firebase Realtime Database protocols.",
         version: version,
-        subcommands: [Serve.self, Import.self, Export.self, Rules.self, Users.self, Admin.self, Files.self, Seed.self, Cluster.self, Backup.self, Restore.self, History.self],
+        subcommands: [Serve.self, Import.self, Export.self, Rules.self, Users.self, Admin.self, Files.self, Hosting.self, Seed.self, Cluster.self, Backup.self, Restore.self, History.self],
         defaultSubcommand: nil
     )
 }

@@ -62,14 +62,15 @@ struct Serve: AsyncParsableCommand {
         help: """
             Serve your own Firebase web app from this folder, which holds its firebase.json (the hosting \
             section: public folder, rewrites, redirects, headers, cleanUrls, trailingSlash), in place of the \
-            demo app; the console stays at /console.
+            demo app; the console stays at /console. Without it, the release deployed with \
+            `hearth hosting deploy` is served, if any.
             """)
     var hosting: String?
 
     @Option(
         name: .customLong("sdk-dir"),
         help: """
-            With --hosting: a folder of Firebase JS SDK files served at /__/firebase/<version>/<file> \
+            For the hosted app: a folder of Firebase JS SDK files served at /__/firebase/<version>/<file> \
             (<folder>/<version>/<file>, or <folder>/<file> when the folder's name ends with the version); \
             without it, those URLs redirect to Google's copy.
             """)
@@ -366,14 +367,19 @@ struct Serve: AsyncParsableCommand {
                 throw ValidationError(problem.description)
             }
         }
-        if hosting != nil || sdkDir != nil {
-            guard let folder = hosting ?? configuration.hosting?.folder.path else { throw ValidationError("--sdk-dir needs --hosting.") }
+        if let sdkDir { configuration.hostingSDKFolder = URL(fileURLWithPath: sdkDir, isDirectory: true) }
+        if let folder = hosting ?? configuration.hosting?.folder.path {
             do {
                 configuration.hosting = try HostingSettings.load(
-                    folder: URL(fileURLWithPath: folder, isDirectory: true), hostSites: configuration.hosting?.hostSites ?? [:],
-                    sdkFolder: sdkDir.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? configuration.hosting?.sdkFolder)
+                    folder: URL(fileURLWithPath: folder, isDirectory: true), hostSites: configuration.hostingHosts,
+                    sdkFolder: configuration.hostingSDKFolder)
             } catch {
                 throw ValidationError("--hosting \(folder): \(error)")
+            }
+        } else if let folder = configuration.hostingSDKFolder {
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue else {
+                throw ValidationError("--sdk-dir \(folder.path) is not a folder.")
             }
         }
         if let cluster { configuration.clusterURL = cluster }

@@ -2,7 +2,8 @@ import Hummingbird
 
 /// The server's own endpoints for admins and the console, as one Hummingbird router: figures
 /// (`/metrics`, `/.hearth/stats`), logs (`/.hearth/logs`, `/.hearth/requests`), backups
-/// (`/.hearth/backups…`), data browsing (`/.hearth/data/…`) and functions (`/.hearth/functions…`). Each endpoint admits its
+/// (`/.hearth/backups…`), data browsing (`/.hearth/data/…`), functions (`/.hearth/functions…`)
+/// and the hosted app's releases (`/.hearth/hosting…`). Each endpoint admits its
 /// caller and its methods itself (``AdminCredential/admit(_:methods:)``), so every method is
 /// routed to it; refusals are written in the Realtime Database's format.
 struct AdminRoutes: Sendable {
@@ -15,8 +16,9 @@ struct AdminRoutes: Sendable {
     let backups: BackupsResponder
     let dataBrowse: DataBrowseResponder
     let functions: FunctionsAdminResponder
+    let hosting: HostingAdminResponder
 
-    static let paths: Set<String> = Set(FunctionsAdminResponder.paths).union([
+    static let paths: Set<String> = Set(FunctionsAdminResponder.paths).union(HostingAdminResponder.paths).union([
         MetricsResponder.path, StatsResponder.path, RecentLogsResponder.path, RequestLogResponder.path,
         BackupsResponder.path, BackupsResponder.previewPath, BackupsResponder.restorePath,
         DataBrowseResponder.summaryPath, DataBrowseResponder.childrenPath,
@@ -43,6 +45,9 @@ struct AdminRoutes: Sendable {
         }
         for path in FunctionsAdminResponder.paths {
             route(path) { request, _ in try await functions.respond(to: request) }
+        }
+        for path in HostingAdminResponder.paths {
+            route(path) { request, _ in try await hosting.respond(to: request) }
         }
         return router.buildResponder()
     }

@@ -157,6 +157,12 @@ public func buildApplication(
                 finished: { metrics.backupFinished(bytes: $0, duration: $1, at: $2) }, failed: { metrics.backupFailed() }),
             logger: logger, gate: backupGate)
     }
+    // The owner's app: a folder as it is (`--hosting`), else the releases deployed into the
+    // files folder (which a cluster's nodes share).
+    let hostingReleases = HostingReleases(folder: HostingReleases.folder(inFiles: filesDirectory))
+    let hostingSource: HostingResponder.Source = configuration.hosting.map { .folder(HostingDeployment(settings: $0)) }
+        ?? .releases(HostingReleaseWatcher(
+            releases: hostingReleases, hostSites: configuration.hostingHosts, sdkFolder: configuration.hostingSDKFolder, logger: logger))
     var database = DatabaseResponder(operations: operations, configuration: configuration, admin: admin, issuer: accounts.issuer)
     database.bodyBudget = bodyBudget
     let responder = HearthResponder(
@@ -175,7 +181,7 @@ public func buildApplication(
         web: WebResponder(
             files: configuration.webFiles, projectID: configuration.projectID, bucket: configuration.storageBucket,
             database: configuration.defaultDatabase),
-        hosting: configuration.hosting.map { HostingResponder(settings: $0, publicURL: configuration.publicURL, proxies: proxies) },
+        hosting: HostingResponder(source: hostingSource, publicURL: configuration.publicURL, proxies: proxies),
         filesOrigin: filesOrigin,
         proxies: proxies,
         metrics: metrics,
@@ -187,6 +193,7 @@ public func buildApplication(
             functionsFolder: configuration.functionsFolder, scratch: FileManager.default.temporaryDirectory, maxWriteBytes: configuration.maxWriteBytes),
         dataBrowse: DataBrowseResponder(operations: operations, admin: admin, defaultDatabase: configuration.defaultDatabase),
         functionsAdmin: FunctionsAdminResponder(functions: functions, admin: admin),
+        hostingAdmin: HostingAdminResponder(source: hostingSource, releases: hostingReleases, admin: admin),
         functions: functions.flatMap { functions in
             functionsClient.map { client in
                 FunctionsResponder(

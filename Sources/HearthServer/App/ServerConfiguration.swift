@@ -55,6 +55,11 @@ public struct ServerConfiguration: Sendable {
     /// The owner's Firebase web app, served at `/` in place of the demo app (`--hosting`); the
     /// console stays at `/console`, and `webFiles` still serves it and the auth pages.
     public var hosting: HostingSettings?
+    /// Host names (lower case) mapped to a site of the releases deployed with `hearth hosting
+    /// deploy`, which are served when ``hosting`` is nil (settings file `hosting.hosts`).
+    public var hostingHosts: [String: String] = [:]
+    /// The folder of Firebase JS SDK copies for those releases (`--sdk-dir`).
+    public var hostingSDKFolder: URL?
     /// A second port on `host` that answers only file storage, so browsers open user files on
     /// another origin than the app's; 0 picks a free one, nil means none.
     public var filesPort: Int?

@@ -39,10 +39,11 @@ public struct SettingsFile: Decodable, Sendable {
     public var cluster: Cluster?
     public var hosting: Hosting?
 
-    /// An owner's Firebase web app to serve (docs/hosting.md): the folder of its `firebase.json`,
-    /// a folder of Firebase SDK files, and host names mapped to its sites.
+    /// An owner's Firebase web app to serve (docs/hosting.md): the folder of its `firebase.json`
+    /// (none: the releases deployed with `hearth hosting deploy`), a folder of Firebase SDK
+    /// files, and host names mapped to its sites.
     public struct Hosting: Decodable, Sendable {
-        public var folder: String
+        public var folder: String?
         public var sdkDir: String?
         public var hosts: [String: String]?
     }
@@ -156,13 +157,15 @@ public struct SettingsFile: Decodable, Sendable {
             if let files = cluster.filesDir { configuration.filesDirectory = file(files) }
         }
         if let hosting {
-            do {
-                configuration.hosting = try HostingSettings.load(
-                    folder: file(hosting.folder),
-                    hostSites: Dictionary((hosting.hosts ?? [:]).map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { $1 }),
-                    sdkFolder: hosting.sdkDir.map(file))
-            } catch {
-                throw Problem(description: "hosting: \(error)")
+            configuration.hostingHosts = Dictionary((hosting.hosts ?? [:]).map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { $1 })
+            configuration.hostingSDKFolder = hosting.sdkDir.map(file)
+            if let folder = hosting.folder {
+                do {
+                    configuration.hosting = try HostingSettings.load(
+                        folder: file(folder), hostSites: configuration.hostingHosts, sdkFolder: configuration.hostingSDKFolder)
+                } catch {
+                    throw Problem(description: "hosting: \(error)")
+                }
             }
         }
         guard let auth else { return }

@@ -19,12 +19,19 @@ import NIOCore
 struct HostingResponder: Sendable {
     typealias Context = HearthRequestContext
 
-    let settings: HostingSettings
+    /// Where the app comes from.
+    enum Source: Sendable {
+        /// A folder served as it is on disk (`--hosting`).
+        case folder(HostingDeployment)
+        /// The live release of those deployed with `hearth hosting deploy`.
+        case releases(HostingReleaseWatcher)
+    }
+
+    let source: Source
     /// The address people reach the app at, when set: `init.js` names it rather than the
     /// request's host.
     let publicURL: String?
     let proxies: ProxyTrust
-    private let sites: [(resolver: HostingResolver, files: HostingFolderFiles)]
     private let cache = HostedFileCache()
 
     /// Where pages are sent for a Firebase SDK version the SDK folder lacks.
@@ -34,12 +41,17 @@ struct HostingResponder: Sendable {
     /// The `Cache-Control` of SDK files, whose URLs name their version.
     static let sdkCacheControl = "public, max-age=31536000"
 
-    init(settings: HostingSettings, publicURL: String?, proxies: ProxyTrust) {
-        self.settings = settings
+    init(source: Source, publicURL: String?, proxies: ProxyTrust) {
+        self.source = source
         self.publicURL = publicURL
         self.proxies = proxies
-        sites = settings.configuration.sites.map { site in
-            (HostingResolver(site: site), HostingFolderFiles(folder: settings.folder.appendingPathComponent(site.publicFolder)))
+    }
+
+    /// What is served now; nil when nothing is deployed (the demo app answers then).
+    func deployment() -> HostingDeployment? {
+        switch source {
+        case .folder(let deployment): deployment
+        case .releases(let watcher): watcher.current()
         }
     }
 
@@ -59,7 +71,8 @@ struct HostingResponder: Sendable {
         to request: Request, context: Context, web: WebResponder, functions: FunctionsResponder?, filesOrigin: String?,
         database: @Sendable (Request, Context) async throws -> Response
     ) async throws -> Response {
-        let site = sites[siteIndex(for: request)]
+        guard let deployment = deployment() else { return Self.notFound(headers: []) }
+        let site = deployment.site(forHost: request.head.authority)
         let path = request.uri.path
         if try await isConsoleModule(path, request: request, site: site.files, web: web) {
             context.note.update { $0.headers = .page(filesOrigin: filesOrigin) }
@@ -80,7 +93,8 @@ struct HostingResponder: Sendable {
         }
         switch decision.action {
         case .reserved(let reserved):
-            return try await respondReserved(reserved, to: request, context: context, web: web, filesOrigin: filesOrigin)
+            return try await respondReserved(
+                reserved, to: request, context: context, web: web, filesOrigin: filesOrigin, sdkFolder: deployment.settings.sdkFolder)
         case .file(let file, let status):
             guard let location = try await site.files.location(of: file), let hosted = try await cache.file(at: location) else {
                 return Self.notFound(headers: decision.headers)
@@ -121,17 +135,10 @@ struct HostingResponder: Sendable {
         return try await !site.isFile(relative)
     }
 
-    /// Which site answers: by the request's host name (``HostingConfiguration/site(forHost:hostSites:)``).
-    private func siteIndex(for request: Request) -> Int {
-        guard sites.count > 1 else { return 0 }
-        let site = settings.configuration.site(forHost: request.head.authority, hostSites: settings.hostSites)
-        return settings.configuration.sites.firstIndex { $0.publicFolder == site.publicFolder && $0.site == site.site && $0.target == site.target } ?? 0
-    }
-
     // MARK: - Reserved URLs
 
     private func respondReserved(
-        _ path: String, to request: Request, context: Context, web: WebResponder, filesOrigin: String?
+        _ path: String, to request: Request, context: Context, web: WebResponder, filesOrigin: String?, sdkFolder: URL?
     ) async throws -> Response {
         guard request.method == .get || request.method == .head else {
             return Self.plain(.methodNotAllowed, "Method not allowed.", headers: [HostingHeader(name: "Allow", value: "GET, HEAD")])
@@ -152,7 +159,7 @@ struct HostingResponder: Sendable {
             let parts = path.dropFirst("/__/firebase/".count).split(separator: "/", omittingEmptySubsequences: false)
             guard parts.count == 2, Self.isVersion(parts[0]), Self.isFileName(parts[1]) else { break }
             let (version, name) = (String(parts[0]), String(parts[1]))
-            if let location = sdkLocation(version: version, file: name), let file = try await cache.file(at: location) {
+            if let location = Self.sdkLocation(in: sdkFolder, version: version, file: name), let file = try await cache.file(at: location) {
                 return Self.response(file, status: 200, to: request, headers: [HostingHeader(name: "Cache-Control", value: Self.sdkCacheControl)])
             }
             return Response(status: .found, headers: [.location: "\(Self.sdkOrigin)/\(version)/\(name)", .contentLength: "0"])
@@ -208,8 +215,8 @@ struct HostingResponder: Sendable {
     }
 
     /// The SDK file for `version` in the SDK folder, when it has it.
-    private func sdkLocation(version: String, file: String) -> String? {
-        guard let folder = settings.sdkFolder else { return nil }
+    private static func sdkLocation(in folder: URL?, version: String, file: String) -> String? {
+        guard let folder else { return nil }
         var candidates = [folder.appendingPathComponent(version).appendingPathComponent(file)]
         let name = folder.lastPathComponent
         if name == version || name.hasSuffix("-\(version)") { candidates.append(folder.appendingPathComponent(file)) }

@@ -41,6 +41,7 @@ struct HearthResponder: HTTPResponder {
         backups: BackupsResponder,
         dataBrowse: DataBrowseResponder,
         functionsAdmin: FunctionsAdminResponder,
+        hostingAdmin: HostingAdminResponder,
         functions: FunctionsResponder? = nil,
         accessLog: Bool = false
     ) {
@@ -50,7 +51,7 @@ struct HearthResponder: HTTPResponder {
         let cloudStorageOnAppOrigin = cloudStorage.responder(onAppOrigin: true)
         let adminRoutes = AdminRoutes(
             metrics: metricsResponder, stats: stats, logs: logs, requests: requests, backups: backups, dataBrowse: dataBrowse,
-            functions: functionsAdmin
+            functions: functionsAdmin, hosting: hostingAdmin
         ).responder()
         let database = RealtimeDatabaseErrors()
         let filesOnlyTable = NamespaceTable(
@@ -74,12 +75,15 @@ struct HearthResponder: HTTPResponder {
         }.guarded(by: database)
         var pages = [webPages]
         if let hosting {
-            // The owner's app takes the site; the console keeps its path and its policy.
+            // The owner's app, when one is deployed, takes the site; the console keeps its path
+            // and its policy, and the demo app answers while nothing is deployed.
             let console = Namespace(
                 transport: .web, matches: { request, _ in WebResponder.handles(request) && Self.isConsole(request.uri.path) },
                 responder: webPages.responder)
-            let hosted = Namespace(transport: .web, headers: .hosted, crossOrigin: false, matches: { request, _ in HostingResponder.handles(request) }) {
-                request, context in
+            let hosted = Namespace(
+                transport: .web, headers: .hosted, crossOrigin: false,
+                matches: { request, _ in HostingResponder.handles(request) && hosting.deployment() != nil }
+            ) { request, context in
                 try await hosting.respond(
                     to: request, context: context, web: web, functions: functions,
                     filesOrigin: redirect.filesOrigin(for: request, context: context)
@@ -87,7 +91,7 @@ struct HearthResponder: HTTPResponder {
                     try await databaseResponder.respond(to: request, context: context)
                 }
             }.guarded(by: database)
-            pages = [console, hosted]
+            pages = [console, hosted, webPages]
         }
         let appTable = NamespaceTable(
             namespaces: [
