@@ -59,6 +59,17 @@ public struct HostingResolver: Sendable {
         return HostingDecision(.notFound, headers: headers(for: [path], file: false))
     }
 
+    /// Whether a request for `path` goes to a function when no static file takes it: no
+    /// redirect matches, and the first matching rewrite names a function. The server asks this
+    /// of a CORS preflight (`OPTIONS`), which it answers itself unless the function should.
+    public func rewritesToFunction(_ path: String) -> Bool {
+        guard let path = HostingPath.normalize(path), path != "/__", !path.hasPrefix("/__/"),
+            !site.redirects.contains(where: { $0.source.captures(in: path) != nil }),
+            let rewrite = site.rewrites.first(where: { $0.source.matches(path) }), case .function = rewrite.target
+        else { return false }
+        return true
+    }
+
     /// What static content answers `path`, as Firebase's server works it out (an exact file
     /// first; then a folder's `index.html`; then, with `cleanUrls`, the path plus `.html`).
     enum StaticOutcome: Equatable {

@@ -50,7 +50,8 @@ def api(req: https_fn.Request) -> https_fn.Response:
     seen = {{"function": "api", "method": req.method, "path": req.path, "query": req.query_string.decode(),
              "args": req.args.to_dict(flat=False), "contentType": req.headers.get("Content-Type"),
              "body": json.loads(raw) if raw else None, "pageHeader": req.headers.get("X-Page"),
-             "authorization": "bearer" if req.headers.get("Authorization", "").startswith("Bearer ") else "none"}}
+             "authorization": "bearer" if req.headers.get("Authorization", "").startswith("Bearer ") else "none",
+             "headers": {{name.lower(): value for name, value in req.headers.items()}}}}
     status = int(req.args.get("status", 201 if req.method == "POST" else 200))
     return https_fn.Response(json.dumps(seen), status=status, content_type="application/json",
                              headers={{"X-Served-By": "api", "Cache-Control": "private, max-age=7"}})
@@ -345,23 +346,42 @@ def test_an_id_token_is_checked_before_a_rewritten_function_sees_it(site):
     assert response.status_code == 200 and response.json()["authorization"] == "none"
 
 
-# --- Known differences from Firebase Hosting (Hearth bugs; the marks go when they are fixed) ------
+# --- CORS: through a rewrite the function answers its preflight and keeps its own headers ---------
 
 
-@pytest.mark.xfail(strict=True, reason="Hearth answers every OPTIONS itself (its API CORS preflight) before the hosted "
-                                       "site: a preflight to a rewritten path never reaches the function")
 def test_a_preflight_to_a_rewritten_path_reaches_the_function(site):
     probe = new_probe()
     response = site.request("OPTIONS", "/cors/items", probe,
                             headers={"Origin": "https://app.example", "Access-Control-Request-Method": "POST"})
-    assert [call["method"] for call in site.calls(probe)] == ["OPTIONS"]
-    # The function's policy: its one origin, not Hearth's "*".
+    # The function's policy (flask-cors answers the preflight before the function's body runs):
+    # its one origin and its methods, not Hearth's "*" and its API's security headers.
     assert response.headers.get("Access-Control-Allow-Origin") == "https://app.example"
+    assert "POST" in response.headers.get("Access-Control-Allow-Methods", "")
+    assert "X-Frame-Options" not in response.headers
+    # A preflight of a path no rewrite sends to a function is still the server's own.
+    own = site.request("OPTIONS", "/items.json", probe,
+                       headers={"Origin": "https://app.example", "Access-Control-Request-Method": "PUT"})
+    assert own.status_code == 204 and own.headers.get("Access-Control-Allow-Origin") == "*"
 
 
-@pytest.mark.xfail(strict=True, reason="the functions' responder drops a function's Access-Control-* headers (CORS is "
-                                       "the server's), and hosted answers get none from Hearth")
 def test_a_functions_own_cors_headers_come_back_through_a_rewrite(site):
     response = site.request("GET", "/cors/items", new_probe(), headers={"Origin": "https://app.example"})
     assert response.status_code == 200 and response.json()["function"] == "corsy"
     assert response.headers.get("Access-Control-Allow-Origin") == "https://app.example"
+
+
+def test_only_the_session_cookie_reaches_the_function(site):
+    response = site.request("GET", "/api/cookies", new_probe(),
+                            headers={"Cookie": "theme=dark; __session=abc123; tracking=1"})
+    assert response.status_code == 200
+    assert response.json()["headers"]["cookie"] == "__session=abc123"
+    response = site.request("GET", "/api/cookies", new_probe(), headers={"Cookie": "theme=dark"})
+    assert "cookie" not in response.json()["headers"]
+
+
+def test_head_gets_the_length_a_get_would(site):
+    get = site.request("GET", "/api/items/7", new_probe())
+    head = site.request("HEAD", "/api/items/7", new_probe())
+    assert head.status_code == 200 and head.content == b""
+    # The echo names the method, so HEAD's body would be GET's with "HEAD" for "GET".
+    assert head.headers["Content-Length"] == str(len(get.content.replace(b'"GET"', b'"HEAD"', 1)))

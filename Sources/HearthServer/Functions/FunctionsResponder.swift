@@ -57,6 +57,13 @@ struct FunctionsResponder: HTTPResponder {
     }
 
     func respond(to request: Request, context: Context) async throws -> Response {
+        try await respond(to: request, context: context, rewrite: false)
+    }
+
+    /// `rewrite`: the call comes through a Hosting rewrite, where Firebase passes the
+    /// function's own CORS headers back (its preflight too reached the function) and only the
+    /// `__session` cookie on to it.
+    func respond(to request: Request, context: Context, rewrite: Bool) async throws -> Response {
         guard let (function, rest) = target(of: request.uri.path) else {
             return Self.error(.notFound, "NOT_FOUND", "No such function.")
         }
@@ -104,6 +111,10 @@ struct FunctionsResponder: HTTPResponder {
         forwarded.method = HTTPMethod(rawValue: request.method.rawValue)
         for field in request.headers where !Self.notForwarded.contains(field.name.canonicalName) {
             if dropAuthorization, field.name == .authorization { continue }
+            if rewrite, field.name == .cookie {
+                if let session = Self.sessionCookie(in: field.value) { forwarded.headers.add(name: "Cookie", value: session) }
+                continue
+            }
             forwarded.headers.add(name: field.name.rawName, value: field.value)
         }
         forwarded.body = .bytes(body)
@@ -112,7 +123,7 @@ struct FunctionsResponder: HTTPResponder {
             let answer = try await client.execute(forwarded, timeout: TimeAmount(function.timeout))
             var bytes = ByteBuffer()
             for try await chunk in answer.body {
-                guard bytes.readableBytes + chunk.readableBytes <= Self.maxResponseBytes else { throw NIOTooManyBytesError() }
+                guard bytes.readableBytes + chunk.readableBytes <= Self.maxResponseBytes else { throw NIOTooManyBytesError(maxBytes: Self.maxResponseBytes) }
                 guard bodyBudget.reserve(chunk.readableBytes) else { return Self.busy }
                 reserved += chunk.readableBytes
                 var chunk = chunk
@@ -121,11 +132,16 @@ struct FunctionsResponder: HTTPResponder {
             var headers = HTTPFields()
             for (name, value) in answer.headers {
                 let lower = name.lowercased()
-                // CORS is the server's (the preflight was answered before the function).
-                guard !Self.notForwarded.contains(lower), !lower.hasPrefix("access-control-"),
+                // CORS is the server's (the preflight was answered before the function), but
+                // through a rewrite the function's own.
+                guard !Self.notForwarded.contains(lower), rewrite || !lower.hasPrefix("access-control-"),
                     let fieldName = HTTPField.Name(name)
                 else { continue }
                 headers.append(HTTPField(name: fieldName, value: value))
+            }
+            // A `HEAD` answer's length is the function's, not that of the empty body.
+            if request.method == .head, let length = answer.headers.first(name: "content-length"), Int(length) != nil {
+                headers[.contentLength] = length
             }
             return Response(status: .init(code: Int(answer.status.code)), headers: headers, body: ResponseBody(byteBuffer: bytes))
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
@@ -136,6 +152,13 @@ struct FunctionsResponder: HTTPResponder {
         } catch {
             return Self.error(.serviceUnavailable, "UNAVAILABLE", "The function is not running; try again.")
         }
+    }
+
+    /// The `__session` pairs of a `Cookie` header, the only cookie Firebase Hosting passes to a
+    /// function; nil when there is none.
+    static func sessionCookie(in header: String) -> String? {
+        let kept = header.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }.filter { $0.hasPrefix("__session=") }
+        return kept.isEmpty ? nil : kept.joined(separator: "; ")
     }
 
     static var tooLarge: Response {

@@ -65,6 +65,13 @@ struct HostingResponder: Sendable {
         return request.headers[.accept]?.contains("text/event-stream") != true
     }
 
+    /// True for a CORS preflight (`OPTIONS`) of a path the site rewrites to a function: the
+    /// function answers it, as on Firebase, rather than the server's own preflight.
+    func takesPreflight(_ request: Request) -> Bool {
+        guard request.method == .options, !request.uri.path.hasSuffix(".json"), let deployment = deployment() else { return false }
+        return deployment.site(forHost: request.head.authority).resolver.rewritesToFunction(request.uri.path)
+    }
+
     /// The answer to `request`. `database` answers the `….json` paths the site has no file for;
     /// `functions` calls a function a rewrite names; `web` serves the auth pages and `init.json`.
     func respond(
@@ -111,7 +118,7 @@ struct HostingResponder: Sendable {
             var head = request.head
             head.path = "/\(functions.projectID)/\(function.region)/\(name)\(path)" + (request.uri.query.map { "?\($0)" } ?? "")
             context.note.update { $0.transport = .functions }
-            var response = try await functions.respond(to: Request(head: head, body: request.body), context: context)
+            var response = try await functions.respond(to: Request(head: head, body: request.body), context: context, rewrite: true)
             Self.apply(decision.headers, to: &response.headers)
             return response
         case .notFound:

@@ -102,8 +102,9 @@ struct HearthResponder: HTTPResponder {
                 Namespace(
                     transport: .session, crossOrigin: false, path: { WebSessionResponder.handles($0) },
                     responder: session.responder()),
-                Namespace(transport: .preflight, matches: { request, _ in request.method == .options }) { request, _ in
-                    CORS.preflight(request)
+                // A preflight of a path the hosted site rewrites to a function is the function's.
+                Namespace(transport: .preflight, matches: { request, _ in request.method == .options && hosting?.takesPreflight(request) != true }) {
+                    request, _ in CORS.preflight(request)
                 },
                 Namespace(transport: .admin, path: { AdminRoutes.handles($0) }, responder: adminRoutes),
                 Namespace(transport: .auth, path: { AuthResponder.handles($0) }, responder: auth.responder()),
