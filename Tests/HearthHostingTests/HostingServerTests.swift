@@ -38,6 +38,8 @@ struct HostingServerTests {
         """
 
     static let css = String(repeating: "body { color: #333; margin: 0 auto; }\n", count: 200)
+    /// Text over the largest file read into memory: streamed from disk.
+    static let largeText = Data((0..<(9 << 20)).map { UInt8(ascii: "a") + UInt8($0 % 26) })
 
     /// Makes the project folder (firebase.json, public/ with pages, a symbolic link out of it)
     /// and an SDK folder, starts a server hosting it, and runs `body` with a client that follows
@@ -57,6 +59,7 @@ struct HostingServerTests {
         try write("secret.txt", "outside the public folder")
         try write("public/index.html", "<!doctype html><title>Owner's app</title><script src=\"/__/firebase/init.js\"></script>")
         try write("public/about.html", "<!doctype html><title>About</title>")
+        try Self.largeText.write(to: publicFolder.appendingPathComponent("large.txt"))
         try write("public/docs/index.html", "<!doctype html><title>Docs</title>")
         try write("public/style.css", Self.css)
         try write("public/manifest.json", #"{"name": "Owner's app"}"#)
@@ -140,6 +143,37 @@ struct HostingServerTests {
             #expect(head.status == 200)
             #expect(head.body.isEmpty)
             #expect(head.header("Content-Length") == "\(Self.css.utf8.count)")
+        }
+    }
+
+    @Test("A file larger than the cache reads is streamed: whole, in ranges, revalidated, never compressed")
+    func largeFilesAreStreamed() async throws {
+        try await withHostedApp { server, client in
+            let whole = try await send(client, server, "/large.txt", headers: [("Accept-Encoding", "gzip, br")])
+            #expect(whole.status == 200)
+            #expect(whole.header("Content-Encoding") == nil)
+            #expect(whole.header("Content-Type") == "text/plain; charset=utf-8")
+            #expect(whole.header("Content-Length") == "\(Self.largeText.count)")
+            #expect(whole.header("Cache-Control") == "max-age=3600")
+            #expect(whole.header("Accept-Ranges") == "bytes")
+            #expect(whole.body == Array(Self.largeText))
+            let etag = try #require(whole.header("ETag"))
+            #expect((try await send(client, server, "/large.txt", headers: [("If-None-Match", etag)])).status == 304)
+            let part = try await send(client, server, "/large.txt", headers: [("Range", "bytes=5000000-5000009")])
+            #expect(part.status == 206)
+            #expect(part.header("Content-Range") == "bytes 5000000-5000009/\(Self.largeText.count)")
+            #expect(part.body == Array(Self.largeText[5_000_000..<5_000_010]))
+            let tail = try await send(client, server, "/large.txt", headers: [("Range", "bytes=-3")])
+            #expect(tail.body == Array(Self.largeText.suffix(3)))
+            let beyond = try await send(client, server, "/large.txt", headers: [("Range", "bytes=\(Self.largeText.count)-")])
+            #expect(beyond.status == 416)
+            #expect(beyond.header("Content-Range") == "bytes */\(Self.largeText.count)")
+            // If-Range with another version's ETag: the whole file.
+            let changed = try await send(client, server, "/large.txt", headers: [("Range", "bytes=0-1"), ("If-Range", "\"other\"")])
+            #expect(changed.status == 200 && changed.body.count == Self.largeText.count)
+            let head = try await send(client, server, "/large.txt", method: .HEAD)
+            #expect(head.status == 200 && head.body.isEmpty)
+            #expect(head.header("Content-Length") == "\(Self.largeText.count)")
         }
     }
 

@@ -8,9 +8,14 @@ import _NIOFileSystem
 /// hash and compressed forms are made once. Each request checks the file on disk (one `stat`):
 /// a file changed since (size, modification or status-change time) is read again, so a new deploy of
 /// the folder shows on the next request.
+///
+/// What is read into memory is bounded twice: files up to ``maxLoadedBytes`` only, and at most
+/// ``readBudget`` bytes being read at once. A larger file, or any file while the budget is
+/// spent, is streamed from disk instead (``HostedDiskFile``), so no request makes the server
+/// hold more than a read chunk of it.
 final class HostedFileCache: Sendable {
-    /// The most a file may be to be served (read into memory whole).
-    static let maxFileBytes = 64 << 20
+    /// The largest file read into memory (and compressed); larger ones are streamed.
+    static let maxLoadedBytes = HostedFile.maxCompressedBytes
 
     private struct Entry {
         let identity: Identity
@@ -35,13 +40,17 @@ final class HostedFileCache: Sendable {
     /// The bytes the cache may hold (files and their compressed forms).
     let capacity: Int
 
-    init(capacity: Int = 64 << 20) {
+    /// Bytes of files being read into memory at once.
+    private let readBudget: ByteBudget
+
+    init(capacity: Int = 64 << 20, readBudget: Int = 64 << 20) {
         self.capacity = capacity
+        self.readBudget = ByteBudget(limit: readBudget)
     }
 
-    /// The file at `location` (absolute, its symbolic links already checked), or nil when it is
-    /// gone, not a regular file, or too large.
-    func file(at location: String) async throws -> HostedFile? {
+    /// The file at `location` (absolute, its symbolic links already checked), from memory or to
+    /// stream from disk, or nil when it is gone or not a regular file.
+    func file(at location: String) async throws -> HostedContent? {
         let path = FilePath(location)
         let found: FileInfo?
         do {
@@ -50,8 +59,9 @@ final class HostedFileCache: Sendable {
             return nil  // gone since it was looked up, or no longer readable
         }
         guard let info = found, info.type == .regular else { return nil }
-        guard info.size <= Self.maxFileBytes else { return nil }
         let identity = Identity(size: info.size, modified: info.lastDataModificationTime, changed: info.lastStatusChangeTime)
+        let onDisk = HostedContent.onDisk(HostedDiskFile(location: location, info: info))
+        guard info.size <= Self.maxLoadedBytes else { return onDisk }
         let cached: HostedFile? = state.withLock { state in
             guard var entry = state.entries[location], entry.identity == identity else { return nil }
             state.clock += 1
@@ -59,16 +69,22 @@ final class HostedFileCache: Sendable {
             state.entries[location] = entry
             return entry.file
         }
-        if let cached { return cached }
+        if let cached { return .loaded(cached) }
+        // Reading it (and its compressed forms) holds about twice its size for a moment.
+        let held = Int(info.size) * 2
+        guard readBudget.reserve(held) else { return onDisk }
+        defer { readBudget.release(held) }
         let bytes: ByteBuffer
         do {
-            bytes = try await ByteBuffer(contentsOf: path, maximumSizeAllowed: .bytes(Int64(Self.maxFileBytes)))
+            bytes = try await ByteBuffer(contentsOf: path, maximumSizeAllowed: .bytes(Int64(Self.maxLoadedBytes)))
         } catch let error as FileSystemError where error.code == .notFound {
             return nil
+        } catch let error as FileSystemError where error.code == .resourceExhausted {
+            return onDisk  // it grew past the limit since the stat
         }
         let file = HostedFile(path: location, bytes: Array(bytes.readableBytesView))
         store(file, identity: identity, at: location)
-        return file
+        return .loaded(file)
     }
 
     private func store(_ file: HostedFile, identity: Identity, at location: String) {

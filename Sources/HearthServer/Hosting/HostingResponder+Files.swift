@@ -2,6 +2,7 @@ import HTTPTypes
 import HearthHosting
 import Hummingbird
 import NIOCore
+import _NIOFileSystem
 
 extension HostingResponder {
     /// `file` as `request` asks for it, with `status` (200, or 404 for the site's `404.html`):
@@ -30,6 +31,63 @@ extension HostingResponder {
         if ranged, let part = WebResponder.rangeResponse(of: body, etag: etag, to: request, headers: headers) { return part }
         guard request.method != .head else { return Response(status: .init(code: status), headers: headers, body: .init()) }
         return Response(status: .init(code: status), headers: headers, body: .init(byteBuffer: body))
+    }
+
+    /// `content` as `request` asks for it, from memory or streamed from disk.
+    static func response(_ content: HostedContent, status: Int, to request: Request, headers: [HostingHeader]) async throws -> Response {
+        switch content {
+        case .loaded(let file): response(file, status: status, to: request, headers: headers)
+        case .onDisk(let file): try await response(file, status: status, to: request, headers: headers)
+        }
+    }
+
+    /// `file` streamed from disk in chunks, opened now (a deploy that replaces it meanwhile
+    /// leaves this answer whole): 304 for its ETag, a single range (206, or 416), no body for
+    /// `HEAD`.
+    static func response(_ file: HostedDiskFile, status: Int, to request: Request, headers ownerHeaders: [HostingHeader]) async throws -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = file.contentType
+        headers[.eTag] = file.etag
+        headers[.acceptRanges] = "bytes"
+        apply(ownerHeaders, to: &headers)
+        if status == 200, let tags = request.headers[.ifNoneMatch], WebResponder.matches(tags, file.etag) {
+            headers[.contentType] = nil
+            return Response(status: .notModified, headers: headers)
+        }
+        var bytes: Range<Int64> = 0..<file.size
+        var answer = HTTPResponse.Status(code: status)
+        if status == 200, request.method == .get, let range = request.headers[.range], request.headers[.ifRange].map({ $0 == file.etag }) ?? true {
+            switch ObjectDownload.byteRange(range, size: file.size) {
+            case .whole: break
+            case .part(let part):
+                bytes = part
+                answer = .partialContent
+                headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(file.size)"
+            case .unsatisfiable:
+                headers[.contentRange] = "bytes */\(file.size)"
+                headers[.contentLength] = "0"
+                return Response(status: .rangeNotSatisfiable, headers: headers, body: .init())
+            }
+        }
+        headers[.contentLength] = "\(bytes.count)"
+        guard request.method != .head else { return Response(status: answer, headers: headers, body: .init()) }
+        let part = bytes
+        let handle = try await FileSystem.shared.openFile(forReadingAt: FilePath(file.location), options: .init())
+        let body = ResponseBody(contentLength: Int(part.count)) { writer in
+            do {
+                if !part.isEmpty {
+                    for try await chunk in handle.readChunks(in: part, chunkLength: .kibibytes(256)) {
+                        try await writer.write(chunk)
+                    }
+                }
+                try await handle.close()
+            } catch {
+                try? await handle.close()
+                throw error
+            }
+            try await writer.finish(nil)
+        }
+        return Response(status: answer, headers: headers, body: body)
     }
 
     /// The owner's headers set on `headers`, each replacing what was there.

@@ -106,7 +106,7 @@ struct HostingResponder: Sendable {
             guard let location = try await site.files.location(of: file), let hosted = try await cache.file(at: location) else {
                 return Self.notFound(headers: decision.headers)
             }
-            return Self.response(hosted, status: status, to: request, headers: decision.headers)
+            return try await Self.response(hosted, status: status, to: request, headers: decision.headers)
         case .redirect(let location, let status):
             return Response(status: .init(code: status), headers: [.location: location, .contentLength: "0"])
         case .function(let name, let region):
@@ -167,7 +167,7 @@ struct HostingResponder: Sendable {
             guard parts.count == 2, Self.isVersion(parts[0]), Self.isFileName(parts[1]) else { break }
             let (version, name) = (String(parts[0]), String(parts[1]))
             if let location = Self.sdkLocation(in: sdkFolder, version: version, file: name), let file = try await cache.file(at: location) {
-                return Self.response(file, status: 200, to: request, headers: [HostingHeader(name: "Cache-Control", value: Self.sdkCacheControl)])
+                return try await Self.response(file, status: 200, to: request, headers: [HostingHeader(name: "Cache-Control", value: Self.sdkCacheControl)])
             }
             return Response(status: .found, headers: [.location: "\(Self.sdkOrigin)/\(version)/\(name)", .contentLength: "0"])
         default:
