@@ -551,6 +551,7 @@ def test_every_section_passes_the_accessibility_checks(browser_factory, server, 
         ("logs", "#section-title"),
         ("backups", "#section-title"),
         ("functions", "[data-testid=functions-empty]"),
+        ("hosting", "[data-testid=hosting-empty]"),
     ]:
         go(driver, section)
         wait_until(driver, lambda d, section=section: d.execute_script("return location.hash") == f"#/{section}")

@@ -1,8 +1,8 @@
 // The console's own HTTP transport, for what the shared client (/lib/hearth.js) does not do:
 // databases other than the default (`ns=`), byte-level progress, raw SSE for path-level tree
 // updates, authorised blob downloads, the server's metrics, recent problems and request log,
-// its backups, and its functions. Every request carries the admin token; failures become ConsoleErrors whose
-// message is plain words.
+// its backups, its functions, and the releases of the app it hosts. Every request carries the
+// admin token; failures become ConsoleErrors whose message is plain words.
 
 /** An error whose `message` can be shown to the operator as is. */
 export class ConsoleError extends Error {
@@ -174,6 +174,26 @@ export class AdminApi {
   /** `{ source, sequence }`: removes a dead letter for good. */
   discardDeadLetter(target) {
     return this.request('POST', `${this.origin}/.hearth/functions/dead-letters/discard`, { body: target });
+  }
+
+  /**
+   * The hosted app (`GET /.hearth/hosting`): `{mode, folder, releasesFolder, live, releases, deployCommand}`,
+   * the releases newest first.
+   */
+  hosting() {
+    return this.request('GET', `${this.origin}/.hearth/hosting`);
+  }
+
+  /** `{ release, files: [{site, path, bytes}], total }`: a release's first 2,000 files (`GET /.hearth/hosting/files`). */
+  hostingFiles(id) {
+    const url = new URL(`${this.origin}/.hearth/hosting/files`);
+    url.searchParams.set('release', id);
+    return this.request('GET', url.toString());
+  }
+
+  /** Makes a release live again (`POST /.hearth/hosting/rollback`), resolving to it. */
+  async rollBackHosting(id) {
+    return (await this.request('POST', `${this.origin}/.hearth/hosting/rollback`, { body: { release: id } }))?.live;
   }
 
   /**

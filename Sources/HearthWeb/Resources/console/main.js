@@ -1,5 +1,5 @@
 // The console's shell: sign-in, the header with the database picker, the section navigation
-// (hash routes #/data, #/rules, #/users, #/files, #/server, #/logs, #/backups, #/functions) and mounting the sections.
+// (hash routes #/data, #/rules, #/users, #/files, #/server, #/logs, #/backups, #/functions, #/hosting) and mounting the sections.
 // A section module exports `mount(container, ctx, route)` and returns its cleanup.
 
 import { Hearth } from '/lib/hearth.js';
@@ -9,6 +9,7 @@ import * as backups from './sections/backups.js';
 import * as data from './sections/data.js';
 import * as files from './sections/files.js';
 import * as functions from './sections/functions.js';
+import * as hosting from './sections/hosting.js';
 import * as logs from './sections/logs.js';
 import * as rules from './sections/rules.js';
 import * as server from './sections/server.js';
@@ -24,6 +25,7 @@ const SECTIONS = [
   { name: 'logs', title: 'Logs', module: logs },
   { name: 'backups', title: 'Backups', module: backups },
   { name: 'functions', title: 'Functions', module: functions },
+  { name: 'hosting', title: 'Hosting', module: hosting },
 ];
 
 const DATABASE_KEY = 'hearth.console.database';
