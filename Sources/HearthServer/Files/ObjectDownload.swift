@@ -63,10 +63,16 @@ enum ObjectDownload {
                 throw UnsatisfiableRange(size: object.size)
             }
         }
-        let bytes = range
         // Opened now: a replaced or deleted object's content stays readable through this handle.
-        let handle = try await FileSystem.shared.openFile(forReadingAt: FilePath(store.contentPath(of: object)), options: .init())
-        let body = ResponseBody(contentLength: Int(bytes.count)) { writer in
+        let body = try await streamedBody(of: store.contentPath(of: object), bytes: range)
+        return Response(status: status, headers: headers, body: body)
+    }
+
+    /// `bytes` of the file at `path` as a body read in chunks as the client takes them, the
+    /// file opened now (so a file replaced or deleted meanwhile is still read whole).
+    static func streamedBody(of path: String, bytes: Range<Int64>) async throws -> ResponseBody {
+        let handle = try await FileSystem.shared.openFile(forReadingAt: FilePath(path), options: .init())
+        return ResponseBody(contentLength: Int(bytes.count)) { writer in
             do {
                 if !bytes.isEmpty {
                     for try await chunk in handle.readChunks(in: bytes, chunkLength: .kibibytes(512)) {
@@ -80,7 +86,6 @@ enum ObjectDownload {
             }
             try await writer.finish(nil)
         }
-        return Response(status: status, headers: headers, body: body)
     }
 
     // MARK: - HTTP details

@@ -2,7 +2,6 @@ import HTTPTypes
 import HearthHosting
 import Hummingbird
 import NIOCore
-import _NIOFileSystem
 
 extension HostingResponder {
     /// `file` as `request` asks for it, with `status` (200, or 404 for the site's `404.html`):
@@ -71,22 +70,7 @@ extension HostingResponder {
         }
         headers[.contentLength] = "\(bytes.count)"
         guard request.method != .head else { return Response(status: answer, headers: headers, body: .init()) }
-        let part = bytes
-        let handle = try await FileSystem.shared.openFile(forReadingAt: FilePath(file.location), options: .init())
-        let body = ResponseBody(contentLength: Int(part.count)) { writer in
-            do {
-                if !part.isEmpty {
-                    for try await chunk in handle.readChunks(in: part, chunkLength: .kibibytes(256)) {
-                        try await writer.write(chunk)
-                    }
-                }
-                try await handle.close()
-            } catch {
-                try? await handle.close()
-                throw error
-            }
-            try await writer.finish(nil)
-        }
+        let body = try await ObjectDownload.streamedBody(of: file.location, bytes: bytes)
         return Response(status: answer, headers: headers, body: body)
     }
 
