@@ -18,6 +18,11 @@ struct Hosting: AsyncParsableCommand {
         @Option(name: .customLong("files-dir"), help: "The files folder, when not the data folder's (a cluster's shared folder).")
         var filesDir: String?
 
+        /// The server's own folders, never deployed from a public folder that holds them.
+        var serverFolders: [URL] {
+            [URL(fileURLWithPath: data, isDirectory: true)] + (filesDir.map { [URL(fileURLWithPath: $0, isDirectory: true)] } ?? [])
+        }
+
         func releases(keep: Int = HostingReleases.defaultKeep) -> HostingReleases {
             let files = filesDir.map { URL(fileURLWithPath: $0, isDirectory: true) }
                 ?? URL(fileURLWithPath: data, isDirectory: true).appendingPathComponent("files", isDirectory: true)
@@ -45,9 +50,8 @@ struct Hosting: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let release = try Hosting.perform {
-                try location.releases(keep: keep).deploy(from: URL(fileURLWithPath: folder, isDirectory: true), message: message)
-            }
+            let release = try location.releases(keep: keep).deploy(
+                from: URL(fileURLWithPath: folder, isDirectory: true), message: message, excluding: location.serverFolders)
             print("Deployed release \(release.id): \(release.files) files, \(Hosting.size(release.bytes)). It is live.")
         }
     }
@@ -82,17 +86,8 @@ struct Hosting: AsyncParsableCommand {
         @OptionGroup var location: Location
 
         func run() async throws {
-            let release = try Hosting.perform { try location.releases().rollback(to: to) }
+            let release = try location.releases().rollback(to: to)
             print("Release \(release.id) is live.")
-        }
-    }
-
-    /// Runs `body`, turning a release problem into the command's error message.
-    static func perform<T>(_ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch let problem as HostingReleases.Problem {
-            throw ValidationError(problem.description)
         }
     }
 

@@ -51,7 +51,7 @@ struct HostingReleaseServerTests {
                 #expect((try await send(client, server, "/")).text == "demo app")
                 let empty = try await send(client, server, "/.hearth/hosting", admin: true)
                 #expect(empty.json["mode"] as? String == "releases")
-                #expect(empty.json["live"] == nil)
+                #expect(empty.json["live"] is NSNull)
                 #expect((empty.json["releases"] as? [Any])?.isEmpty == true)
 
                 try write("public/index.html", "version 1")

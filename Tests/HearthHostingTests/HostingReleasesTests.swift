@@ -219,4 +219,22 @@ struct HostingReleasesTests {
         let (files, _) = try releases.files(of: release.id)
         #expect(files.map(\.path) == ["firebase.json", "index.html"])
     }
+
+    @Test("Sites sharing a public folder each keep what they serve; the server's data folder is never deployed")
+    func sharedFoldersAndServerFolders() throws {
+        let fixture = try Fixture()
+        defer { fixture.folder.remove() }
+        try fixture.write("firebase.json", #"""
+            {"hosting": [{"site": "alpha", "public": ".", "ignore": ["**/*.map", "secret.txt", "public/**"]},
+                         {"site": "beta", "public": ".", "ignore": ["secret.txt", "public/**"]}]}
+            """#)
+        try fixture.write("app.js", "code")
+        try fixture.write("app.js.map", "map")
+        try fixture.write("hearth-data/admin-token", "token")
+        let releases = fixture.releases()
+        let release = try releases.deploy(from: fixture.project, excluding: [fixture.project.appendingPathComponent("hearth-data")])
+        let (files, _) = try releases.files(of: release.id)
+        // beta serves the map, so it is deployed; alpha still ignores it when serving.
+        #expect(files.map(\.path) == ["app.js", "app.js.map", "firebase.json"])
+    }
 }

@@ -33,6 +33,21 @@ struct HostingAdminResponder: Sendable {
         var releases: [HostingRelease]
         /// How to deploy a release here.
         var deployCommand: String
+
+        /// `live` is `null` when nothing is deployed, not left out.
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(mode, forKey: .mode)
+            try container.encodeIfPresent(folder, forKey: .folder)
+            try container.encode(releasesFolder, forKey: .releasesFolder)
+            try container.encode(live, forKey: .live)
+            try container.encode(releases, forKey: .releases)
+            try container.encode(deployCommand, forKey: .deployCommand)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case mode, folder, releasesFolder, live, releases, deployCommand
+        }
     }
 
     struct FilesBody: Encodable {

@@ -160,7 +160,9 @@ public func buildApplication(
     // The owner's app: a folder as it is (`--hosting`), else the releases deployed into the
     // files folder (which a cluster's nodes share).
     let hostingReleases = HostingReleases(folder: HostingReleases.folder(inFiles: filesDirectory))
-    let hostingSource: HostingResponder.Source = configuration.hosting.map { .folder(HostingDeployment(settings: $0)) }
+    let hostingSource: HostingResponder.Source = configuration.hosting.map {
+        .folder(HostingDeployment(settings: $0, excluding: [folder.url, filesDirectory]))
+    }
         ?? .releases(HostingReleaseWatcher(
             releases: hostingReleases, hostSites: configuration.hostingHosts, sdkFolder: configuration.hostingSDKFolder, logger: logger))
     var database = DatabaseResponder(operations: operations, configuration: configuration, admin: admin, issuer: accounts.issuer)

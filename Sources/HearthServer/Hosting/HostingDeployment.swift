@@ -10,12 +10,19 @@ struct HostingDeployment: Sendable {
     let settings: HostingSettings
     let sites: [(resolver: HostingResolver, files: HostingFolderFiles)]
 
-    init(settings: HostingSettings, release: String? = nil) {
+    /// - Parameter excluding: the server's own folders (data, files), never served when a
+    ///   public folder holds them.
+    init(settings: HostingSettings, release: String? = nil, excluding: [URL] = []) {
         self.release = release
         self.settings = settings
         sites = settings.configuration.sites.map { site in
-            (HostingResolver(site: site), HostingFolderFiles(folder: settings.folder.appendingPathComponent(site.publicFolder)))
+            (HostingResolver(site: site), HostingFolderFiles(folder: settings.folder.appendingPathComponent(site.publicFolder), excluding: excluding))
         }
+    }
+
+    /// True when this is a release whose files were removed (pruned while a request held it).
+    var isGone: Bool {
+        release != nil && !FileManager.default.fileExists(atPath: settings.folder.path)
     }
 
     /// The site answering `host` (``HostingConfiguration/site(forHost:hostSites:)``).

@@ -4,14 +4,22 @@ import _NIOFileSystem
 
 /// A site's public folder on disk, as ``HostingResolver`` asks about it: a path is a file when
 /// it is a regular file (through symbolic links) whose real location is inside the folder. A
-/// symbolic link that leads out of the folder is treated as no file, so it is never served.
+/// symbolic link that leads out of the folder is treated as no file, so it is never served; nor
+/// is anything in the server's own folders (its data) when the public folder holds them.
 struct HostingFolderFiles: HostingFileLookup {
     /// The public folder's real path (symbolic links resolved), absolute.
     let root: String
+    /// Real paths inside the folder that are never served.
+    let excluded: [String]
 
-    /// - Parameter folder: the public folder; its own symbolic links are resolved here, once.
-    init(folder: URL) {
-        root = Self.realPath(folder.path) ?? folder.standardizedFileURL.path
+    /// - Parameters:
+    ///   - folder: the public folder; its own symbolic links are resolved here, once.
+    ///   - excluding: folders never served from it (the server's data and files folders): those
+    ///     inside it are kept.
+    init(folder: URL, excluding: [URL] = []) {
+        let root = Self.realPath(folder.path) ?? folder.standardizedFileURL.path
+        self.root = root
+        excluded = excluding.compactMap { Self.realPath($0.path) }.filter { $0 != root && HostingPath.isInside($0, root: root) }
     }
 
     func isFile(_ path: String) async throws -> Bool {
@@ -29,7 +37,9 @@ struct HostingFolderFiles: HostingFileLookup {
             // A file where a folder is expected (`file.txt/index.html`), or no permission: no file.
             return nil
         }
-        guard let info, info.type == .regular, let real = Self.realPath(joined), HostingPath.isInside(real, root: root) else { return nil }
+        guard let info, info.type == .regular, let real = Self.realPath(joined), HostingPath.isInside(real, root: root),
+            !excluded.contains(where: { HostingPath.isInside(real, root: $0) })
+        else { return nil }
         return real
     }
 

@@ -7,12 +7,14 @@ extension HostingReleases {
     ///
     /// What is copied is what Firebase would upload: `firebase.json` and each site's public
     /// folder without its `ignore`d files. A symbolic link is copied as the file it leads to
-    /// when that is inside the public folder, and left out otherwise.
+    /// when that is inside the public folder, and left out otherwise. `excluding` (the server's
+    /// data folder) and the releases folder itself are never copied, even from a public folder
+    /// of `.` that holds them.
     /// - Throws: ``Problem/invalid(_:)`` for a `firebase.json` that cannot be served (naming
     ///   the key) or a public folder outside `source`; ``Problem/failed(_:)`` when the file
     ///   system refuses. Either way the live release is unchanged.
     @discardableResult
-    public func deploy(from source: URL, message: String? = nil) throws -> HostingRelease {
+    public func deploy(from source: URL, message: String? = nil, excluding: [URL] = []) throws -> HostingRelease {
         let settings: HostingSettings
         do {
             settings = try HostingSettings.load(folder: source)
@@ -36,8 +38,10 @@ extension HostingReleases {
                 try FileManager.default.createDirectory(at: app, withIntermediateDirectories: true)
                 try copy(source.appendingPathComponent("firebase.json"), to: app.appendingPathComponent("firebase.json"))
                 var totals = (files: 0, bytes: Int64(0))
-                for site in Self.sites(of: settings.configuration) {
-                    let copied = try copyPublicFolder(of: site, from: source, to: app)
+                let excluded = (excluding + [folder]).compactMap { HostingFolderFiles.realPath($0.path) }
+                for publicFolder in Self.publicFolders(of: settings.configuration) {
+                    let sites = settings.configuration.sites.filter { $0.publicFolder == publicFolder }
+                    let copied = try copyPublicFolder(publicFolder, for: sites, from: source, to: app, excluding: excluded)
                     totals.files += copied.files
                     totals.bytes += copied.bytes
                 }
@@ -80,17 +84,14 @@ extension HostingReleases {
         }
     }
 
-    /// One site per public folder: the first site naming it decides what is ignored.
-    private static func sites(of configuration: HostingConfiguration) -> [HostingSite] {
-        var seen: Set<String> = []
-        return configuration.sites.filter { seen.insert($0.publicFolder).inserted }
-    }
-
-    /// Copies `site`'s public folder from `source` into `app`, leaving out ignored files and
-    /// links that lead out of it; the files and bytes copied.
-    private func copyPublicFolder(of site: HostingSite, from source: URL, to app: URL) throws -> (files: Int, bytes: Int64) {
-        let from = source.appendingPathComponent(site.publicFolder, isDirectory: true)
-        let to = app.appendingPathComponent(site.publicFolder, isDirectory: true)
+    /// Copies a public folder from `source` into `app`, leaving out what every site serving it
+    /// ignores (each site still ignores its own when serving), links that lead out of it, and
+    /// the `excluded` folders (real paths); the files and bytes copied.
+    private func copyPublicFolder(
+        _ publicFolder: String, for sites: [HostingSite], from source: URL, to app: URL, excluding excluded: [String]
+    ) throws -> (files: Int, bytes: Int64) {
+        let from = source.appendingPathComponent(publicFolder, isDirectory: true)
+        let to = app.appendingPathComponent(publicFolder, isDirectory: true)
         try FileManager.default.createDirectory(at: to, withIntermediateDirectories: true)
         let root = HostingFolderFiles(folder: from).root
         let prefix = from.standardizedFileURL.path.hasSuffix("/") ? from.standardizedFileURL.path : from.standardizedFileURL.path + "/"
@@ -104,13 +105,14 @@ extension HostingReleases {
             guard path.hasPrefix(prefix) else { continue }
             let relative = String(path.dropFirst(prefix.count))
             let values = try url.resourceValues(forKeys: Set(keys))
-            if site.isIgnored(relative) {
+            let real = HostingFolderFiles.realPath(path)
+            if sites.allSatisfy({ $0.isIgnored(relative) }) || real.map({ path in excluded.contains { HostingPath.isInside(path, root: $0) } }) == true {
                 if values.isDirectory == true { walker.skipDescendants() }
                 continue
             }
             if values.isDirectory == true, values.isSymbolicLink != true { continue }
             // A file, or a link: copied as the regular file it leads to, when inside the folder.
-            guard let real = HostingFolderFiles.realPath(path), HostingPath.isInside(real, root: root),
+            guard let real, HostingPath.isInside(real, root: root),
                 (try? URL(fileURLWithPath: real).resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true
             else { continue }
             let target = to.appendingPathComponent(relative)

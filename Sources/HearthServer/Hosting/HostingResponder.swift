@@ -79,6 +79,25 @@ struct HostingResponder: Sendable {
         database: @Sendable (Request, Context) async throws -> Response
     ) async throws -> Response {
         guard let deployment = deployment() else { return Self.notFound(headers: []) }
+        do {
+            return try await respond(
+                to: request, from: deployment, context: context, web: web, functions: functions, filesOrigin: filesOrigin, database: database)
+        } catch is ReleaseGone {
+            // The release this request took was pruned meanwhile (deploys kept fewer): the live
+            // one answers instead.
+            guard let live = self.deployment() else { return Self.notFound(headers: []) }
+            return try await respond(
+                to: request, from: live, context: context, web: web, functions: functions, filesOrigin: filesOrigin, database: database)
+        }
+    }
+
+    /// A miss in a release whose files are gone.
+    private struct ReleaseGone: Error {}
+
+    private func respond(
+        to request: Request, from deployment: HostingDeployment, context: Context, web: WebResponder, functions: FunctionsResponder?,
+        filesOrigin: String?, database: @Sendable (Request, Context) async throws -> Response
+    ) async throws -> Response {
         let site = deployment.site(forHost: request.head.authority)
         let path = request.uri.path
         if try await isConsoleModule(path, request: request, site: site.files, web: web) {
@@ -104,6 +123,7 @@ struct HostingResponder: Sendable {
                 reserved, to: request, context: context, web: web, filesOrigin: filesOrigin, sdkFolder: deployment.settings.sdkFolder)
         case .file(let file, let status):
             guard let location = try await site.files.location(of: file), let hosted = try await cache.file(at: location) else {
+                if deployment.isGone { throw ReleaseGone() }
                 return Self.notFound(headers: decision.headers)
             }
             return try await Self.response(hosted, status: status, to: request, headers: decision.headers)
@@ -122,6 +142,7 @@ struct HostingResponder: Sendable {
             Self.apply(decision.headers, to: &response.headers)
             return response
         case .notFound:
+            if deployment.isGone { throw ReleaseGone() }
             return Self.notFound(headers: decision.headers)
         case .methodNotAllowed:
             return Self.plain(.methodNotAllowed, "Method not allowed.", headers: [HostingHeader(name: "Allow", value: "GET, HEAD")])
