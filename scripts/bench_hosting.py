@@ -1,7 +1,9 @@
 """Static file serving of `hearth serve --hosting` against nginx on the same files (see
-scripts/bench-hosting). Both servers run for the whole run; each round measures every case on
-both, the order of the two alternating between rounds so that neither always runs warmer.
-The median requests/s of each is reported with hearth/nginx.
+scripts/bench-hosting), and of the same site deployed as a release (`hearth hosting deploy`,
+served by `hearth serve` without --hosting, which checks the live release on each request).
+The servers run for the whole run; each round measures every case on each, the order
+alternating between rounds so that none always runs warmer. The median requests/s of each is
+reported with its ratio to nginx.
 
 Both get the same advantages: nginx serves with sendfile and compresses with gzip at its
 default level as each request asks (Hearth compresses a file once and keeps it, so nginx also
@@ -131,14 +133,18 @@ def main():
 
     root = Path(tempfile.mkdtemp(prefix="hearth-bench-hosting-"))
     root.chmod(0o755)  # nginx's workers (nobody, when started as root) must reach the files
-    hearth = nginx = None
+    hearth = released = nginx = None
     try:
         public = write_site(root)
         (root / "data").mkdir()
         hearth = HearthProcess(["serve", "--port", "0", "--data", root / "data", "--hosting", root, "--no-demo"],
                                binary=args.binary).start()
+        (root / "released").mkdir()
+        subprocess.run([args.binary, "hosting", "deploy", str(root), "--data", str(root / "released")], check=True,
+                       capture_output=True)
+        released = HearthProcess(["serve", "--port", "0", "--data", root / "released", "--no-demo"], binary=args.binary).start()
         nginx, nginx_port = start_nginx(root, public)
-        servers = {"hearth": hearth.url.rstrip("/"), "nginx": f"http://127.0.0.1:{nginx_port}"}
+        servers = {"hearth": hearth.url.rstrip("/"), "release": released.url.rstrip("/"), "nginx": f"http://127.0.0.1:{nginx_port}"}
         for url in servers.values():
             for _, path, gzipped in CASES:
                 check(url, path, gzipped, public)
@@ -150,18 +156,19 @@ def main():
                 for server in order:
                     rate = wrk(servers[server] + path, gzipped, args)
                     results[(name, server)].append(rate)
-                    print(f"round {round_number + 1} {name:<15} {server:<6} {rate:>10.0f} req/s", flush=True)
+                    print(f"round {round_number + 1} {name:<15} {server:<7} {rate:>10.0f} req/s", flush=True)
 
         print(f"\n{args.rounds} rounds of {args.duration} s, {args.connections} connections, {args.threads} wrk threads; medians:")
-        print(f"{'case':<15} {'hearth req/s':>13} {'nginx req/s':>12} {'hearth/nginx':>13}")
+        print(f"{'case':<15} {'hearth req/s':>13} {'release req/s':>14} {'nginx req/s':>12} {'hearth/nginx':>13} {'release/nginx':>14}")
         for name, _, _ in CASES:
-            ours, theirs = statistics.median(results[(name, "hearth")]), statistics.median(results[(name, "nginx")])
-            print(f"{name:<15} {ours:>13.0f} {theirs:>12.0f} {ours / theirs:>13.2f}")
+            ours, release, theirs = (statistics.median(results[(name, server)]) for server in ("hearth", "release", "nginx"))
+            print(f"{name:<15} {ours:>13.0f} {release:>14.0f} {theirs:>12.0f} {ours / theirs:>13.2f} {release / theirs:>14.2f}")
     finally:
         if nginx is not None:
             stop_process(nginx, timeout=10)
-        if hearth is not None:
-            hearth.stop()
+        for server in (hearth, released):
+            if server is not None:
+                server.stop()
         shutil.rmtree(root, ignore_errors=True)
 
 

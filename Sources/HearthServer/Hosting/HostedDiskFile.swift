@@ -1,5 +1,4 @@
 import HearthHosting
-import _NIOFileSystem
 
 /// A hosted file served from disk as it is read (a large one, or any while the cache's read
 /// budget is spent): never compressed, with a strong ETag made, as nginx makes its, from what
@@ -12,11 +11,10 @@ struct HostedDiskFile: Sendable {
     let contentType: String
     let etag: String
 
-    init(location: String, info: FileInfo) {
+    init(location: String, status: FileStatus) {
         self.location = location
-        size = info.size
+        size = status.size
         contentType = HostingContentType.of(location)
-        func hex(_ time: FileInfo.Timespec) -> String { String(time.seconds, radix: 16) + "." + String(time.nanoseconds, radix: 16) }
-        etag = "\"\(String(info.size, radix: 16))-\(hex(info.lastDataModificationTime))-\(hex(info.lastStatusChangeTime))\""
+        etag = "\"\(String(status.size, radix: 16))-\(String(status.modified, radix: 16))-\(String(status.changed, radix: 16))\""
     }
 }

@@ -18,16 +18,11 @@ final class HostedFileCache: Sendable {
     static let maxLoadedBytes = HostedFile.maxCompressedBytes
 
     private struct Entry {
-        let identity: Identity
+        /// The file as it was read: size, times (the status-change time changes when the file is
+        /// replaced or renamed over, even with the same modification time and size) and inode.
+        let identity: FileStatus
         let file: HostedFile
         var used: UInt64
-    }
-
-    private struct Identity: Equatable {
-        let size: Int64
-        let modified: FileInfo.Timespec
-        /// Changes when the file is replaced or renamed over, even with the same time and size.
-        let changed: FileInfo.Timespec
     }
 
     private struct State {
@@ -49,26 +44,14 @@ final class HostedFileCache: Sendable {
     }
 
     /// The file at `location` (absolute, its symbolic links already checked), from memory or to
-    /// stream from disk, or nil when it is gone or not a regular file.
-    func file(at location: String) async throws -> HostedContent? {
-        let path = FilePath(location)
-        let found: FileInfo?
-        do {
-            found = try await FileSystem.shared.info(forFileAt: path, infoAboutSymbolicLink: false)
-        } catch let error as FileSystemError where error.code != .io && error.code != .resourceExhausted {
-            return nil  // gone since it was looked up, or no longer readable
-        }
-        guard let info = found, info.type == .regular else { return nil }
-        let identity = Identity(size: info.size, modified: info.lastDataModificationTime, changed: info.lastStatusChangeTime)
-        let onDisk = HostedContent.onDisk(HostedDiskFile(location: location, info: info))
+    /// stream from disk, or nil when it is gone or not a regular file. `unchanging` (a deployed
+    /// release's file, which is never edited) skips checking a file held in memory on disk.
+    func file(at location: String, unchanging: Bool = false) async throws -> HostedContent? {
+        if unchanging, let cached = use(location, ifStill: nil) { return .loaded(cached) }
+        guard let info = FileStatus(path: location), info.isRegularFile else { return nil }
+        let onDisk = HostedContent.onDisk(HostedDiskFile(location: location, status: info))
         guard info.size <= Self.maxLoadedBytes else { return onDisk }
-        let cached: HostedFile? = state.withLock { state in
-            guard var entry = state.entries[location], entry.identity == identity else { return nil }
-            state.clock += 1
-            entry.used = state.clock
-            state.entries[location] = entry
-            return entry.file
-        }
+        let cached = use(location, ifStill: info)
         if let cached { return .loaded(cached) }
         // Reading it (and its compressed forms) holds about twice its size for a moment.
         let held = Int(info.size) * 2
@@ -76,18 +59,30 @@ final class HostedFileCache: Sendable {
         defer { readBudget.release(held) }
         let bytes: ByteBuffer
         do {
-            bytes = try await ByteBuffer(contentsOf: path, maximumSizeAllowed: .bytes(Int64(Self.maxLoadedBytes)))
+            bytes = try await ByteBuffer(contentsOf: FilePath(location), maximumSizeAllowed: .bytes(Int64(Self.maxLoadedBytes)))
         } catch let error as FileSystemError where error.code == .notFound {
             return nil
         } catch let error as FileSystemError where error.code == .resourceExhausted {
             return onDisk  // it grew past the limit since the stat
         }
         let file = HostedFile(path: location, bytes: Array(bytes.readableBytesView))
-        store(file, identity: identity, at: location)
+        store(file, identity: info, at: location)
         return .loaded(file)
     }
 
-    private func store(_ file: HostedFile, identity: Identity, at location: String) {
+    /// The file kept for `location`, marked as just used, if it was read as `identity` is now
+    /// (nil: whatever it was).
+    private func use(_ location: String, ifStill identity: FileStatus?) -> HostedFile? {
+        state.withLock { state in
+            guard var entry = state.entries[location], identity == nil || entry.identity == identity else { return nil }
+            state.clock += 1
+            entry.used = state.clock
+            state.entries[location] = entry
+            return entry.file
+        }
+    }
+
+    private func store(_ file: HostedFile, identity: FileStatus, at location: String) {
         let cost = file.cost
         guard cost <= capacity / 4 else { return }  // a few large files must not empty the cache
         state.withLock { state in

@@ -16,7 +16,8 @@ struct HostingDeployment: Sendable {
         self.release = release
         self.settings = settings
         sites = settings.configuration.sites.map { site in
-            (HostingResolver(site: site), HostingFolderFiles(folder: settings.folder.appendingPathComponent(site.publicFolder), excluding: excluding))
+            (HostingResolver(site: site), HostingFolderFiles(
+                folder: settings.folder.appendingPathComponent(site.publicFolder), excluding: excluding, immutable: release != nil))
         }
     }
 

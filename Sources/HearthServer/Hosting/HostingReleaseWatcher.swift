@@ -17,18 +17,9 @@ final class HostingReleaseWatcher: Sendable {
     private let logger: Logger
 
     private struct Seen {
-        var pointer: PointerIdentity?
+        /// The pointer file as last seen: renaming a new one over it changes its inode and times.
+        var pointer: FileStatus?
         var deployment: HostingDeployment?
-    }
-
-    /// What changes when `current` is renamed over: its inode, and its times.
-    private struct PointerIdentity: Equatable {
-        var inode: UInt64
-        var device: UInt64
-        var modified: Int
-        var modifiedNanoseconds: Int
-        var changed: Int
-        var changedNanoseconds: Int
     }
 
     private let seen = Mutex(Seen())
@@ -42,15 +33,10 @@ final class HostingReleaseWatcher: Sendable {
 
     /// The live release's deployment, or nil when nothing is deployed.
     func current() -> HostingDeployment? {
-        var status = stat()
-        guard stat(releases.pointer.path, &status) == 0 else {
+        guard let identity = FileStatus(path: releases.pointer.path) else {
             seen.withLock { $0 = Seen() }
             return nil
         }
-        let identity = PointerIdentity(
-            inode: UInt64(status.st_ino), device: UInt64(status.st_dev),
-            modified: status.st_mtim.tv_sec, modifiedNanoseconds: status.st_mtim.tv_nsec,
-            changed: status.st_ctim.tv_sec, changedNanoseconds: status.st_ctim.tv_nsec)
         let known = seen.withLock { $0 }
         if known.pointer == identity { return known.deployment }
         guard let id = releases.currentID() else { return known.deployment }

@@ -122,7 +122,9 @@ struct HostingResponder: Sendable {
             return try await respondReserved(
                 reserved, to: request, context: context, web: web, filesOrigin: filesOrigin, sdkFolder: deployment.settings.sdkFolder)
         case .file(let file, let status):
-            guard let location = try await site.files.location(of: file), let hosted = try await cache.file(at: location) else {
+            guard let location = try await site.files.location(of: file),
+                let hosted = try await cache.file(at: location, unchanging: deployment.release != nil)
+            else {
                 if deployment.isGone { throw ReleaseGone() }
                 return Self.notFound(headers: decision.headers)
             }
