@@ -23,7 +23,13 @@ struct Hosting: AsyncParsableCommand {
             [URL(fileURLWithPath: data, isDirectory: true)] + (filesDir.map { [URL(fileURLWithPath: $0, isDirectory: true)] } ?? [])
         }
 
-        func releases(keep: Int = HostingReleases.defaultKeep) -> HostingReleases {
+        /// - Parameter creating: make the data folder when there is none (a deploy).
+        func releases(keep: Int = HostingReleases.defaultKeep, creating: Bool = false) throws -> HostingReleases {
+            if creating, filesDir == nil, !FileManager.default.fileExists(atPath: data) {
+                // A data folder made here is its owner's alone, as `hearth serve` makes one.
+                try FileManager.default.createDirectory(
+                    atPath: data, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            }
             let files = filesDir.map { URL(fileURLWithPath: $0, isDirectory: true) }
                 ?? URL(fileURLWithPath: data, isDirectory: true).appendingPathComponent("files", isDirectory: true)
             return HostingReleases(folder: HostingReleases.folder(inFiles: files), keep: keep)
@@ -50,7 +56,7 @@ struct Hosting: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let release = try location.releases(keep: keep).deploy(
+            let release = try location.releases(keep: keep, creating: true).deploy(
                 from: URL(fileURLWithPath: folder, isDirectory: true), message: message, excluding: location.serverFolders)
             print("Deployed release \(release.id): \(release.files) files, \(Hosting.size(release.bytes)). It is live.")
         }
@@ -62,7 +68,7 @@ struct Hosting: AsyncParsableCommand {
         @OptionGroup var location: Location
 
         func run() async throws {
-            let releases = location.releases()
+            let releases = try location.releases()
             let live = releases.currentID()
             let list = releases.list()
             guard !list.isEmpty else {

@@ -127,9 +127,12 @@ struct HostingReleasesTests {
     func rollbackWithNothingDeployed() throws {
         let fixture = try Fixture()
         defer { fixture.folder.remove() }
-        #expect(throws: HostingReleases.Problem.notFound("Nothing is deployed, so there is nothing to roll back.")) {
-            try fixture.releases().rollback()
+        let releases = fixture.releases()
+        #expect(throws: HostingReleases.Problem.notFound("Nothing is deployed in \(releases.folder.path), so there is nothing to roll back.")) {
+            try releases.rollback()
         }
+        // Asking changed nothing on disk.
+        #expect(!FileManager.default.fileExists(atPath: releases.folder.path))
     }
 
     @Test("Only the newest N are kept; a release rolled back to is pruned once newer ones pass it")

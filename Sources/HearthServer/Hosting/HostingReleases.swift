@@ -109,7 +109,10 @@ public struct HostingReleases: Sendable {
     ///   served any more (its files were removed by hand); the live release stays.
     @discardableResult
     public func rollback(to id: String? = nil) throws -> HostingRelease {
-        try withLock {
+        guard FileManager.default.fileExists(atPath: releasesFolder.path) else {
+            throw Problem.notFound("Nothing is deployed in \(folder.path), so there is nothing to roll back.")
+        }
+        return try withLock {
             let releases = list()
             let target: HostingRelease
             if let id {
