@@ -160,6 +160,10 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "HearthSocialServer",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "HearthSocial",
             dependencies: ["HearthClient"],
             exclude: ["Resources"],
@@ -370,6 +374,11 @@ let package = Package(
         .testTarget(
             name: "HearthClientTests",
             dependencies: ["HearthClient", "HearthCore", "HearthServer", "HearthTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HearthSocialServerTests",
+            dependencies: ["HearthSocialServer"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
