@@ -161,6 +161,7 @@ let package = Package(
         ),
         .target(
             name: "HearthSocialServer",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -378,7 +379,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HearthSocialServerTests",
-            dependencies: ["HearthSocialServer"],
+            dependencies: ["HearthSocialServer", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
