@@ -161,7 +161,7 @@ let package = Package(
         ),
         .target(
             name: "HearthSocialServer",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "JWTKit", package: "jwt-kit")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -379,7 +379,9 @@ let package = Package(
         ),
         .testTarget(
             name: "HearthSocialServerTests",
-            dependencies: ["HearthSocialServer", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "HearthSocialServer", .product(name: "Crypto", package: "swift-crypto"), .product(name: "JWTKit", package: "jwt-kit"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
