@@ -19,7 +19,7 @@ struct OneBinaryTests {
         let folder = try TemporaryDirectory(prefix: "hearth-alone")
         defer { folder.remove() }
         let binary = folder.url.appendingPathComponent("hearth")
-        try FileManager.default.copyItem(at: HearthProcess.binary, to: binary)
+        try Self.copyProgram(HearthProcess.binary, to: binary)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path) == ["hearth"])
         // SwiftPM's resource bundles are found by a path written into the program: it names none of Hearth's.
         #expect(Self.bundleNames(in: try Data(contentsOf: binary)).filter { $0.hasPrefix("hearth_") } == [])
@@ -43,6 +43,24 @@ struct OneBinaryTests {
         #expect(try await httpRequest("GET", server.url("/posts.json?shallow=true")).text.contains("true"))
         #expect(server.terminate() == 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).sorted() == ["data", "hearth"])
+    }
+
+    /// Copies a program through a descriptor opened close-on-exec. `FileManager.copyItem`'s is
+    /// not: a process another test spawns meanwhile inherits it, and running the copy then fails
+    /// with "Text file busy" (ETXTBSY) while that descriptor is open for writing.
+    static func copyProgram(_ source: URL, to target: URL) throws {
+        let bytes = try Data(contentsOf: source)
+        let descriptor = open(target.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        defer { close(descriptor) }
+        try bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                guard written > 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+                offset += written
+            }
+        }
     }
 
     /// The names of the resource bundles (`x.resources`) a program's bytes mention.
