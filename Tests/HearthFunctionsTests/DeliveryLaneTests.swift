@@ -9,7 +9,7 @@ import Testing
 /// time: commit order, delivered events leaving the outbox, retries with the policy's backoff,
 /// the dead-letter list, unreachable functions waiting without giving up, concurrent windows,
 /// waking an idle lane, cancellation, and what every attempt reports.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(10)))
 struct DeliveryLaneTests {
     /// An invoker that answers each event with the results scripted for it, in turn (then
     /// `.delivered`), records every call, and can hold calls until several are in flight.

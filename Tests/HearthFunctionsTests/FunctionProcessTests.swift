@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 
 /// A function's process against a stop that comes while it is about to start.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(10)))
 struct FunctionProcessTests {
     @Test func aStopJustBeforeAStartKeepsTheProcessFromStarting() async throws {
         let folder = FileManager.default.temporaryDirectory

@@ -6,7 +6,7 @@ import Testing
 
 /// The scheduler on an injected clock (its waits move the clock, not time), calling a loopback
 /// server: times missed during a long run or a pause get one catch-up run, not one each.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(10)))
 struct SchedulerTests {
     static let client = HTTPClient.makeForFunctions()
     /// 10:00:30 UTC on 14 November 2023.

@@ -100,7 +100,7 @@ struct SwiftFunctionTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func theConsolesListingsSayWhereEachFunctionRunsAndHowOftenADeadLetterWasTried() async throws {
+    @Test(.timeLimit(.minutes(10))) func theConsolesListingsSayWhereEachFunctionRunsAndHowOftenADeadLetterWasTried() async throws {
         let failing = try FunctionDefinition.onValue(
             .written, ref: "posts/{postId}", name: "copyPost", policy: DeliveryPolicy(maxAttempts: 2, minBackoff: .milliseconds(1))
         ) { _ in throw CancellationError() }
