@@ -161,7 +161,10 @@ let package = Package(
         ),
         .target(
             name: "HearthSocialServer",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "JWTKit", package: "jwt-kit")],
+            dependencies: [
+                "HearthCore", "HearthStore", "HearthFiles", "HearthFunctions", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -285,6 +288,7 @@ let package = Package(
                 "HearthFiles",
                 "HearthServer",
                 "HearthSocial",
+                "HearthSocialServer",
                 "HearthCluster",
                 "HearthWeb",
                 "HearthFunctions",
@@ -380,13 +384,14 @@ let package = Package(
         .testTarget(
             name: "HearthSocialServerTests",
             dependencies: [
-                "HearthSocialServer", .product(name: "Crypto", package: "swift-crypto"), .product(name: "JWTKit", package: "jwt-kit"),
+                "HearthSocialServer", "HearthCore", "HearthStore", "HearthFiles", "HearthFunctions", "HearthServer", "HearthTesting",
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "JWTKit", package: "jwt-kit"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "HearthSocialTests",
-            dependencies: ["HearthSocial", "HearthClient", "HearthServer", "HearthTesting"],
+            dependencies: ["HearthSocial", "HearthSocialServer", "HearthFunctions", "HearthClient", "HearthServer", "HearthTesting"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -79,6 +79,7 @@ public enum SocialError: Error, Equatable, Sendable, CustomStringConvertible {
         case "MISSING_PASSWORD": return "Enter a password."
         case "TOO_MANY_ATTEMPTS_TRY_LATER": return "Too many attempts. Try again later."
         case "USER_DISABLED": return "This account has been disabled."
+        case "CREDENTIAL_TOO_OLD_LOGIN_AGAIN": return "For your safety, sign in again first."
         default: break
         }
         if client.message.hasPrefix("WEAK_PASSWORD") { return "The password must be at least 6 characters." }

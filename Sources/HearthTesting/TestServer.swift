@@ -48,11 +48,13 @@ public final class TestServer: Sendable {
         maxWriteBytes: Int = 256 * 1024 * 1024,
         functions: FunctionsService? = nil,
         functionsClient: HTTPClient? = nil,
+        onServices: @escaping @Sendable (ServerServices) -> Void = { _ in },
         configure: (inout ServerConfiguration) -> Void = { _ in },
         _ body: (TestServer) async throws -> T
     ) async throws -> T {
         let server = try await start(
-            options: options, maxWriteBytes: maxWriteBytes, functions: functions, functionsClient: functionsClient, configure: configure)
+            options: options, maxWriteBytes: maxWriteBytes, functions: functions, functionsClient: functionsClient, onServices: onServices,
+            configure: configure)
         do {
             let result = try await body(server)
             await server.stop()
@@ -83,11 +85,13 @@ public final class TestServer: Sendable {
     /// - Parameters:
     ///   - functions: functions to run (their recorder is given to the databases).
     ///   - functionsClient: the client HTTPS and callable functions are called with (none: not served).
+    ///   - onServices: given the server's parts once made (for Swift functions that use them).
     public static func start(
         options: DatabaseOptions = DatabaseOptions(),
         maxWriteBytes: Int = 256 * 1024 * 1024,
         functions: FunctionsService? = nil,
         functionsClient: HTTPClient? = nil,
+        onServices: @escaping @Sendable (ServerServices) -> Void = { _ in },
         configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestServer {
         let directory = try TemporaryDirectory()
@@ -111,7 +115,7 @@ public final class TestServer: Sendable {
         let (metricsPorts, metricsContinuation) = AsyncStream<Int>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let app = try await buildApplication(
             configuration: configuration, folder: folder, metrics: metrics, functions: functions, functionsClient: functionsClient,
-            logger: logger,
+            onServices: onServices, logger: logger,
             onServerRunning: { continuation.yield($0) }, onFilesServerRunning: { filesContinuation.yield($0) },
             onMetricsServerRunning: { metricsContinuation.yield($0) })
         let group = ServiceGroup(configuration: .init(services: [app], logger: logger))

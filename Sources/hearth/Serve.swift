@@ -9,6 +9,7 @@ import HearthFunctions
 import HearthRules
 import HearthServer
 import HearthSocial
+import HearthSocialServer
 import HearthStore
 import HearthWeb
 import Hummingbird
@@ -319,6 +320,10 @@ struct Serve: AsyncParsableCommand {
         databaseOptions.onCommit = metrics.committed
         // An owner's own app brings its own rules: no demo unless asked for.
         let demo = cluster == nil && settings == nil && hosting == nil ? runsDemo(in: dataURL) : (self.demo ?? false)
+        // The demo app's server side: Swift functions in this process, given the server's
+        // parts once it has built them.
+        let social = demo ? SocialBackend() : nil
+        let socialFunctions = social.map { SocialFunctions(backend: $0, logger: logger).definitions } ?? []
         var functionsService: FunctionsService?
         var functionsPort: Int?
         if let functions, let functionsClients {
@@ -326,7 +331,9 @@ struct Serve: AsyncParsableCommand {
             functionsPort = port
             functionsService = try await loadFunctions(
                 from: URL(fileURLWithPath: functions, isDirectory: true), port: port, credentials: Self.functionsCredentials(in: dataURL),
-                clients: functionsClients, metrics: metrics, logger: logger)
+                clients: functionsClients, metrics: metrics, swiftFunctions: socialFunctions, logger: logger)
+        } else if !socialFunctions.isEmpty {
+            functionsService = try swiftFunctionsService(socialFunctions, metrics: metrics, logger: logger)
         }
         databaseOptions.eventRecorder = functionsService?.recorder
         let folder: DataFolder
@@ -426,7 +433,13 @@ struct Serve: AsyncParsableCommand {
         let appName = configuration.hosting == nil ? "The social app:  " : "Your app:        "
         let app = try await buildApplication(
             configuration: configuration, folder: folder, metrics: metrics, recentLogs: recentLogs, functions: functionsService,
-            functionsClient: functionsHTTP, logger: logger,
+            functionsClient: functionsHTTP,
+            onServices: { services in
+                social?.connect(SocialBackend.Parts(
+                    data: DatabaseSocialData(provider: services.databases, name: services.defaultDatabase),
+                    files: FileStoreSocialFiles(store: services.files)))
+            },
+            logger: logger,
             onServerRunning: { boundPort in
                 // Unbuffered, so a supervisor reading a pipe sees the line at once.
                 FileHandle.standardOutput.write(Data("""
@@ -528,7 +541,7 @@ extension Serve {
     /// `webhooks.json` declares.
     func loadFunctions(
         from folder: URL, port functionsPort: Int, credentials: URL, clients: FunctionsClients, metrics: ServerMetrics,
-        logger: Logger
+        swiftFunctions: [FunctionDefinition] = [], logger: Logger
     ) async throws -> FunctionsService {
         let http = clients.calls
         var isFolder: ObjCBool = false
@@ -537,7 +550,7 @@ extension Serve {
         }
         let clock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
         let activity = FunctionActivity()
-        var definitions: [FunctionDefinition] = []
+        var definitions = swiftFunctions
         var processes: [FunctionProcess] = []
         var httpFunctions: [HTTPFunction] = []
         var scheduled: [ScheduledFunction] = []
@@ -563,15 +576,10 @@ extension Serve {
                 definitions += declared.functions
                 blocking += declared.blocking
             }
-            guard !definitions.isEmpty || !processes.isEmpty || !blocking.isEmpty else {
+            guard definitions.count > swiftFunctions.count || !processes.isEmpty || !blocking.isEmpty else {
                 throw FunctionError.unloadable("\(folder.path) holds no functions (no main.py, no webhooks.json)")
             }
-            let backlog = EventBacklog(limit: functionBacklog) { queue, waiting in
-                logger.warning("function events are piling up: past the bound, new ones are dropped", metadata: [
-                    "function": "\(queue.function)", "source": "\(queue.source)", "waiting": "\(waiting)",
-                    "bound": "\(functionBacklog)",
-                ])
-            }
+            let backlog = functionsBacklog(logger: logger)
             let blockingFunctions = blocking.isEmpty
                 ? nil : try BlockingFunctions(blocking, projectID: project, client: http, activity: activity, now: clock)
             return try FunctionsService(
@@ -588,16 +596,36 @@ extension Serve {
                                     duration: duration))
                             }, logger: logger)),
                 blocking: blockingFunctions, naming: .init(databaseHost: "\(host):\(port)", projectID: project), backlog: backlog,
-                environment: DeliveryLane.Environment(
-                    now: clock,
-                    observe: { attempt in
-                        metrics.functionDelivery(
-                            function: attempt.function, result: attempt.activityResult, duration: attempt.duration, lag: attempt.lag)
-                    }, logger: logger),
-                activity: activity, executor: clients.deliveryThread)
+                environment: deliveryEnvironment(now: clock, metrics: metrics, logger: logger), activity: activity,
+                executor: clients.deliveryThread)
         } catch let error as FunctionError {
             throw ValidationError("--functions: \(error)")
         }
+    }
+
+    /// A service for Swift functions alone (no `--functions` folder).
+    func swiftFunctionsService(_ definitions: [FunctionDefinition], metrics: ServerMetrics, logger: Logger) throws -> FunctionsService {
+        try FunctionsService(
+            functions: definitions, naming: .init(databaseHost: "\(host):\(port)", projectID: project), backlog: functionsBacklog(logger: logger),
+            environment: deliveryEnvironment(now: { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }, metrics: metrics, logger: logger))
+    }
+
+    /// The bound on events waiting for the functions, warned about when reached.
+    func functionsBacklog(logger: Logger) -> EventBacklog {
+        EventBacklog(limit: functionBacklog) { [functionBacklog] queue, waiting in
+            logger.warning("function events are piling up: past the bound, new ones are dropped", metadata: [
+                "function": "\(queue.function)", "source": "\(queue.source)", "waiting": "\(waiting)", "bound": "\(functionBacklog)",
+            ])
+        }
+    }
+
+    /// How the functions' deliveries tell time and are counted.
+    func deliveryEnvironment(now: @escaping @Sendable () -> Int64, metrics: ServerMetrics, logger: Logger) -> DeliveryLane.Environment {
+        DeliveryLane.Environment(
+            now: now,
+            observe: { attempt in
+                metrics.functionDelivery(function: attempt.function, result: attempt.activityResult, duration: attempt.duration, lag: attempt.lag)
+            }, logger: logger)
     }
 
     /// Whether to run the demo app: as asked; else on a new data folder (or one the demo made)

@@ -1,7 +1,10 @@
 import Foundation
 import HearthClient
+import HearthFunctions
 import HearthServer
 import HearthSocial
+import HearthSocialServer
+import Logging
 import HearthTesting
 import Testing
 
@@ -18,6 +21,9 @@ struct SocialHarness {
     static let databaseRules = try! String(contentsOf: rulesFolder.appendingPathComponent("database.rules.json"), encoding: .utf8)
     static let storageRules = try! String(contentsOf: rulesFolder.appendingPathComponent("storage.rules"), encoding: .utf8)
 
+    /// The app's server side, when the harness runs it (``withServerSide(_:)``).
+    var backend: SocialBackend?
+
     /// Runs `body` against a fresh server with the app's rules.
     static func with(_ body: @MainActor (SocialHarness) async throws -> Void) async throws {
         try await TestServer.with(configure: {
@@ -28,6 +34,40 @@ struct SocialHarness {
             for await status in admin.observeSyncStatus() where status.isConnected { break }
             try await body(SocialHarness(server: server, admin: admin))
         }
+    }
+
+    /// Runs `body` against a fresh server with the app's rules and its server-side functions,
+    /// in the server's process as `hearth serve` runs them.
+    static func withServerSide(_ body: @MainActor (SocialHarness) async throws -> Void) async throws {
+        let backend = SocialBackend()
+        var logger = Logger(label: "social-functions-test")
+        logger.logLevel = .warning
+        let functions = try FunctionsService(
+            functions: SocialFunctions(backend: backend, logger: logger).definitions, naming: .init(databaseHost: "127.0.0.1"),
+            backlog: EventBacklog(limit: 10_000),
+            environment: DeliveryLane.Environment(now: { Int64(Date().timeIntervalSince1970 * 1000) }, logger: logger))
+        try await TestServer.with(
+            functions: functions,
+            onServices: { services in
+                backend.connect(SocialBackend.Parts(
+                    data: DatabaseSocialData(provider: services.databases, name: services.defaultDatabase),
+                    files: FileStoreSocialFiles(store: services.files)))
+            },
+            configure: {
+                $0.defaultRules = databaseRules
+                $0.storageRules = storageRules
+            }
+        ) { (server: TestServer) async throws in
+            let admin = Database(url: server.baseURL, token: TestServer.adminToken)
+            for await status in admin.observeSyncStatus() where status.isConnected { break }
+            try await body(SocialHarness(server: server, admin: admin, backend: backend))
+        }
+    }
+
+    /// The server side's account clean-up, for its checks.
+    func cleanup() throws -> AccountCleanup {
+        let parts = try #require(backend).parts()
+        return AccountCleanup(data: parts.data, files: parts.files)
     }
 
     /// A new client, signed out.

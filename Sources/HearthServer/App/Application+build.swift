@@ -34,6 +34,8 @@ import ServiceLifecycle
 ///     `functions` were made with: ``AsyncHTTPClient/HTTPClient/makeForFunctions()``); the
 ///     caller shuts it down after the application stopped. Nil: none are served (Swift
 ///     functions need none).
+///   - onServices: given the server's parts once they are made, before any function's event is
+///     delivered (for Swift functions that use them).
 ///   - onServerRunning: called with the bound port once the server accepts connections.
 ///   - onFilesServerRunning: called with the bound files port (``ServerConfiguration/filesPort``)
 ///     once that listener accepts connections.
@@ -49,6 +51,7 @@ public func buildApplication(
     requestLog: RequestLog? = nil,
     functions: FunctionsService? = nil,
     functionsClient: HTTPClient? = nil,
+    onServices: @escaping @Sendable (ServerServices) -> Void = { _ in },
     logger: Logger,
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
     onFilesServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
@@ -220,6 +223,7 @@ public func buildApplication(
     if configuration.backupInterval != nil, let backups {
         services.append(backups)
     }
+    onServices(ServerServices(databases: databases, defaultDatabase: configuration.defaultDatabase, files: files, accounts: accounts))
     if let functions {
         let runner = FunctionsRunner(
             functions: functions, folder: folder, cluster: cluster, files: files, accounts: accounts.store, operations: operations,
