@@ -162,8 +162,9 @@ let package = Package(
         .target(
             name: "HearthSocialServer",
             dependencies: [
-                "HearthCore", "HearthStore", "HearthFiles", "HearthFunctions", .product(name: "Crypto", package: "swift-crypto"),
+                "HearthCore", "HearthStore", "HearthFiles", "HearthAuth", "HearthFunctions", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -386,6 +387,8 @@ let package = Package(
             dependencies: [
                 "HearthSocialServer", "HearthCore", "HearthStore", "HearthFiles", "HearthFunctions", "HearthServer", "HearthTesting",
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

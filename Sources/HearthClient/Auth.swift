@@ -108,7 +108,13 @@ public final class Auth: Sendable {
     public func idToken(forceRefresh: Bool = false) async throws -> String? {
         guard let user = currentUser else { return nil }
         guard forceRefresh || user.expiresAt - clock() < 5 * 60 * 1000 else { return user.idToken }
-        return try await refresh(user).idToken
+        let renewed = try await refresh(user)
+        if forceRefresh {
+            // Asked for because the claims changed (an admin role given since): connections
+            // send the new token, as Firebase's SDKs do.
+            for observer in state.withLock({ Array($0.credentialObservers.values) }) { observer() }
+        }
+        return renewed.idToken
     }
 
     /// Sets the display name and/or photo URL (nil leaves it); later ID tokens carry them.

@@ -65,6 +65,8 @@ public struct Post: Codable, Equatable, Identifiable, Sendable {
     public var starCount: Int
     /// Who starred it (uid → true).
     public var stars: [String: Bool]
+    /// True when the server's moderation changed its text (set by the server only).
+    public var moderated = false
 
     public static let maxPhotos = 3
     public static let maxTitleLength = 200
@@ -85,7 +87,7 @@ public struct Post: Codable, Equatable, Identifiable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case author, title, body, photos, timestamp, starCount, stars
+        case author, title, body, photos, timestamp, starCount, stars, moderated
     }
 
     public init(from decoder: any Decoder) throws {
@@ -97,6 +99,7 @@ public struct Post: Codable, Equatable, Identifiable, Sendable {
         timestamp = try container.decodeIfPresent(ServerTimestamp.self, forKey: .timestamp) ?? .server
         starCount = try container.decodeIfPresent(Int.self, forKey: .starCount) ?? 0
         stars = try container.decodeIfPresent([String: Bool].self, forKey: .stars) ?? [:]
+        moderated = try container.decodeIfPresent(Bool.self, forKey: .moderated) ?? false
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -151,6 +154,8 @@ public struct Comment: Codable, Equatable, Identifiable, Sendable {
     /// The people the comment names ("@Full Name"), uid to name, as the web app records them
     /// when a name is picked from its suggestions (the rules require each to exist).
     public var mentions: [String: String]?
+    /// True when the server's moderation changed its text (set by the server only).
+    public var moderated: Bool?
 
     public static let maxLength = 2000
 
@@ -170,7 +175,7 @@ public struct Comment: Codable, Equatable, Identifiable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case author, text, timestamp, mentions
+        case author, text, timestamp, mentions, moderated
     }
 }
 

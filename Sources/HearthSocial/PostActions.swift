@@ -71,6 +71,11 @@ struct PostActions: Sendable {
         try await client.settle(root.child("postFlags/\(postID)/\(user.uid)").setValue(true))
     }
 
+    func report(comment: String, on postID: String) async throws {
+        let user = try client.requireUser()
+        try await client.settle(root.child("commentFlags/\(postID)/\(comment)/\(user.uid)").setValue(true))
+    }
+
     /// Deletes one's own post with everything that hangs off it: the post, its copy, comments,
     /// likes, hashtags, the author's index, feed entries and notifications about it (one
     /// write), then its files.

@@ -142,8 +142,14 @@ public final class PostDetailViewModel {
         await perform { try await PostActions(client: self.client).setSaved(saved, postID: self.postID) }
     }
 
+    /// Reports the post to the admins (once per reader).
     public func report() async {
         await perform { try await PostActions(client: self.client).report(self.postID) }
+    }
+
+    /// Reports a comment to the admins (once per reader).
+    public func report(_ comment: Comment) async {
+        await perform { try await PostActions(client: self.client).report(comment: comment.id, on: self.postID) }
     }
 
     /// Deletes the reader's own post with its comments, likes, index entries and photos.

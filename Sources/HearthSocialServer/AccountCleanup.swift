@@ -5,9 +5,11 @@ import HearthCore
 /// follows and blocks): the server side of "Delete my account", FriendlyPix's `deleteUser`.
 ///
 /// What goes: the profile; their posts with every copy, index entry and pointer (feeds, saved
-/// lists, hashtags, reports) and what hangs off them (comments, likes); their photos and avatars
-/// in storage; their comments, likes and stars elsewhere (the counts moved back); the mentions
-/// of them; follows and blocks in both directions; their notifications, sent and received;
+/// lists, hashtags, reports and the moderation queue) and what hangs off them (comments,
+/// likes), as ``PostRemoval`` removes a post; their photos and avatars
+/// in storage; their comments (with their reports and moderated originals), likes and stars
+/// elsewhere (the counts moved back); the mentions of them; their own reports; admin
+/// requests they made or that name them; follows and blocks in both directions; their notifications, sent and received;
 /// their presence; and their conversations, both members' messages (a conversation is kept
 /// under both members' IDs, so it cannot outlive one of them: the other member sees it go).
 /// What stays: other people's own content, including text that named them ("@Name").
@@ -58,7 +60,7 @@ public struct AccountCleanup: Sendable {
         try await removeNotifications(from: uid, report: &report)
 
         var own = SocialChanges()
-        for root in ["notifications", "saved", "feed", "user-chats", "status", "blocking", "blocked", "followers", "user-posts", "people"] {
+        for root in ["notifications", "saved", "feed", "user-chats", "status", "blocking", "blocked", "followers", "admins", "user-posts", "people"] {
             own.delete(.of(root, uid))
         }
         try await apply(own, to: &report)
@@ -77,18 +79,7 @@ public struct AccountCleanup: Sendable {
         ids.formUnion(try await data.value(at: .of("user-posts", uid)).keys)
         ids.formUnion(try await data.value(at: .of("people", uid, "posts")).keys)
         guard !ids.isEmpty else { return 0 }
-        var changes = SocialChanges()
-        for id in ids {
-            for path in [Path.of("posts", id), .of("user-posts", uid, id), .of("people", uid, "posts", id), .of("comments", id), .of("likes", id), .of("postFlags", id)] {
-                changes.delete(path)
-            }
-        }
-        // Other people's pointers: feeds, saved lists, the hashtag index.
-        for root in ["feed", "saved", "hashtags"] {
-            for (owner, entries) in try await data.value(at: .of(root)).entries {
-                for id in entries.keys where ids.contains(id) { changes.delete(.of(root, owner, id)) }
-            }
-        }
+        let changes = try await PostRemoval(data: data, files: files).changes(removing: Dictionary(uniqueKeysWithValues: ids.map { ($0, uid) }))
         try await apply(changes, to: &report)
         return ids.count
     }
@@ -167,7 +158,9 @@ public struct AccountCleanup: Sendable {
             let author = posts.at(postID, "author", "uid").string
             for (commentID, comment) in comments.entries {
                 if comment.at("author", "uid").string == uid {
-                    changes.delete(.of("comments", postID, commentID))
+                    for root in ["comments", "commentFlags"] { changes.delete(.of(root, postID, commentID)) }
+                    changes.delete(.of("reports", "comments", postID, commentID))
+                    changes.delete(.of("moderated", "comments", postID, commentID))
                     if let author { changes.delete(.of("notifications", author, "comment_\(commentID)")) }
                     removed += 1
                 } else if !comment.at("mentions", uid).isNull {
@@ -216,9 +209,19 @@ public struct AccountCleanup: Sendable {
                 changes.delete(.of(theirs, other, uid))
             }
         }
-        // The person's reports of other people's posts.
+        // The person's reports of other people's posts and comments.
         for (postID, reporters) in try await data.value(at: .of("postFlags")).entries where !reporters.at(uid).isNull {
             changes.delete(.of("postFlags", postID, uid))
+        }
+        for (postID, comments) in try await data.value(at: .of("commentFlags")).entries {
+            for (commentID, reporters) in comments.entries where !reporters.at(uid).isNull {
+                changes.delete(.of("commentFlags", postID, commentID, uid))
+            }
+        }
+        // Requests an admin made or that name the person (normally carried out and gone already).
+        for (id, request) in try await data.value(at: .of("adminRequests")).entries
+        where request.at("by").string == uid || request.at("uid").string == uid {
+            changes.delete(.of("adminRequests", id))
         }
         try await apply(changes, to: &report)
     }

@@ -11,10 +11,13 @@ public final class SocialBackend: Sendable {
     public struct Parts: Sendable {
         public var data: any SocialData
         public var files: any SocialFiles
+        /// Nil where accounts cannot be changed (suspensions and admin claims are then skipped).
+        public var accounts: (any SocialAccounts)?
 
-        public init(data: any SocialData, files: any SocialFiles) {
+        public init(data: any SocialData, files: any SocialFiles, accounts: (any SocialAccounts)?) {
             self.data = data
             self.files = files
+            self.accounts = accounts
         }
     }
 

@@ -1,3 +1,4 @@
+import HearthCore
 import HearthFunctions
 import Logging
 
@@ -5,16 +6,28 @@ import Logging
 /// app: what FriendlyPix does on its server because a client must not be trusted with it.
 public struct SocialFunctions: Sendable {
     let backend: SocialBackend
+    let moderation: @Sendable () -> TextModeration
+    let now: @Sendable () -> Int64
     let logger: Logger
 
-    public init(backend: SocialBackend, logger: Logger) {
+    /// - Parameters:
+    ///   - moderation: the moderation to apply, asked at each event (the operator's word list may change).
+    ///   - now: milliseconds since the epoch.
+    public init(
+        backend: SocialBackend, moderation: @escaping @Sendable () -> TextModeration, now: @escaping @Sendable () -> Int64, logger: Logger
+    ) {
         self.backend = backend
+        self.moderation = moderation
+        self.now = now
         self.logger = logger
     }
 
     /// Every function, for ``HearthFunctions/FunctionsService``.
     public var definitions: [FunctionDefinition] {
-        [deleteUserData]
+        get throws {
+            [deleteUserData, try moderatePosts, try moderateComments, try queuePostReports, try queueCommentReports,
+             try runAdminRequests, try syncAdmins]
+        }
     }
 
     /// When an account is deleted (by its owner, the console, the admin API or the CLI), all
@@ -32,6 +45,98 @@ public struct SocialFunctions: Sendable {
                 "uid": "\(event.uid)", "posts": "\(report.posts)", "likes": "\(report.likes)", "comments": "\(report.comments)",
                 "conversations": "\(report.conversations)", "files": "\(report.files)", "paths": "\(report.paths)",
             ])
+        }
+    }
+
+    /// A new post is moderated; a deleted one takes with it what its author could not remove
+    /// (other people's saved and feed entries, its reports, the originals moderation kept).
+    var moderatePosts: FunctionDefinition {
+        get throws {
+            let (backend, moderation) = (backend, moderation)
+            return try FunctionDefinition.onValue(.written, ref: "posts/{postId}", name: "moderatePosts") { event in
+                let parts = try backend.parts()
+                guard let id = event.parameters["postId"] else { return }
+                if event.after.isNull {
+                    guard let author = event.before.at("author", "uid").string else { return }
+                    let removal = PostRemoval(data: parts.data, files: parts.files)
+                    for chunk in try await removal.changes(removing: [id: author]).chunks(of: 500) { try await parts.data.update(chunk) }
+                } else if event.before.isNull || event.before.at("title") != event.after.at("title") || event.before.at("body") != event.after.at("body") {
+                    try await ContentModeration(data: parts.data, moderation: moderation()).moderatePost(id)
+                }
+            }
+        }
+    }
+
+    /// A comment written or edited is moderated; a deleted one takes its reports and original along.
+    var moderateComments: FunctionDefinition {
+        get throws {
+            let (backend, moderation) = (backend, moderation)
+            return try FunctionDefinition.onValue(.written, ref: "comments/{postId}/{commentId}", name: "moderateComments") { event in
+                let parts = try backend.parts()
+                guard let post = event.parameters["postId"], let comment = event.parameters["commentId"] else { return }
+                if event.after.isNull {
+                    try await parts.data.update([
+                        .of("commentFlags", post, comment): .null, .of("reports", "comments", post, comment): .null,
+                        .of("moderated", "comments", post, comment): .null,
+                    ])
+                } else if event.before.at("text") != event.after.at("text") {
+                    try await ContentModeration(data: parts.data, moderation: moderation()).moderateComment(post: post, comment: comment)
+                }
+            }
+        }
+    }
+
+    /// Reports of posts reach the moderation queue.
+    var queuePostReports: FunctionDefinition {
+        get throws {
+            let (backend, now) = (backend, now)
+            return try FunctionDefinition.onValue(.written, ref: "postFlags/{postId}/{uid}", name: "queuePostReports") { event in
+                guard let post = event.parameters["postId"] else { return }
+                try await ReportQueue(data: try backend.parts().data, now: now).recountPost(post)
+            }
+        }
+    }
+
+    /// Reports of comments reach the moderation queue.
+    var queueCommentReports: FunctionDefinition {
+        get throws {
+            let (backend, now) = (backend, now)
+            return try FunctionDefinition.onValue(
+                .written, ref: "commentFlags/{postId}/{commentId}/{uid}", name: "queueCommentReports"
+            ) { event in
+                guard let post = event.parameters["postId"], let comment = event.parameters["commentId"] else { return }
+                try await ReportQueue(data: try backend.parts().data, now: now).recountComment(post: post, comment: comment)
+            }
+        }
+    }
+
+    /// Admins' requests (remove, dismiss, suspend) carried out with the server's authority.
+    var runAdminRequests: FunctionDefinition {
+        get throws {
+            let backend = backend
+            return try FunctionDefinition.onValue(
+                .created, ref: "adminRequests/{requestId}", name: "runAdminRequests",
+                policy: DeliveryPolicy(maxAttempts: 8, timeout: .seconds(300))
+            ) { event in
+                guard let id = event.parameters["requestId"] else { return }
+                let parts = try backend.parts()
+                try await AdminRequests(data: parts.data, files: parts.files, accounts: parts.accounts).run(id)
+            }
+        }
+    }
+
+    /// FriendlyPix's `admins/{uid}` entries, which only the operator writes, give and take the
+    /// `admin` claim (the console and `hearth users claims` set it directly too).
+    var syncAdmins: FunctionDefinition {
+        get throws {
+            let (backend, logger) = (backend, logger)
+            return try FunctionDefinition.onValue(.written, ref: "admins/{uid}", name: "syncAdmins") { event in
+                guard let uid = event.parameters["uid"], let accounts = try backend.parts().accounts else { return }
+                let admin = event.after.unprioritized == .bool(true)
+                if try await !accounts.setAdmin(admin, uid: uid) {
+                    logger.warning("admins/ names no account", metadata: ["uid": "\(uid)"])
+                }
+            }
         }
     }
 }

@@ -323,7 +323,13 @@ struct Serve: AsyncParsableCommand {
         // The demo app's server side: Swift functions in this process, given the server's
         // parts once it has built them.
         let social = demo ? SocialBackend() : nil
-        let socialFunctions = social.map { SocialFunctions(backend: $0, logger: logger).definitions } ?? []
+        let maskedWords = demo ? try MaskedWordsFile(url: dataURL.appendingPathComponent("social/masked-words.txt")) : nil
+        let socialFunctions = try social.map { backend in
+            try SocialFunctions(
+                backend: backend, moderation: { maskedWords?.moderation() ?? TextModeration(maskedWords: [String]()) },
+                now: { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }, logger: logger
+            ).definitions
+        } ?? []
         var functionsService: FunctionsService?
         var functionsPort: Int?
         if let functions, let functionsClients {
@@ -437,7 +443,7 @@ struct Serve: AsyncParsableCommand {
             onServices: { services in
                 social?.connect(SocialBackend.Parts(
                     data: DatabaseSocialData(provider: services.databases, name: services.defaultDatabase),
-                    files: FileStoreSocialFiles(store: services.files)))
+                    files: FileStoreSocialFiles(store: services.files), accounts: AuthServiceSocialAccounts(service: services.accounts)))
             },
             logger: logger,
             onServerRunning: { boundPort in

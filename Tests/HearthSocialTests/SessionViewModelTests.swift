@@ -20,7 +20,7 @@ struct SessionViewModelTests {
             #expect(session.errorMessage == nil)
             let uid = try #require(session.user?.uid)
             #expect(session.user?.displayName == "Ann Lee")
-            let profile = try await harness.admin.root.child("people/\(uid)").getData().value(as: Profile.self)
+            let profile = try await harness.profile(uid)
             #expect(profile.fullName == "Ann Lee")
             #expect(profile.searchIndex?.fullName == "ann lee")
             #expect(profile.searchIndex?.reversedFullName == "lee ann")
@@ -60,7 +60,7 @@ struct SessionViewModelTests {
             #expect(session.errorMessage == nil)
             #expect(session.isAnonymous)
             let uid = try #require(session.user?.uid)
-            let profile = try await harness.admin.root.child("people/\(uid)").getData().value(as: Profile.self)
+            let profile = try await harness.profile(uid)
             #expect(profile.fullName == "Anonymous")
             #expect(profile.searchIndex == nil)
             await session.signOut()
@@ -81,7 +81,7 @@ struct SessionViewModelTests {
             #expect(session.user?.uid == uid)
             #expect(session.isAnonymous == false)
             #expect(session.user?.email == "kim.kept@example.com")
-            let profile = try await harness.admin.root.child("people/\(uid)").getData().value(as: Profile.self)
+            let profile = try await harness.profile(uid) { $0.fullName == "Kim Kept" }
             #expect(profile.fullName == "Kim Kept")
             #expect(profile.searchIndex != nil)
             // The password signs in to that same account, from another device.
@@ -127,7 +127,7 @@ struct SessionViewModelTests {
             #expect(session.errorMessage == nil)
             #expect(session.user?.displayName == "Ann Marie")
             let uid = try #require(session.user?.uid)
-            let profile = try await harness.admin.root.child("people/\(uid)").getData().value(as: Profile.self)
+            let profile = try await harness.profile(uid) { $0.fullName == "Ann Marie" }
             #expect(profile.fullName == "Ann Marie")
             #expect(profile.profilePicture == "https://example.com/ann.png")
             // The rules accept only the token's own name: another one is refused.
@@ -145,7 +145,7 @@ struct SessionViewModelTests {
             await session.updateProfile(bio: "I bake bread. #sourdough")
             #expect(session.errorMessage == nil)
             let uid = try #require(session.user?.uid)
-            var profile = try await harness.admin.root.child("people/\(uid)").getData().value(as: Profile.self)
+            var profile = try await harness.profile(uid) { $0.bio == "I bake bread. #sourdough" }
             #expect(profile.bio == "I bake bread. #sourdough")
             #expect(profile.fullName == "Bea")
 
@@ -161,7 +161,7 @@ struct SessionViewModelTests {
 
             // An empty bio removes it.
             await session.updateProfile(bio: "")
-            profile = try await harness.admin.root.child("people/\(uid)").getData().value(as: Profile.self)
+            profile = try await harness.profile(uid) { $0.bio == nil }
             #expect(profile.bio == nil)
         }
     }

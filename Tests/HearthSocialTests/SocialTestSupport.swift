@@ -23,6 +23,8 @@ struct SocialHarness {
 
     /// The app's server side, when the harness runs it (``withServerSide(_:)``).
     var backend: SocialBackend?
+    /// The words the server side masks.
+    static let maskedWords = ["darn", "heck"]
 
     /// Runs `body` against a fresh server with the app's rules.
     static func with(_ body: @MainActor (SocialHarness) async throws -> Void) async throws {
@@ -43,7 +45,11 @@ struct SocialHarness {
         var logger = Logger(label: "social-functions-test")
         logger.logLevel = .warning
         let functions = try FunctionsService(
-            functions: SocialFunctions(backend: backend, logger: logger).definitions, naming: .init(databaseHost: "127.0.0.1"),
+            functions: try SocialFunctions(
+                backend: backend, moderation: { TextModeration(maskedWords: maskedWords) },
+                now: { Int64(Date().timeIntervalSince1970 * 1000) }, logger: logger
+            ).definitions,
+            naming: .init(databaseHost: "127.0.0.1"),
             backlog: EventBacklog(limit: 10_000),
             environment: DeliveryLane.Environment(now: { Int64(Date().timeIntervalSince1970 * 1000) }, logger: logger))
         try await TestServer.with(
@@ -51,7 +57,7 @@ struct SocialHarness {
             onServices: { services in
                 backend.connect(SocialBackend.Parts(
                     data: DatabaseSocialData(provider: services.databases, name: services.defaultDatabase),
-                    files: FileStoreSocialFiles(store: services.files)))
+                    files: FileStoreSocialFiles(store: services.files), accounts: AuthServiceSocialAccounts(service: services.accounts)))
             },
             configure: {
                 $0.defaultRules = databaseRules
@@ -68,6 +74,20 @@ struct SocialHarness {
     func cleanup() throws -> AccountCleanup {
         let parts = try #require(backend).parts()
         return AccountCleanup(data: parts.data, files: parts.files)
+    }
+
+    /// The profile of `uid` as stored, once `condition` holds (a write made just after signing
+    /// in may still be on its way: the connection was re-authenticating, so the app did not
+    /// wait for it); the last one read when it never does.
+    @MainActor
+    func profile(_ uid: String, until condition: (Profile) -> Bool = { _ in true }) async throws -> Profile {
+        let deadline = Date().addingTimeInterval(15)
+        while true {
+            let snapshot = try await admin.root.child("people/\(uid)").getData()
+            if snapshot.exists, let profile = try? snapshot.value(as: Profile.self), condition(profile) || Date() > deadline { return profile }
+            if Date() > deadline { return try snapshot.value(as: Profile.self) }
+            try await Task.sleep(for: .milliseconds(20))
+        }
     }
 
     /// A new client, signed out.

@@ -1,0 +1,45 @@
+import HearthAuth
+import HearthCore
+
+/// ``SocialAccounts`` over the server's ``AuthService``.
+public struct AuthServiceSocialAccounts: SocialAccounts {
+    let service: AuthService
+
+    public init(service: AuthService) {
+        self.service = service
+    }
+
+    private func user(_ uid: String) async throws -> UserRecord? {
+        var identifiers = AuthService.Identifiers()
+        identifiers.uids = [uid]
+        return try await service.users(matching: identifiers).first
+    }
+
+    public func setDisabled(_ disabled: Bool, uid: String) async throws -> Bool {
+        guard let user = try await user(uid) else { return false }
+        guard user.disabled != disabled else { return true }
+        var fields = AuthService.AccountFields()
+        fields.disabled = disabled
+        _ = try await service.updateUser(uid: uid, fields)
+        // A suspended person's refresh tokens stop working now, not at their next expiry.
+        if disabled { try await service.revokeSessions(uid: uid) }
+        return true
+    }
+
+    public func setAdmin(_ admin: Bool, uid: String) async throws -> Bool {
+        guard let user = try await user(uid) else { return false }
+        var claims = user.customClaims.children.map { Array($0) } ?? []
+        claims.removeAll { $0.key.string == "admin" }
+        if admin { claims.append((ChildKey("admin"), .bool(true))) }
+        let updated: Node = claims.isEmpty ? .null : .object(claims)
+        guard updated != user.customClaims else { return true }
+        var fields = AuthService.AccountFields()
+        fields.customClaims = updated
+        _ = try await service.updateUser(uid: uid, fields)
+        return true
+    }
+
+    public func exists(uid: String) async throws -> Bool {
+        try await user(uid) != nil
+    }
+}
