@@ -1,13 +1,14 @@
 import Foundation
 import HearthClient
 
-/// Something someone did that concerns a person: liked their post, commented on it, or
-/// followed them. Stored at `notifications/{recipient}/{id}`, written by the one who did it in
-/// the same write as the like, comment or follow (the rules check that it exists), under one
-/// ID per thing reported so repeating it makes no second notification.
+/// Something someone did that concerns a person: liked their post, commented on it, followed
+/// them, or named them in a post or comment. Stored at `notifications/{recipient}/{id}`,
+/// written by the one who did it in the same write as the like, comment or follow (the rules
+/// check that it exists) — a mention by the server, from the post's or comment's names — under
+/// one ID per thing reported so repeating it makes no second notification.
 public struct ActivityNotification: Codable, Equatable, Identifiable, Sendable {
     public enum Kind: String, Codable, Sendable {
-        case like, comment, follow
+        case like, comment, follow, mention
     }
 
     public var id: String = ""
@@ -39,12 +40,14 @@ public struct ActivityNotification: Codable, Equatable, Identifiable, Sendable {
         case type, from, name, post, comment, timestamp, read
     }
 
-    /// The notification's ID: `like_{postId}_{from}`, `comment_{commentId}` or `follow_{from}`.
+    /// The notification's ID: `like_{postId}_{from}`, `comment_{commentId}`, `follow_{from}`, or
+    /// `mention_{commentId}` (`mention_{postId}` for a post).
     public static func id(_ type: Kind, from: String, post: String? = nil, comment: String? = nil) -> String {
         switch type {
         case .like: "like_\(post ?? "")_\(from)"
         case .comment: "comment_\(comment ?? "")"
         case .follow: "follow_\(from)"
+        case .mention: "mention_\(comment ?? post ?? "")"
         }
     }
 

@@ -23,10 +23,11 @@ struct PostRemoval: Sendable {
             ] {
                 changes.delete(path)
             }
-            // The author's inbox: likes of the post, comments on it.
-            for notification in try await data.value(at: .of("notifications", author)).entries
-            where notification.value.at("post").string == id {
-                changes.delete(.of("notifications", author, notification.key))
+        }
+        // Notifications about them: the author's (likes, comments) and the mentions' in other inboxes.
+        for (owner, inbox) in try await data.value(at: .of("notifications")).entries {
+            for (key, notification) in inbox.entries where notification.at("post").string.map({ posts[$0] != nil }) ?? false {
+                changes.delete(.of("notifications", owner, key))
             }
         }
         // Other people's pointers: feeds, saved lists, the hashtag index.

@@ -48,14 +48,18 @@ public struct SocialFunctions: Sendable {
         }
     }
 
-    /// A new post is moderated; a deleted one takes with it what its author could not remove
-    /// (other people's saved and feed entries, its reports, the originals moderation kept).
+    /// A new post is moderated and the people it names are told; a deleted one takes with it
+    /// what its author could not remove (other people's saved and feed entries, its reports,
+    /// the originals moderation kept, the mentions' notifications).
     var moderatePosts: FunctionDefinition {
         get throws {
-            let (backend, moderation) = (backend, moderation)
+            let (backend, moderation, now) = (backend, moderation, now)
             return try FunctionDefinition.onValue(.written, ref: "posts/{postId}", name: "moderatePosts") { event in
                 let parts = try backend.parts()
                 guard let id = event.parameters["postId"] else { return }
+                if event.before.at("mentions") != event.after.at("mentions") {
+                    try await MentionNotifications(data: parts.data, now: now).update(post: id, comment: nil, before: event.before, after: event.after)
+                }
                 if event.after.isNull {
                     guard let author = event.before.at("author", "uid").string else { return }
                     let removal = PostRemoval(data: parts.data, files: parts.files)
@@ -67,13 +71,18 @@ public struct SocialFunctions: Sendable {
         }
     }
 
-    /// A comment written or edited is moderated; a deleted one takes its reports and original along.
+    /// A comment written or edited is moderated and the people it names are told; a deleted one
+    /// takes its reports, original and mentions' notifications along.
     var moderateComments: FunctionDefinition {
         get throws {
-            let (backend, moderation) = (backend, moderation)
+            let (backend, moderation, now) = (backend, moderation, now)
             return try FunctionDefinition.onValue(.written, ref: "comments/{postId}/{commentId}", name: "moderateComments") { event in
                 let parts = try backend.parts()
                 guard let post = event.parameters["postId"], let comment = event.parameters["commentId"] else { return }
+                if event.before.at("mentions") != event.after.at("mentions") {
+                    try await MentionNotifications(data: parts.data, now: now).update(
+                        post: post, comment: comment, before: event.before, after: event.after)
+                }
                 if event.after.isNull {
                     try await parts.data.update([
                         .of("commentFlags", post, comment): .null, .of("reports", "comments", post, comment): .null,

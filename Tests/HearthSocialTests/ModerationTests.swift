@@ -63,6 +63,23 @@ struct ModerationTests {
             await carolsView.editComment(comment, text: "very good")
             await eventually { carolsView.comments.first?.text == "very good" && carolsView.comments.first?.moderated == nil }
             try await Self.wait("moderated/comments/\(post)", harness, as: [String: [String: String]].self) { $0 == nil }
+
+            // Naming someone tells them (unless they blocked the author); an edit that drops the name takes it back.
+            let carolID = carol.auth.currentUser!.uid
+            try await bob.database.root.child("comments/\(post)").childByAutoId().setValue([
+                "author": ["uid": DatabaseValue(bobID), "full_name": "Bob Martin", "profile_picture": ""], "text": "Thanks @Carol Diaz",
+                "timestamp": DatabaseValue.serverTimestamp, "mentions": [carolID: "Carol Diaz"],
+            ] as DatabaseValue).acknowledged()
+            await eventually { carolsView.comments.count == 2 }
+            let mention = try #require(carolsView.comments.last)
+            let notifications = NotificationListViewModel(client: carol)
+            notifications.start()
+            await eventually { notifications.notifications.contains { $0.type == .mention } }
+            let told = try #require(notifications.notifications.first { $0.type == .mention })
+            #expect(told.id == "mention_\(mention.id)" && told.from == bobID && told.name == "Bob Martin" && told.post == post)
+            let bobsView = PostDetailViewModel(client: bob, postID: post)
+            await bobsView.editComment(mention, text: "Thanks all")
+            await eventually { !notifications.notifications.contains { $0.type == .mention } }
         }
     }
 

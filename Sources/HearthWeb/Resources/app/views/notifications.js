@@ -1,5 +1,5 @@
 // #/notifications — what others did that concerns the signed-in user: liked their post,
-// commented on it, followed them. `notifications/{me}/{id}`, newest first, live, a page at a
+// commented on it, followed them, or named them (a mention, written by the server). `notifications/{me}/{id}`, newest first, live, a page at a
 // time; the ones shown are marked read (one write) once the screen has been seen.
 import { h, errorNote, signInPrompt, viewStatus, emptyState, skeleton, avatar, agoTime } from '/app/ui.js';
 import { cachedOrRead } from '/app/social.js';
@@ -12,6 +12,7 @@ const WORDS = {
   like: 'liked your post',
   comment: 'commented on your post',
   follow: 'started following you',
+  mention: 'mentioned you',
 };
 
 /** Newest first; the same time by ID, so the order is stable. */
