@@ -19,6 +19,8 @@
  *   linkWithPassword(email, password) (an anonymous account becomes an email account) · unlink(providerId)
  *   sendPasswordResetEmail(email) · sendEmailVerification() · verifyPasswordResetCode(code) → email
  *   confirmPasswordReset(code, newPassword) · applyActionCode(code) · checkActionCode(code)
+ *   deleteAccount() (a password account signs in again first: the server refuses an old
+ *     sign-in with auth/CREDENTIAL_TOO_OLD_LOGIN_AGAIN) → the account is deleted, then signed out here
  *   currentUser → { uid, email, displayName, photoURL, isAnonymous } | null
  *   onAuthStateChanged(cb) → unsubscribe · getIdToken(forceRefresh)
  *   sessionEndedBy → the HearthError with which the server ended the last session (disabled,
@@ -569,6 +571,20 @@ class Auth {
     else await this.getIdToken(true);
     this._changed();
     return this.currentUser;
+  }
+
+  /**
+   * Deletes the signed-in account, then signs out here, as Hearth's Swift client does. The
+   * server wants a recent sign-in (except for an anonymous account): sign in again first, or
+   * it answers auth/CREDENTIAL_TOO_OLD_LOGIN_AGAIN and nothing changes.
+   */
+  async deleteAccount() {
+    const idToken = await this.getIdToken();
+    if (!idToken) throw HearthError.auth('NOT_SIGNED_IN');
+    await this._call('accounts:delete', { idToken });
+    // The session's end is told to the server too (its cookie cleared); that the account is
+    // gone already is no failure.
+    await this.signOut();
   }
 
   /** A valid ID token (refreshed when it is close to expiry, or when forced); null when signed out. */

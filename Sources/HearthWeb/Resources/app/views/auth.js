@@ -2,9 +2,11 @@
 // a provider the server offers), sign up with a name (which also writes the public profile),
 // ask for a password reset email, browse without an account; on the account page, verify the
 // email address, turn an anonymous account into a full one (keeping its posts), connect and
-// disconnect providers, change one's name, sign out.
+// disconnect providers, change one's name, sign out, and delete the account (as
+// AccountDeletionViewModel).
 import { h, errorNote, busy, toast, avatar, signInPrompt, Problem } from '/app/ui.js';
 import { MAX_NAME, authorOf, browseAnonymously, nameProblem, signUp, updateProfile } from '/app/actions.js';
+import { clearScreens } from '/app/screen-cache.js';
 
 /** Where to go after signing in: the page that sent the visitor here, or the recent posts. */
 function destination(params) {
@@ -210,10 +212,134 @@ function account(container, ctx) {
       form,
       error.element,
       h('hr', { class: 'separator' }),
-      h('div', { class: 'row' }, signOut))));
+      h('div', { class: 'row' }, signOut),
+      deleteAccountSection(ctx, user))));
   if (user.isAnonymous) keepWhatYouMade(extras, ctx);
   else accountMethods(extras, ctx, error);
   return () => {};
+}
+
+/** What the person types to confirm a deletion (AccountDeletionViewModel.confirmationWord). */
+const CONFIRMATION_WORD = 'DELETE';
+
+/**
+ * "Delete my account", as AccountDeletionViewModel: a button that opens a form saying what
+ * goes, asking for the confirmation word and, for an account with a password, the password
+ * (a deletion needs a recent sign-in, so the person signs in again). Refused while writes wait
+ * to be sent. The account is deleted (the server then removes everything the person made),
+ * and the person signed out here and sent to the sign-in page.
+ */
+function deleteAccountSection(ctx, user) {
+  const { hearth } = ctx;
+  const error = errorNote();
+  // An account with an email signs in with its password (a provider-only one has none: see below).
+  let needsPassword = !user.isAnonymous && Boolean(user.email);
+  const open = h('button', {
+    type: 'button', class: 'button danger-quiet', 'data-testid': 'delete-account-open',
+    'aria-expanded': 'false', 'aria-controls': 'delete-account-form',
+  }, 'Delete my account');
+  const confirmation = field('delete-confirmation', `Type ${CONFIRMATION_WORD} to confirm`, {
+    type: 'text', autocomplete: 'off', autocapitalize: 'characters', spellcheck: 'false', required: true,
+    'data-testid': 'delete-confirmation', 'aria-describedby': 'delete-account-what',
+  });
+  const password = field('delete-password', 'Your password', {
+    type: 'password', autocomplete: 'current-password', required: true, 'data-testid': 'delete-password',
+    'aria-describedby': 'delete-password-hint',
+  }, 'For your safety, enter your password again.');
+  password.element.hidden = !needsPassword;
+  const cancel = h('button', { type: 'button', class: 'button secondary', 'data-testid': 'delete-account-cancel' }, 'Cancel');
+  const submit = h('button', { type: 'submit', class: 'button danger', 'data-testid': 'delete-account-submit' }, 'Delete my account forever');
+  const form = h('form', { id: 'delete-account-form', class: 'stack', novalidate: true, hidden: true, 'data-testid': 'delete-account-form' },
+    h('p', { id: 'delete-account-what', 'data-testid': 'delete-account-what' },
+      'This deletes your account and everything you made here, for everyone: your profile, your posts and their photos, ',
+      'your comments and likes, who you follow and who follows you, your notifications, and your conversations ',
+      '(the people you talked with lose them too). ', h('strong', {}, 'It cannot be undone.')),
+    confirmation.element, password.element, error.element,
+    h('div', { class: 'row end' }, cancel, submit));
+
+  const show = (shown) => {
+    form.hidden = !shown;
+    open.setAttribute('aria-expanded', String(shown));
+    if (shown) {
+      confirmation.input.focus();
+      return;
+    }
+    error.clear();
+    confirmation.input.value = '';
+    password.input.value = '';
+    open.focus();
+  };
+  open.addEventListener('click', () => show(form.hidden));
+  cancel.addEventListener('click', () => show(false));
+  form.addEventListener('keydown', (event) => {
+    if (event.key !== 'Escape') return;
+    event.preventDefault();
+    show(false);
+  });
+  // A provider-only account has no password to give: it deletes with its sign-in as it is (an
+  // old one is refused by the server, and the words say to sign in again).
+  if (needsPassword) {
+    hearth.auth.accountInfo().then((info) => {
+      const methods = info?.providerUserInfo ?? [];
+      if (methods.length && !methods.some((method) => method.providerId === 'password')) {
+        needsPassword = false;
+        password.element.hidden = true;
+      }
+    }, () => {}); // offline: the password is asked for, as for most accounts
+  }
+
+  onSubmit(form, submit, error, async () => {
+    if (confirmation.input.value.trim() !== CONFIRMATION_WORD) {
+      confirmation.input.focus();
+      throw new Problem(`Type ${CONFIRMATION_WORD} to confirm.`);
+    }
+    if (needsPassword && !password.input.value) {
+      password.input.focus();
+      throw new Problem('Enter your password.');
+    }
+    // Writes still on their way would land after the server's clean-up began.
+    if (hearth.db.pendingWriteCount() > 0) {
+      throw new Problem('Some of your changes are still being sent. Try again once you are online. Nothing was deleted.');
+    }
+    const current = hearth.auth.currentUser;
+    if (current?.uid !== user.uid) throw new Problem('You are no longer signed in as this account. Nothing was deleted.');
+    if (needsPassword) {
+      let again;
+      try {
+        again = await hearth.auth.signIn(user.email, password.input.value);
+      } catch (failure) {
+        if (['auth/INVALID_LOGIN_CREDENTIALS', 'auth/INVALID_PASSWORD'].includes(failure?.code)) {
+          password.input.select();
+          throw new Problem('That is not your password. Nothing was deleted.');
+        }
+        throw failure;
+      }
+      if (again.uid !== user.uid) throw new Problem('That is another account’s password. Nothing was deleted.');
+    }
+    // Offline now, and nothing left for the connection's end to write back once the
+    // server's clean-up has removed the status.
+    await ctx.presence?.signOut();
+    try {
+      await hearth.auth.deleteAccount();
+    } catch (failure) {
+      ctx.presence?.follow(hearth.auth.currentUser);
+      if (failure?.code === 'auth/CREDENTIAL_TOO_OLD_LOGIN_AGAIN') {
+        throw new Problem('For your safety, sign out and sign in again, then delete your account. Nothing was deleted.');
+      }
+      throw failure;
+    }
+    password.input.value = '';
+    // Nothing of the account's screens is painted at the next start.
+    clearScreens();
+    toast('Your account was deleted.', 'success');
+    ctx.navigate('#/signin');
+  });
+
+  return h('section', { class: 'danger-zone stack', 'aria-labelledby': 'delete-account-title', 'data-testid': 'delete-account' },
+    h('h2', { id: 'delete-account-title' }, 'Delete my account'),
+    h('p', { class: 'small muted' }, 'Remove your account and everything you made here.'),
+    h('div', { class: 'row' }, open),
+    form);
 }
 
 /** For an anonymous account: become a full account (password or provider), keeping the uid. */
