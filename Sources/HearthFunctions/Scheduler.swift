@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HearthCore
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -14,6 +15,9 @@ public struct ScheduledFunction: Sendable {
     /// Tries after a failed run (`retryConfig.retryCount`; 0 by default, as Cloud Scheduler).
     public var retryCount: Int
     public var timeout: Duration
+    /// A function written in Swift and run in the server's process (then `url` is unused):
+    /// given the scheduled time; throwing fails the run.
+    public var handler: (@Sendable (Date) async throws -> Void)?
 
     public init(name: String, region: String, schedule: CronSchedule, url: String, retryCount: Int, timeout: Duration) {
         self.name = name
@@ -23,6 +27,19 @@ public struct ScheduledFunction: Sendable {
         self.retryCount = retryCount
         self.timeout = timeout
     }
+
+    /// A Swift function run in the server's process on `schedule` (Firebase's `onSchedule`).
+    public static func swift(
+        name: String, schedule: CronSchedule, retryCount: Int = 0, timeout: Duration = .seconds(540),
+        _ handler: @escaping @Sendable (Date) async throws -> Void
+    ) -> ScheduledFunction {
+        var function = ScheduledFunction(name: name, region: "us-central1", schedule: schedule, url: "", retryCount: retryCount, timeout: timeout)
+        function.handler = handler
+        return function
+    }
+
+    /// Where it runs, for the console: the server's process, or a function process.
+    public var runsInServer: Bool { handler != nil }
 
     /// The job's name, as Cloud Scheduler names Firebase's: `firebase-schedule-<name>-<region>`.
     public var jobName: String { "firebase-schedule-\(name)-\(region)" }
@@ -58,10 +75,11 @@ public final class Scheduler: Sendable {
     }
 
     public let functions: [ScheduledFunction]
-    let client: HTTPClient
+    /// What HTTP functions are called with; nil when every function is a Swift one.
+    let client: HTTPClient?
     let environment: Environment
 
-    public init(functions: [ScheduledFunction], client: HTTPClient, environment: Environment) {
+    public init(functions: [ScheduledFunction], client: HTTPClient?, environment: Environment) {
         self.functions = functions
         self.client = client
         self.environment = environment
@@ -116,6 +134,18 @@ public final class Scheduler: Sendable {
 
     /// Nil when the run succeeded, else why not.
     func invoke(_ function: ScheduledFunction, scheduled: Date) async -> String? {
+        if let handler = function.handler {
+            let outcome = await firstWithin(function.timeout) { () async -> String? in
+                do {
+                    try await handler(scheduled)
+                    return nil
+                } catch {
+                    return "\(error)"
+                }
+            }
+            return outcome ?? "no answer within \(function.timeout)"
+        }
+        guard let client else { return "no HTTP client for \(function.url)" }
         var request = HTTPClientRequest(url: function.url)
         request.method = .POST
         request.headers.add(name: "X-CloudScheduler", value: "true")

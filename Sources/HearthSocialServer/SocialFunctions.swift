@@ -8,18 +8,80 @@ public struct SocialFunctions: Sendable {
     let backend: SocialBackend
     let moderation: @Sendable () -> TextModeration
     let now: @Sendable () -> Int64
+    let ledger: DeletedAccountsLedger?
+    let retention: Retention
     let logger: Logger
+
+    /// The operator's retention settings (off by default).
+    public struct Retention: Sendable, Equatable {
+        /// Posts older than this many days are removed; nil keeps them.
+        public var postDays: Int?
+        /// When the retention job runs (cron, or App Engine's `every …`).
+        public var schedule: String
+
+        public init(postDays: Int? = nil, schedule: String = "every 1 hours") {
+            self.postDays = postDays
+            self.schedule = schedule
+        }
+    }
+
+    /// How long after a deletion its clean-up runs again: the ID tokens the account had
+    /// (valid for an hour) have expired by then.
+    public static let tokenLifetime: Int64 = 65 * 60 * 1000
 
     /// - Parameters:
     ///   - moderation: the moderation to apply, asked at each event (the operator's word list may change).
     ///   - now: milliseconds since the epoch.
+    ///   - ledger: where deleted accounts are noted, for the clean-up's second run (nil: one run).
     public init(
-        backend: SocialBackend, moderation: @escaping @Sendable () -> TextModeration, now: @escaping @Sendable () -> Int64, logger: Logger
+        backend: SocialBackend, moderation: @escaping @Sendable () -> TextModeration, now: @escaping @Sendable () -> Int64,
+        ledger: DeletedAccountsLedger? = nil, retention: Retention = Retention(), logger: Logger
     ) {
         self.backend = backend
         self.moderation = moderation
         self.now = now
+        self.ledger = ledger
+        self.retention = retention
         self.logger = logger
+    }
+
+    /// The functions run on a schedule, for ``HearthFunctions/Scheduler``.
+    public var scheduled: [ScheduledFunction] {
+        get throws {
+            var functions: [ScheduledFunction] = []
+            if let ledger {
+                let (backend, now, logger) = (backend, now, logger)
+                functions.append(.swift(
+                    name: "sweepDeletedAccounts", schedule: try CronSchedule("every 15 minutes", timeZone: nil, function: "sweepDeletedAccounts")
+                ) { _ in
+                    let parts = try backend.parts()
+                    let cleanup = AccountCleanup(data: parts.data, files: parts.files)
+                    let entries = try ledger.entries()
+                    for entry in entries {
+                        let report = try await cleanup.run(uid: entry.uid)
+                        if report.paths > 0 || report.files > 0 {
+                            logger.info("removed data written again by a deleted account", metadata: [
+                                "uid": "\(entry.uid)", "paths": "\(report.paths)", "files": "\(report.files)",
+                            ])
+                        }
+                    }
+                    try ledger.forget(deletedAtOrBefore: now() - Self.tokenLifetime, uids: Set(entries.map(\.uid)))
+                })
+            }
+            if let days = retention.postDays {
+                let (backend, now, logger) = (backend, now, logger)
+                functions.append(.swift(
+                    name: "deleteOldPosts", schedule: try CronSchedule(retention.schedule, timeZone: nil, function: "deleteOldPosts"),
+                    timeout: .seconds(3600)
+                ) { _ in
+                    let parts = try backend.parts()
+                    let removed = try await PostRetention(data: parts.data, files: parts.files, batch: 200)
+                        .removePosts(publishedBefore: now() - Int64(days) * 86_400_000)
+                    if removed > 0 { logger.info("removed posts past the retention period", metadata: ["posts": "\(removed)", "days": "\(days)"]) }
+                })
+            }
+            return functions
+        }
     }
 
     /// Every function, for ``HearthFunctions/FunctionsService``.
@@ -32,14 +94,17 @@ public struct SocialFunctions: Sendable {
 
     /// When an account is deleted (by its owner, the console, the admin API or the CLI), all
     /// its data goes (``AccountCleanup``). A run cut short (a crash, the timeout) is delivered
-    /// again and finishes what is left.
+    /// again and finishes what is left; `sweepDeletedAccounts` runs it again until the
+    /// account's last ID token has expired.
     var deleteUserData: FunctionDefinition {
-        let (backend, logger) = (backend, logger)
+        let (backend, ledger, logger) = (backend, ledger, logger)
         return FunctionDefinition.onAccount(
             .deleted, name: "deleteUserData",
             policy: DeliveryPolicy(maxAttempts: 20, minBackoff: .seconds(1), maxBackoff: .seconds(300), timeout: .seconds(600))
         ) { event in
             let parts = try backend.parts()
+            // Noted first, so a device still signed in cannot outlast the clean-up (see the ledger).
+            try ledger?.record(event.uid, at: event.time)
             let report = try await AccountCleanup(data: parts.data, files: parts.files).run(uid: event.uid)
             logger.info("removed a deleted account's data", metadata: [
                 "uid": "\(event.uid)", "posts": "\(report.posts)", "likes": "\(report.likes)", "comments": "\(report.comments)",

@@ -323,13 +323,13 @@ struct Serve: AsyncParsableCommand {
         // The demo app's server side: Swift functions in this process, given the server's
         // parts once it has built them.
         let social = demo ? SocialBackend() : nil
-        let maskedWords = demo ? try MaskedWordsFile(url: dataURL.appendingPathComponent("social/masked-words.txt")) : nil
-        let socialFunctions = try social.map { backend in
-            try SocialFunctions(
-                backend: backend, moderation: { maskedWords?.moderation() ?? TextModeration(maskedWords: [String]()) },
-                now: { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }, logger: logger
-            ).definitions
-        } ?? []
+        let socialSettings: SettingsFile.Social?
+        do {
+            socialSettings = try settings.flatMap { try SettingsFile.read(URL(fileURLWithPath: $0)).social }
+        } catch let problem as SettingsFile.Problem {
+            throw ValidationError(problem.description)
+        }
+        let socialFunctions = try social.map { try socialServerSide($0, data: dataURL, settings: socialSettings, logger: logger) }
         var functionsService: FunctionsService?
         var functionsPort: Int?
         if let functions, let functionsClients {
@@ -338,7 +338,7 @@ struct Serve: AsyncParsableCommand {
             functionsService = try await loadFunctions(
                 from: URL(fileURLWithPath: functions, isDirectory: true), port: port, credentials: Self.functionsCredentials(in: dataURL),
                 clients: functionsClients, metrics: metrics, swiftFunctions: socialFunctions, logger: logger)
-        } else if !socialFunctions.isEmpty {
+        } else if let socialFunctions {
             functionsService = try swiftFunctionsService(socialFunctions, metrics: metrics, logger: logger)
         }
         databaseOptions.eventRecorder = functionsService?.recorder
@@ -547,7 +547,7 @@ extension Serve {
     /// `webhooks.json` declares.
     func loadFunctions(
         from folder: URL, port functionsPort: Int, credentials: URL, clients: FunctionsClients, metrics: ServerMetrics,
-        swiftFunctions: [FunctionDefinition] = [], logger: Logger
+        swiftFunctions: SwiftFunctions? = nil, logger: Logger
     ) async throws -> FunctionsService {
         let http = clients.calls
         var isFolder: ObjCBool = false
@@ -556,10 +556,10 @@ extension Serve {
         }
         let clock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
         let activity = FunctionActivity()
-        var definitions = swiftFunctions
+        var definitions = swiftFunctions?.events ?? []
         var processes: [FunctionProcess] = []
         var httpFunctions: [HTTPFunction] = []
-        var scheduled: [ScheduledFunction] = []
+        var scheduled = swiftFunctions?.scheduled ?? []
         var blocking: [BlockingFunction] = []
         let webhooks = folder.appendingPathComponent("webhooks.json")
         do {
@@ -582,7 +582,7 @@ extension Serve {
                 definitions += declared.functions
                 blocking += declared.blocking
             }
-            guard definitions.count > swiftFunctions.count || !processes.isEmpty || !blocking.isEmpty else {
+            guard definitions.count > (swiftFunctions?.events.count ?? 0) || !processes.isEmpty || !blocking.isEmpty else {
                 throw FunctionError.unloadable("\(folder.path) holds no functions (no main.py, no webhooks.json)")
             }
             let backlog = functionsBacklog(logger: logger)
@@ -592,15 +592,7 @@ extension Serve {
                 functions: definitions, processes: processes, httpFunctions: httpFunctions,
                 scheduler: scheduled.isEmpty
                     ? nil
-                    : Scheduler(
-                        functions: scheduled, client: http,
-                        environment: Scheduler.Environment(
-                            observe: { function, scheduled, succeeded, duration in
-                                metrics.scheduledRun(function: function, succeeded: succeeded)
-                                activity.add(.scheduledRun(
-                                    function: function, scheduled: Int64(scheduled.timeIntervalSince1970 * 1000), succeeded: succeeded,
-                                    duration: duration))
-                            }, logger: logger)),
+                    : Scheduler(functions: scheduled, client: http, environment: schedulerEnvironment(metrics: metrics, activity: activity, logger: logger)),
                 blocking: blockingFunctions, naming: .init(databaseHost: "\(host):\(port)", projectID: project), backlog: backlog,
                 environment: deliveryEnvironment(now: clock, metrics: metrics, logger: logger), activity: activity,
                 executor: clients.deliveryThread)
@@ -609,11 +601,48 @@ extension Serve {
         }
     }
 
+    /// Functions written in Swift, run in this process.
+    struct SwiftFunctions {
+        var events: [FunctionDefinition]
+        var scheduled: [ScheduledFunction]
+    }
+
+    /// The demo social app's server side (docs/social-server.md): its functions, with the
+    /// operator's word list and retention settings, and its state in `<data>/social/`.
+    func socialServerSide(_ backend: SocialBackend, data: URL, settings: SettingsFile.Social?, logger: Logger) throws -> SwiftFunctions {
+        let folder = data.appendingPathComponent("social")
+        let maskedWords = try MaskedWordsFile(url: folder.appendingPathComponent("masked-words.txt"))
+        var retention = SocialFunctions.Retention(postDays: settings?.retention?.postDays)
+        if let schedule = settings?.retention?.schedule { retention.schedule = schedule }
+        let functions = SocialFunctions(
+            backend: backend, moderation: { maskedWords.moderation() }, now: { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) },
+            ledger: DeletedAccountsLedger(url: folder.appendingPathComponent("deleted-accounts.json")), retention: retention, logger: logger)
+        do {
+            return SwiftFunctions(events: try functions.definitions, scheduled: try functions.scheduled)
+        } catch let error as FunctionError {
+            throw ValidationError("social.retention.schedule: \(error)")
+        }
+    }
+
     /// A service for Swift functions alone (no `--functions` folder).
-    func swiftFunctionsService(_ definitions: [FunctionDefinition], metrics: ServerMetrics, logger: Logger) throws -> FunctionsService {
-        try FunctionsService(
-            functions: definitions, naming: .init(databaseHost: "\(host):\(port)", projectID: project), backlog: functionsBacklog(logger: logger),
-            environment: deliveryEnvironment(now: { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }, metrics: metrics, logger: logger))
+    func swiftFunctionsService(_ swift: SwiftFunctions, metrics: ServerMetrics, logger: Logger) throws -> FunctionsService {
+        let activity = FunctionActivity()
+        return try FunctionsService(
+            functions: swift.events,
+            scheduler: swift.scheduled.isEmpty ? nil : Scheduler(functions: swift.scheduled, client: nil, environment: schedulerEnvironment(metrics: metrics, activity: activity, logger: logger)),
+            naming: .init(databaseHost: "\(host):\(port)", projectID: project), backlog: functionsBacklog(logger: logger),
+            environment: deliveryEnvironment(now: { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }, metrics: metrics, logger: logger),
+            activity: activity)
+    }
+
+    /// How scheduled runs are counted and shown.
+    func schedulerEnvironment(metrics: ServerMetrics, activity: FunctionActivity, logger: Logger) -> Scheduler.Environment {
+        Scheduler.Environment(
+            observe: { function, scheduled, succeeded, duration in
+                metrics.scheduledRun(function: function, succeeded: succeeded)
+                activity.add(.scheduledRun(
+                    function: function, scheduled: Int64(scheduled.timeIntervalSince1970 * 1000), succeeded: succeeded, duration: duration))
+            }, logger: logger)
     }
 
     /// The bound on events waiting for the functions, warned about when reached.

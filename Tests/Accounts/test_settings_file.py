@@ -51,6 +51,10 @@ CASES = {
         {"auth": {"providers": [dict(GOOD_PROVIDER, githubUrl="https://git.example.com")]}},
         ["auth.providers[0].githubUrl is not a setting"]),
     "a misspelt top-level setting": ({"publicUrl": "https://app.example.com"}, ["publicUrl is not a setting"]),
+    "a misspelt social setting": ({"social": {"retention": {"postdays": 30}}}, ["social.retention.postdays is not a setting"]),
+    "post retention of no days": ({"social": {"retention": {"postDays": 0}}}, ["social.retention.postDays", "at least 1"]),
+    "a retention schedule that is not one": (
+        {"social": {"retention": {"postDays": 30, "schedule": "now and then"}}}, ["social.retention.schedule"]),
     "githubURL on another provider": (
         {"auth": {"providers": [dict(GOOD_PROVIDER, githubURL="https://git.example.com")]}}, ["oidc.corp", "githubURL"]),
     "SMTP password file missing": (

@@ -23,6 +23,8 @@ struct SocialHarness {
 
     /// The app's server side, when the harness runs it (``withServerSide(_:)``).
     var backend: SocialBackend?
+    /// The server side's functions, when the harness runs them.
+    var social: SocialFunctions?
     /// The words the server side masks.
     static let maskedWords = ["darn", "heck"]
 
@@ -40,15 +42,19 @@ struct SocialHarness {
 
     /// Runs `body` against a fresh server with the app's rules and its server-side functions,
     /// in the server's process as `hearth serve` runs them.
-    static func withServerSide(_ body: @MainActor (SocialHarness) async throws -> Void) async throws {
+    static func withServerSide(
+        ledger: DeletedAccountsLedger? = nil, retention: SocialFunctions.Retention = .init(),
+        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
+        _ body: @MainActor (SocialHarness) async throws -> Void
+    ) async throws {
         let backend = SocialBackend()
         var logger = Logger(label: "social-functions-test")
         logger.logLevel = .warning
+        let social = SocialFunctions(
+            backend: backend, moderation: { TextModeration(maskedWords: maskedWords) }, now: now, ledger: ledger, retention: retention,
+            logger: logger)
         let functions = try FunctionsService(
-            functions: try SocialFunctions(
-                backend: backend, moderation: { TextModeration(maskedWords: maskedWords) },
-                now: { Int64(Date().timeIntervalSince1970 * 1000) }, logger: logger
-            ).definitions,
+            functions: try social.definitions,
             naming: .init(databaseHost: "127.0.0.1"),
             backlog: EventBacklog(limit: 10_000),
             environment: DeliveryLane.Environment(now: { Int64(Date().timeIntervalSince1970 * 1000) }, logger: logger))
@@ -66,8 +72,16 @@ struct SocialHarness {
         ) { (server: TestServer) async throws in
             let admin = Database(url: server.baseURL, token: TestServer.adminToken)
             for await status in admin.observeSyncStatus() where status.isConnected { break }
-            try await body(SocialHarness(server: server, admin: admin, backend: backend))
+            try await body(SocialHarness(server: server, admin: admin, backend: backend, social: social))
         }
+    }
+
+    /// Runs the server side's scheduled function `name` once, now (tests do not wait for its schedule).
+    func runScheduled(_ name: String) async throws {
+        let functions = try #require(social).scheduled
+        let function = try #require(functions.first { $0.name == name }, "no scheduled function \(name)")
+        let handler = try #require(function.handler)
+        try await handler(Date())
     }
 
     /// The server side's account clean-up, for its checks.

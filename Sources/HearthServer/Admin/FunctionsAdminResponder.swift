@@ -135,7 +135,9 @@ struct FunctionsAdminResponder: Sendable {
         listed += functions.httpFunctions.values.map { function in
             entry(function.name, kind: function.isCallable ? "callable" : "https", trigger: "/\(function.region)/\(function.name)")
         }
-        listed += (functions.scheduler?.functions ?? []).map { entry($0.name, kind: "schedule", trigger: $0.schedule.description) }
+        listed += (functions.scheduler?.functions ?? []).map {
+            entry($0.name, kind: "schedule", trigger: $0.schedule.description, runsIn: $0.runsInServer ? "server" : nil)
+        }
         return Listing(functions: listed.sorted { $0.name < $1.name }, recent: functions.activity.recent())
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import HearthAuth
 import HearthCore
 import HearthEngine
+import HearthFunctions
 
 /// `hearth serve --settings <file>`: what is too much for flags, as JSON.
 ///
@@ -28,7 +29,8 @@ import HearthEngine
 ///   "cluster": { "url": "postgres://hearth@db.internal/hearth", "passwordFile": "/etc/hearth/pg-password",
 ///                "nodeID": "node-1", "address": "http://10.0.0.11:9000", "filesDir": "/mnt/hearth-files" },
 ///   "hosting": { "folder": "/srv/my-app", "sdkDir": "/srv/firebase-js-sdk",
-///                "hosts": { "blog.example.com": "blog" } }
+///                "hosts": { "blog.example.com": "blog" } },
+///   "social": { "retention": { "postDays": 365, "schedule": "every 6 hours" } }
 /// }
 /// ```
 /// Secrets may be given inline or, better, as `…File` paths. Relative paths are read from the
@@ -38,6 +40,20 @@ public struct SettingsFile: Decodable, Sendable {
     public var auth: Auth?
     public var cluster: Cluster?
     public var hosting: Hosting?
+    public var social: Social?
+
+    /// The demo social app's server side (docs/social-server.md).
+    public struct Social: Decodable, Sendable, Equatable {
+        public var retention: Retention?
+
+        /// Jobs that delete old data, off unless set.
+        public struct Retention: Decodable, Sendable, Equatable {
+            /// Posts older than this many days are removed, with everything pointing at them.
+            public var postDays: Int?
+            /// When the jobs run: cron (`0 3 * * *`) or App Engine's form (`every 6 hours`).
+            public var schedule: String?
+        }
+    }
 
     /// An owner's Firebase web app to serve (docs/hosting.md): the folder of its `firebase.json`
     /// (none: the releases deployed with `hearth hosting deploy`), a folder of Firebase SDK
@@ -104,6 +120,11 @@ public struct SettingsFile: Decodable, Sendable {
 
     /// Reads and checks the settings at `url`, then applies them to `configuration`.
     public static func apply(_ url: URL, to configuration: inout ServerConfiguration) throws {
+        try read(url).apply(to: &configuration, folder: url.deletingLastPathComponent())
+    }
+
+    /// Reads and checks the settings at `url`.
+    public static func read(_ url: URL) throws -> SettingsFile {
         let data: Data
         do {
             data = try Data(contentsOf: url)
@@ -121,7 +142,17 @@ public struct SettingsFile: Decodable, Sendable {
         } catch {
             throw Problem(description: "\(url.path) is not valid JSON settings: \(error)")
         }
-        try settings.apply(to: &configuration, folder: url.deletingLastPathComponent())
+        if let days = settings.social?.retention?.postDays, days < 1 {
+            throw Problem(description: "\(url.path): social.retention.postDays must be at least 1")
+        }
+        if let schedule = settings.social?.retention?.schedule {
+            do {
+                _ = try CronSchedule(schedule, timeZone: nil, function: "retention")
+            } catch {
+                throw Problem(description: "\(url.path): social.retention.schedule: \(error)")
+            }
+        }
+        return settings
     }
 
     func apply(to configuration: inout ServerConfiguration, folder: URL) throws {
@@ -225,7 +256,9 @@ public struct SettingsFile: Decodable, Sendable {
 
     /// The settings each object may hold: a misspelt one is an error, not silently ignored.
     private static let knownKeys: [String: Set<String>] = [
-        "": ["publicURL", "auth", "cluster", "hosting"],
+        "": ["publicURL", "auth", "cluster", "hosting", "social"],
+        "social": ["retention"],
+        "social.retention": ["postDays", "schedule"],
         "hosting": ["folder", "sdkDir", "hosts"],
         "cluster": ["url", "password", "passwordFile", "nodeID", "address", "filesDir"],
         "auth": ["appName", "authorizedDomains", "emailEnumerationProtection", "email", "providers"],
