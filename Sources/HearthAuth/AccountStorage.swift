@@ -75,6 +75,8 @@ public protocol AccountStorage: Sendable {
     func revokeRefreshToken(digest: Data, uid: String) async throws -> Bool
     /// Revokes every refresh token of `uid` (kept as revoked for 30 days, then forgotten).
     func revokeRefreshTokens(uid: String, now: Int64) async throws
+    /// Notes that a session of `uid` got a new ID token at `time` (``UserRecord/lastRefreshAt``).
+    func recordRefresh(uid: String, at time: Int64) async throws
 
     // MARK: Action codes
 

@@ -158,6 +158,10 @@ public final class AccountStore: AccountStorage {
         migrator.registerMigration("outbox-cursors") { db in
             try SQLiteOutbox.addCursors(in: db)
         }
+        migrator.registerMigration("last-refresh") { db in
+            // When an account was last in use (a session refreshed), for lookups and retention.
+            try db.execute(sql: "ALTER TABLE user ADD COLUMN last_refresh_at INTEGER")
+        }
         return migrator
     }
 
@@ -187,10 +191,10 @@ public final class AccountStore: AccountStorage {
             sql: """
                 INSERT INTO user (uid, email, email_verified, display_name, photo_url, password_hash, disabled,
                                   custom_claims, provider, created_at, last_login_at, valid_since, phone_number,
-                                  password_updated_at, email_link_sign_in)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  password_updated_at, email_link_sign_in, last_refresh_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
-            arguments: arguments(user))
+            arguments: arguments(user) + [user.lastRefreshAt])
         try writeIdentities(user, in: db)
     }
 
@@ -377,6 +381,12 @@ public final class AccountStore: AccountStorage {
 
     /// How long a revoked session is remembered (milliseconds): its refresh answers
     /// TOKEN_EXPIRED meanwhile, and "unknown token" after.
+    public func recordRefresh(uid: String, at time: Int64) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE user SET last_refresh_at = ? WHERE uid = ?", arguments: [time, uid])
+        }
+    }
+
     static let revokedSessionMemory: Int64 = 30 * 24 * 3_600_000
 
     static func revokeRefreshTokens(uid: String, now: Int64, in db: Database) throws {
@@ -405,6 +415,7 @@ public final class AccountStore: AccountStorage {
         user.phoneNumber = row["phone_number"]
         user.passwordUpdatedAt = row["password_updated_at"]
         user.emailLinkSignIn = row["email_link_sign_in"]
+        user.lastRefreshAt = row["last_refresh_at"]
         user.identities = try Row.fetchAll(
             db, sql: "SELECT * FROM identity WHERE uid = ? ORDER BY position", arguments: [user.uid]
         ).map {

@@ -306,6 +306,9 @@ public final class AuthService: Sendable {
         let idToken = try await signedIDToken(
             for: user, provider: session.provider ?? user.provider, authTime: session.createdAt / 1000,
             sessionClaims: session.claims, session: digest)
+        // In use now: what retention jobs and `lastRefreshAt` go by.
+        let now = clock()
+        try await withStore { try await store.recordRefresh(uid: user.uid, at: now) }
         return Session(user: user, idToken: idToken, refreshToken: refreshToken, expiresIn: issuer.idTokenLifetime, isNewUser: false)
     }
 

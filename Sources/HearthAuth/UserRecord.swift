@@ -20,6 +20,9 @@ public struct UserRecord: Sendable, Equatable {
     public var createdAt: Int64
     /// Milliseconds since the epoch; nil before the first sign-in.
     public var lastLoginAt: Int64?
+    /// The last time a session of the account got a new ID token (milliseconds since the
+    /// epoch; Firebase's `lastRefreshAt`): the account was in use then.
+    public var lastRefreshAt: Int64?
     /// Seconds since the epoch; refresh tokens issued before it are revoked.
     public var validSince: Int64
     /// The phone number in E.164 form (`+15555550100`), unique among accounts.

@@ -9,7 +9,7 @@ extension PostgresAccountStore {
     static let userColumns = """
         u.uid, u.email, u.email_verified, u.display_name, u.photo_url, u.password_hash, u.disabled, u.custom_claims,
         u.provider, u.created_at, u.last_login_at, u.valid_since, u.phone_number, u.password_updated_at,
-        u.email_link_sign_in,
+        u.email_link_sign_in, u.last_refresh_at,
         (SELECT json_agg(json_build_array(i.provider_id, i.raw_id, i.email, i.display_name, i.photo_url)
                          ORDER BY i.position)::text
          FROM hearth_auth_identity i WHERE i.uid = u.uid) AS identities
@@ -28,6 +28,7 @@ extension PostgresAccountStore {
         user.phoneNumber = try row["phone_number"].decode(String?.self)
         user.passwordUpdatedAt = try row["password_updated_at"].decode(Int64?.self)
         user.emailLinkSignIn = try row["email_link_sign_in"].decode(Bool.self)
+        user.lastRefreshAt = try row["last_refresh_at"].decode(Int64?.self)
         if let identities = try row["identities"].decode(String?.self) {
             user.identities = try JSONDecoder().decode([[String?]].self, from: Data(identities.utf8)).map { fields in
                 LinkedIdentity(

@@ -37,6 +37,10 @@ extension PostgresAccountStore {
         }
     }
 
+    public func recordRefresh(uid: String, at time: Int64) async throws {
+        _ = try await client.query("UPDATE hearth_auth_user SET last_refresh_at = \(time) WHERE uid = \(uid)", logger: logger)
+    }
+
     public func revokeRefreshTokens(uid: String, now: Int64) async throws {
         try await transaction { connection in try await Self.revokeRefreshTokens(uid: uid, now: now, on: connection, logger) }
     }

@@ -196,10 +196,10 @@ extension PostgresAccountStore {
             """
             INSERT INTO hearth_auth_user (uid, email, email_verified, display_name, photo_url, password_hash, disabled,
                 custom_claims, provider, created_at, last_login_at, valid_since, phone_number, password_updated_at,
-                email_link_sign_in)
+                email_link_sign_in, last_refresh_at)
             VALUES (\(user.uid), \(user.email), \(user.emailVerified), \(user.displayName), \(user.photoURL),
                 \(user.passwordHash), \(user.disabled), \(claims), \(user.provider), \(user.createdAt), \(user.lastLoginAt),
-                \(user.validSince), \(user.phoneNumber), \(user.passwordUpdatedAt), \(user.emailLinkSignIn))
+                \(user.validSince), \(user.phoneNumber), \(user.passwordUpdatedAt), \(user.emailLinkSignIn), \(user.lastRefreshAt))
             """, logger: logger)
         try await writeIdentities(user, on: connection, logger)
     }

@@ -91,6 +91,8 @@ public final class PostgresAccountStore: AccountStorage {
             )
             """,
             "CREATE INDEX IF NOT EXISTS hearth_auth_identity_uid ON hearth_auth_identity(uid)",
+            // Added after the table: clusters made before it get the column at their next start.
+            "ALTER TABLE hearth_auth_user ADD COLUMN IF NOT EXISTS last_refresh_at BIGINT",
             """
             CREATE TABLE IF NOT EXISTS hearth_auth_refresh_token (
                 digest BYTEA PRIMARY KEY,

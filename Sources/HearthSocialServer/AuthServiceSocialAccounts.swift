@@ -39,6 +39,26 @@ public struct AuthServiceSocialAccounts: SocialAccounts {
         return true
     }
 
+    public func unused(since cutoff: Int64) async throws -> [String] {
+        var unused: [String] = []
+        var page: String?
+        repeat {
+            let (users, next) = try await service.listUsers(pageToken: page, maxResults: 1000)
+            for user in users where max(user.createdAt, user.lastLoginAt ?? 0, user.lastRefreshAt ?? 0) < cutoff { unused.append(user.uid) }
+            page = next
+        } while page != nil
+        return unused
+    }
+
+    public func delete(uid: String) async throws -> Bool {
+        do {
+            try await service.deleteUser(uid: uid)
+            return true
+        } catch .userNotFound {
+            return false
+        }
+    }
+
     public func exists(uid: String) async throws -> Bool {
         try await user(uid) != nil
     }

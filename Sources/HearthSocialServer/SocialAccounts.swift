@@ -10,4 +10,12 @@ public protocol SocialAccounts: Sendable {
 
     /// True when the account exists.
     func exists(uid: String) async throws -> Bool
+
+    /// The accounts not used since `cutoff` (milliseconds since the epoch): made, signed in to
+    /// and last refreshed before it.
+    func unused(since cutoff: Int64) async throws -> [String]
+
+    /// Deletes an account (its data goes through the account-deleted trigger).
+    /// - Returns: false when there was no such account.
+    func delete(uid: String) async throws -> Bool
 }

@@ -16,11 +16,15 @@ public struct SocialFunctions: Sendable {
     public struct Retention: Sendable, Equatable {
         /// Posts older than this many days are removed; nil keeps them.
         public var postDays: Int?
-        /// When the retention job runs (cron, or App Engine's `every …`).
+        /// Accounts not used for this many days (not signed in to, no session refreshed) are
+        /// deleted, with all their data; nil keeps them.
+        public var inactiveAccountDays: Int?
+        /// When the retention jobs run (cron, or App Engine's `every …`).
         public var schedule: String
 
-        public init(postDays: Int? = nil, schedule: String = "every 1 hours") {
+        public init(postDays: Int? = nil, inactiveAccountDays: Int? = nil, schedule: String = "every 1 hours") {
             self.postDays = postDays
+            self.inactiveAccountDays = inactiveAccountDays
             self.schedule = schedule
         }
     }
@@ -78,6 +82,22 @@ public struct SocialFunctions: Sendable {
                     let removed = try await PostRetention(data: parts.data, files: parts.files, batch: 200)
                         .removePosts(publishedBefore: now() - Int64(days) * 86_400_000)
                     if removed > 0 { logger.info("removed posts past the retention period", metadata: ["posts": "\(removed)", "days": "\(days)"]) }
+                })
+            }
+            if let days = retention.inactiveAccountDays {
+                let (backend, now, logger) = (backend, now, logger)
+                functions.append(.swift(
+                    name: "deleteInactiveAccounts",
+                    schedule: try CronSchedule(retention.schedule, timeZone: nil, function: "deleteInactiveAccounts"), timeout: .seconds(3600)
+                ) { _ in
+                    guard let accounts = try backend.parts().accounts else { return }
+                    var deleted = 0
+                    for uid in try await accounts.unused(since: now() - Int64(days) * 86_400_000) where try await accounts.delete(uid: uid) {
+                        deleted += 1
+                    }
+                    if deleted > 0 {
+                        logger.info("deleted accounts unused past the retention period", metadata: ["accounts": "\(deleted)", "days": "\(days)"])
+                    }
                 })
             }
             return functions

@@ -612,7 +612,8 @@ extension Serve {
     func socialServerSide(_ backend: SocialBackend, data: URL, settings: SettingsFile.Social?, logger: Logger) throws -> SwiftFunctions {
         let folder = data.appendingPathComponent("social")
         let maskedWords = try MaskedWordsFile(url: folder.appendingPathComponent("masked-words.txt"))
-        var retention = SocialFunctions.Retention(postDays: settings?.retention?.postDays)
+        var retention = SocialFunctions.Retention(
+            postDays: settings?.retention?.postDays, inactiveAccountDays: settings?.retention?.inactiveAccountDays)
         if let schedule = settings?.retention?.schedule { retention.schedule = schedule }
         let functions = SocialFunctions(
             backend: backend, moderation: { maskedWords.moderation() }, now: { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) },

@@ -932,9 +932,14 @@ def test_disabling_and_enabling_again(auth_app, rest):
     assert auth.update_user(uid, disabled=False, app=auth_app).disabled is False
     signed_in = rest.sign_in_ok(email, password)
     assert signed_in["localId"] == uid
+    assert auth.get_user(uid, app=auth_app).user_metadata.last_refresh_timestamp is None
+    before = time.time() * 1000
     refreshed = rest.refresh(signed_in["refreshToken"])
     assert refreshed.status_code == 200, refreshed.text
     assert auth.verify_id_token(signed_in["idToken"], check_revoked=True, app=auth_app)["uid"] == uid
+    # The refresh is the account's last use, as Firebase's lastRefreshAt (the SDK parses it).
+    refreshed_at = auth.get_user(uid, app=auth_app).user_metadata.last_refresh_timestamp
+    assert refreshed_at is not None and before - 1000 <= refreshed_at <= time.time() * 1000 + 1000
 
 
 # 8. Email action links --------------------------------------------------------------------------------------

@@ -80,4 +80,35 @@ struct RetentionTests {
             #expect(try await !cleanup.traces(of: recent).isEmpty)
         }
     }
+
+    @Test(.timeLimit(.minutes(10))) func accountsUnusedPastTheRetentionPeriodAreDeletedWithTheirData() async throws {
+        let clock = Mutex<Int64?>(nil)
+        let now: @Sendable () -> Int64 = { clock.withLock { $0 } ?? Int64(Date().timeIntervalSince1970 * 1000) }
+        try await SocialHarness.withServerSide(retention: .init(inactiveAccountDays: 30), now: now) { harness in
+            let (ann, bob) = (try await harness.user("Ann Lee"), try await harness.user("Bob Martin"))
+            let (annID, bobID) = (try #require(ann.auth.currentUser?.uid), try #require(bob.auth.currentUser?.uid))
+            let compose = ComposeViewModel(client: bob)
+            compose.title = "Left behind"
+            compose.body = "Nobody comes here"
+            let post = try #require(await compose.post()).id
+            // Bob was last here before `quiet`; Ann's session refreshed after it.
+            let quiet = Int64(Date().timeIntervalSince1970 * 1000) + 5
+            while Int64(Date().timeIntervalSince1970 * 1000) <= quiet + 5 { await Task.yield() }
+            _ = try await ann.auth.idToken(forceRefresh: true)
+            clock.withLock { $0 = quiet + 30 * 86_400_000 }
+
+            try await harness.runScheduled("deleteInactiveAccounts")
+            let cleanup = try harness.cleanup()
+            let deadline = Date().addingTimeInterval(30)
+            while try await !cleanup.traces(of: bobID).isEmpty, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+            #expect(try await cleanup.traces(of: bobID) == [])
+            #expect(try await cleanup.traces(of: post) == [])
+            #expect(try await harness.admin.root.child("people/\(annID)/full_name").getData().value(as: String.self) == "Ann Lee")
+            let signIn = SessionViewModel(client: harness.client())
+            signIn.email = "bob.martin@example.com"
+            signIn.password = "secret-Bob Martin"
+            await signIn.signIn()
+            #expect(signIn.errorMessage == "Wrong email address or password.")
+        }
+    }
 }

@@ -118,6 +118,9 @@ struct SocialHarness {
         await session.signUp()
         #expect(session.errorMessage == nil, "\(session.errorMessage ?? "")", sourceLocation: sourceLocation)
         _ = try #require(session.user, sourceLocation: sourceLocation)
+        // Connected as them: the app does not wait for writes while its connection signs in
+        // again (as after signing up), and a test that reads right after one would race it.
+        for await status in client.database.observeSyncStatus() where status.isConnected && status.pendingWriteCount == 0 { break }
         return client
     }
 

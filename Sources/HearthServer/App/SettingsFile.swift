@@ -30,7 +30,7 @@ import HearthFunctions
 ///                "nodeID": "node-1", "address": "http://10.0.0.11:9000", "filesDir": "/mnt/hearth-files" },
 ///   "hosting": { "folder": "/srv/my-app", "sdkDir": "/srv/firebase-js-sdk",
 ///                "hosts": { "blog.example.com": "blog" } },
-///   "social": { "retention": { "postDays": 365, "schedule": "every 6 hours" } }
+///   "social": { "retention": { "postDays": 365, "inactiveAccountDays": 730, "schedule": "every 6 hours" } }
 /// }
 /// ```
 /// Secrets may be given inline or, better, as `…File` paths. Relative paths are read from the
@@ -50,6 +50,8 @@ public struct SettingsFile: Decodable, Sendable {
         public struct Retention: Decodable, Sendable, Equatable {
             /// Posts older than this many days are removed, with everything pointing at them.
             public var postDays: Int?
+            /// Accounts unused for this many days are deleted, with all their data.
+            public var inactiveAccountDays: Int?
             /// When the jobs run: cron (`0 3 * * *`) or App Engine's form (`every 6 hours`).
             public var schedule: String?
         }
@@ -144,6 +146,9 @@ public struct SettingsFile: Decodable, Sendable {
         }
         if let days = settings.social?.retention?.postDays, days < 1 {
             throw Problem(description: "\(url.path): social.retention.postDays must be at least 1")
+        }
+        if let days = settings.social?.retention?.inactiveAccountDays, days < 1 {
+            throw Problem(description: "\(url.path): social.retention.inactiveAccountDays must be at least 1")
         }
         if let schedule = settings.social?.retention?.schedule {
             do {
@@ -258,7 +263,7 @@ public struct SettingsFile: Decodable, Sendable {
     private static let knownKeys: [String: Set<String>] = [
         "": ["publicURL", "auth", "cluster", "hosting", "social"],
         "social": ["retention"],
-        "social.retention": ["postDays", "schedule"],
+        "social.retention": ["postDays", "inactiveAccountDays", "schedule"],
         "hosting": ["folder", "sdkDir", "hosts"],
         "cluster": ["url", "password", "passwordFile", "nodeID", "address", "filesDir"],
         "auth": ["appName", "authorizedDomains", "emailEnumerationProtection", "email", "providers"],

@@ -1,3 +1,4 @@
+import Foundation
 import HearthAuth
 import HearthCore
 
@@ -18,6 +19,8 @@ struct UserInfoAnswer: Encodable {
     var displayName: String?
     var photoUrl: String?
     var lastLoginAt: String?
+    /// RFC 3339 with milliseconds, as Firebase gives it.
+    var lastRefreshAt: String?
     var emailLinkSignin: Bool?
     /// The custom claims, as JSON text.
     var customAttributes: String?
@@ -39,6 +42,13 @@ struct UserInfoAnswer: Encodable {
         var phoneNumber: String?
     }
 
+    /// Milliseconds since the epoch as RFC 3339 with milliseconds (`2024-05-01T12:00:00.123Z`).
+    static func timestamp(_ milliseconds: Int64) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+    }
+
     init(_ user: UserRecord) {
         localId = user.uid
         emailVerified = user.emailVerified
@@ -49,6 +59,7 @@ struct UserInfoAnswer: Encodable {
         displayName = user.displayName
         photoUrl = user.photoURL
         lastLoginAt = user.lastLoginAt.map { String($0) }
+        lastRefreshAt = user.lastRefreshAt.map(Self.timestamp)
         emailLinkSignin = user.emailLinkSignIn ? true : nil
         customAttributes = user.customClaims.children != nil ? JSONWriter.string(user.customClaims) : nil
         phoneNumber = user.phoneNumber
