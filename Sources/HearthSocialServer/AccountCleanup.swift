@@ -60,7 +60,10 @@ public struct AccountCleanup: Sendable {
         try await removeNotifications(from: uid, report: &report)
 
         var own = SocialChanges()
-        for root in ["notifications", "saved", "feed", "user-chats", "status", "blocking", "blocked", "followers", "admins", "user-posts", "people"] {
+        for root in [
+            "notifications", "notificationSettings", "pushSubscriptions", "saved", "feed", "user-chats", "status", "blocking", "blocked",
+            "followers", "admins", "user-posts", "people",
+        ] {
             own.delete(.of(root, uid))
         }
         try await apply(own, to: &report)

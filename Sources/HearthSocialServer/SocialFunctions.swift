@@ -10,7 +10,26 @@ public struct SocialFunctions: Sendable {
     let now: @Sendable () -> Int64
     let ledger: DeletedAccountsLedger?
     let retention: Retention
+    let push: Push?
     let logger: Logger
+
+    /// Web Push: how messages are sent, and the key browsers subscribe with.
+    public struct Push: Sendable {
+        /// Sends one message to one browser.
+        public var send: @Sendable (_ payload: [UInt8], _ to: WebPushSubscription, _ urgency: WebPushSender.Urgency) async throws -> WebPushSender.Outcome
+        /// The VAPID public key (base64url), published at `pushConfig/vapidPublicKey`.
+        public var publicKey: String
+        /// Plain `http` endpoints on this machine are taken too: for tests against a local push service.
+        public var allowsLoopbackHTTP: Bool
+
+        public init(
+            sender: WebPushSender, publicKey: String, allowsLoopbackHTTP: Bool = false
+        ) {
+            self.send = { payload, subscription, urgency in try await sender.send(payload, to: subscription, urgency: urgency) }
+            self.publicKey = publicKey
+            self.allowsLoopbackHTTP = allowsLoopbackHTTP
+        }
+    }
 
     /// The operator's retention settings (off by default).
     public struct Retention: Sendable, Equatable {
@@ -39,14 +58,21 @@ public struct SocialFunctions: Sendable {
     ///   - ledger: where deleted accounts are noted, for the clean-up's second run (nil: one run).
     public init(
         backend: SocialBackend, moderation: @escaping @Sendable () -> TextModeration, now: @escaping @Sendable () -> Int64,
-        ledger: DeletedAccountsLedger? = nil, retention: Retention = Retention(), logger: Logger
+        ledger: DeletedAccountsLedger? = nil, retention: Retention = Retention(), push: Push? = nil, logger: Logger
     ) {
         self.backend = backend
         self.moderation = moderation
         self.now = now
         self.ledger = ledger
         self.retention = retention
+        self.push = push
         self.logger = logger
+    }
+
+    /// Called once the server handed over its parts: publishes what browsers subscribe with.
+    public func started() async throws {
+        guard let push else { return }
+        try await backend.parts().data.update([.of("pushConfig", "vapidPublicKey"): .string(push.publicKey)])
     }
 
     /// The functions run on a schedule, for ``HearthFunctions/Scheduler``.
@@ -108,7 +134,7 @@ public struct SocialFunctions: Sendable {
     public var definitions: [FunctionDefinition] {
         get throws {
             [deleteUserData, try moderatePosts, try moderateComments, try queuePostReports, try queueCommentReports,
-             try runAdminRequests, try syncAdmins]
+             try runAdminRequests, try syncAdmins] + (try pushFunctions)
         }
     }
 
@@ -232,5 +258,56 @@ public struct SocialFunctions: Sendable {
                 }
             }
         }
+    }
+
+    // MARK: - Web Push
+
+    /// Notifications and direct messages pushed to the person's browsers, and subscriptions checked.
+    var pushFunctions: [FunctionDefinition] {
+        get throws {
+            guard let push else { return [] }
+            let backend = backend
+            let delivery: @Sendable (SocialBackend.Parts) -> PushDelivery = { parts in
+                PushDelivery(
+                    data: parts.data, send: { message, subscription in
+                        try await push.send(message.payload, subscription, message.kind == "message" ? .high : .normal)
+                    }, allowsLoopbackHTTP: push.allowsLoopbackHTTP)
+            }
+            let policy = DeliveryPolicy(maxAttempts: 5, minBackoff: .seconds(5), maxBackoff: .seconds(300), timeout: .seconds(120), maxConcurrency: 8)
+            return [
+                try FunctionDefinition.onValue(.created, ref: "notifications/{uid}/{notificationId}", name: "pushNotifications", policy: policy) { event in
+                    guard let uid = event.parameters["uid"], let id = event.parameters["notificationId"] else { return }
+                    let parts = try backend.parts()
+                    let title = try await event.after.at("post").string.asyncMap { try await parts.data.value(at: .of("posts", $0, "title")).string }
+                    guard let message = PushDelivery.message(for: event.after, id: id, postTitle: title ?? nil) else { return }
+                    _ = try await delivery(parts).deliver(message, to: uid)
+                },
+                try FunctionDefinition.onValue(.created, ref: "messages/{conversationId}/{messageId}", name: "pushMessages", policy: policy) { event in
+                    guard let conversation = event.parameters["conversationId"], let from = event.after.at("from").string,
+                        let recipient = AccountCleanup.otherMember(of: conversation, than: from)
+                    else { return }
+                    let parts = try backend.parts()
+                    let name = try await parts.data.value(at: .of("people", from, "full_name")).string
+                    guard let message = PushDelivery.message(forChat: event.after, conversation: conversation, senderName: name) else { return }
+                    _ = try await delivery(parts).deliver(message, to: recipient)
+                },
+                // What a browser stored is checked fully (the rules check its shape): one that is not
+                // a usable subscription, or stored under another ID, is removed.
+                try FunctionDefinition.onValue(.written, ref: "pushSubscriptions/{uid}/{subscriptionId}", name: "checkPushSubscriptions") { event in
+                    guard let uid = event.parameters["uid"], let id = event.parameters["subscriptionId"], !event.after.isNull else { return }
+                    let usable = PushDelivery.subscription(event.after, allowsLoopbackHTTP: push.allowsLoopbackHTTP)
+                    guard usable?.id != id else { return }
+                    try await backend.parts().data.update([.of("pushSubscriptions", uid, id): .null])
+                },
+            ]
+        }
+    }
+}
+
+extension Optional {
+    /// The wrapped value transformed by an async function.
+    fileprivate func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let self else { return nil }
+        return try await transform(self)
     }
 }

@@ -294,16 +294,20 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let functionsClients = functions == nil ? nil : FunctionsClients()
+        // The demo app's Web Push (see socialServerSide).
+        let pushClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: WebPushSender.clientConfiguration)
         do {
-            try await serve(functionsClients: functionsClients)
+            try await serve(functionsClients: functionsClients, pushClient: pushClient)
         } catch {
             await functionsClients?.shutdown()
+            try? await pushClient.shutdown()
             throw error
         }
         await functionsClients?.shutdown()
+        try? await pushClient.shutdown()
     }
 
-    private func serve(functionsClients: FunctionsClients?) async throws {
+    private func serve(functionsClients: FunctionsClients?, pushClient: HTTPClient) async throws {
         let functionsHTTP = functionsClients?.calls
         // A server holds a descriptor per connection and several per database: use all the
         // system allows (the soft limit is often 1,024 where the hard one is far higher).
@@ -329,7 +333,9 @@ struct Serve: AsyncParsableCommand {
         } catch let problem as SettingsFile.Problem {
             throw ValidationError(problem.description)
         }
-        let socialFunctions = try social.map { try socialServerSide($0, data: dataURL, settings: socialSettings, logger: logger) }
+        let socialFunctions = try social.map {
+            try socialServerSide($0, data: dataURL, settings: socialSettings, pushClient: pushClient, logger: logger)
+        }
         var functionsService: FunctionsService?
         var functionsPort: Int?
         if let functions, let functionsClients {
@@ -440,10 +446,15 @@ struct Serve: AsyncParsableCommand {
         let app = try await buildApplication(
             configuration: configuration, folder: folder, metrics: metrics, recentLogs: recentLogs, functions: functionsService,
             functionsClient: functionsHTTP,
-            onServices: { services in
+            onServices: { [started = socialFunctions?.started, logger] services in
                 social?.connect(SocialBackend.Parts(
                     data: DatabaseSocialData(provider: services.databases, name: services.defaultDatabase),
                     files: FileStoreSocialFiles(store: services.files), accounts: AuthServiceSocialAccounts(service: services.accounts)))
+                if let started {
+                    Task {
+                        do { try await started() } catch { logger.error("the social app's server side could not start", metadata: ["error": "\(error)"]) }
+                    }
+                }
             },
             logger: logger,
             onServerRunning: { boundPort in
@@ -605,21 +616,38 @@ extension Serve {
     struct SwiftFunctions {
         var events: [FunctionDefinition]
         var scheduled: [ScheduledFunction]
+        /// Run once the server handed its parts over.
+        var started: @Sendable () async throws -> Void = {}
     }
 
     /// The demo social app's server side (docs/social-server.md): its functions, with the
     /// operator's word list and retention settings, and its state in `<data>/social/`.
-    func socialServerSide(_ backend: SocialBackend, data: URL, settings: SettingsFile.Social?, logger: Logger) throws -> SwiftFunctions {
+    func socialServerSide(
+        _ backend: SocialBackend, data: URL, settings: SettingsFile.Social?, pushClient: HTTPClient, logger: Logger
+    ) throws -> SwiftFunctions {
         let folder = data.appendingPathComponent("social")
+        // Web Push: a key made once and kept (browsers subscribe with its public half).
+        let push: SocialFunctions.Push
+        do {
+            let key = try VAPIDKeyFile(url: folder.appendingPathComponent("vapid-key")).loadOrCreate()
+            let sender = try WebPushSender(
+                client: pushClient, key: key, subject: settings?.push?.subject ?? "mailto:webpush@hearth.invalid", now: { Date() })
+            // Plain http push services on this machine: for tests only.
+            let loopback = ProcessInfo.processInfo.environment["HEARTH_PUSH_ALLOW_LOOPBACK"] == "1"
+            push = SocialFunctions.Push(sender: sender, publicKey: key.publicKeyBase64URL, allowsLoopbackHTTP: loopback)
+        } catch {
+            throw ValidationError("the social app's Web Push key in \(folder.path): \(error)")
+        }
         let maskedWords = try MaskedWordsFile(url: folder.appendingPathComponent("masked-words.txt"))
         var retention = SocialFunctions.Retention(
             postDays: settings?.retention?.postDays, inactiveAccountDays: settings?.retention?.inactiveAccountDays)
         if let schedule = settings?.retention?.schedule { retention.schedule = schedule }
         let functions = SocialFunctions(
             backend: backend, moderation: { maskedWords.moderation() }, now: { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) },
-            ledger: DeletedAccountsLedger(url: folder.appendingPathComponent("deleted-accounts.json")), retention: retention, logger: logger)
+            ledger: DeletedAccountsLedger(url: folder.appendingPathComponent("deleted-accounts.json")), retention: retention, push: push,
+            logger: logger)
         do {
-            return SwiftFunctions(events: try functions.definitions, scheduled: try functions.scheduled)
+            return SwiftFunctions(events: try functions.definitions, scheduled: try functions.scheduled, started: functions.started)
         } catch let error as FunctionError {
             throw ValidationError("social.retention.schedule: \(error)")
         }

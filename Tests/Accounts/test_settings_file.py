@@ -53,6 +53,8 @@ CASES = {
     "a misspelt top-level setting": ({"publicUrl": "https://app.example.com"}, ["publicUrl is not a setting"]),
     "a misspelt social setting": ({"social": {"retention": {"postdays": 30}}}, ["social.retention.postdays is not a setting"]),
     "post retention of no days": ({"social": {"retention": {"postDays": 0}}}, ["social.retention.postDays", "at least 1"]),
+    "a push subject that is not a mailto: or https: URI": (
+        {"social": {"push": {"subject": "ops@example.com"}}}, ["social.push.subject"]),
     "account retention of no days": (
         {"social": {"retention": {"inactiveAccountDays": -3}}}, ["social.retention.inactiveAccountDays", "at least 1"]),
     "a retention schedule that is not one": (

@@ -30,7 +30,8 @@ import HearthFunctions
 ///                "nodeID": "node-1", "address": "http://10.0.0.11:9000", "filesDir": "/mnt/hearth-files" },
 ///   "hosting": { "folder": "/srv/my-app", "sdkDir": "/srv/firebase-js-sdk",
 ///                "hosts": { "blog.example.com": "blog" } },
-///   "social": { "retention": { "postDays": 365, "inactiveAccountDays": 730, "schedule": "every 6 hours" } }
+///   "social": { "retention": { "postDays": 365, "inactiveAccountDays": 730, "schedule": "every 6 hours" },
+///               "push": { "subject": "mailto:ops@example.com" } }
 /// }
 /// ```
 /// Secrets may be given inline or, better, as `…File` paths. Relative paths are read from the
@@ -45,6 +46,13 @@ public struct SettingsFile: Decodable, Sendable {
     /// The demo social app's server side (docs/social-server.md).
     public struct Social: Decodable, Sendable, Equatable {
         public var retention: Retention?
+        public var push: Push?
+
+        /// Web Push (notifications that reach a closed app).
+        public struct Push: Decodable, Sendable, Equatable {
+            /// The operator's contact push services are given (RFC 8292): `mailto:…` or `https://…`.
+            public var subject: String?
+        }
 
         /// Jobs that delete old data, off unless set.
         public struct Retention: Decodable, Sendable, Equatable {
@@ -149,6 +157,9 @@ public struct SettingsFile: Decodable, Sendable {
         }
         if let days = settings.social?.retention?.inactiveAccountDays, days < 1 {
             throw Problem(description: "\(url.path): social.retention.inactiveAccountDays must be at least 1")
+        }
+        if let subject = settings.social?.push?.subject, !(subject.hasPrefix("mailto:") || subject.hasPrefix("https://")) || subject.count < 9 {
+            throw Problem(description: "\(url.path): social.push.subject must be a mailto: or https: URI")
         }
         if let schedule = settings.social?.retention?.schedule {
             do {
@@ -262,7 +273,8 @@ public struct SettingsFile: Decodable, Sendable {
     /// The settings each object may hold: a misspelt one is an error, not silently ignored.
     private static let knownKeys: [String: Set<String>] = [
         "": ["publicURL", "auth", "cluster", "hosting", "social"],
-        "social": ["retention"],
+        "social": ["retention", "push"],
+        "social.push": ["subject"],
         "social.retention": ["postDays", "inactiveAccountDays", "schedule"],
         "hosting": ["folder", "sdkDir", "hosts"],
         "cluster": ["url", "password", "passwordFile", "nodeID", "address", "filesDir"],
