@@ -629,6 +629,7 @@ extension Serve {
         // Web Push: a key made once and kept (browsers subscribe with its public half).
         let push: SocialFunctions.Push
         do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             let key = try VAPIDKeyFile(url: folder.appendingPathComponent("vapid-key")).loadOrCreate()
             let sender = try WebPushSender(
                 client: pushClient, key: key, subject: settings?.push?.subject ?? "mailto:webpush@hearth.invalid", now: { Date() })

@@ -3,7 +3,7 @@
 (fixtures/console-functions): the functions and their triggers, a failed event's invocation,
 its log lines and its dead letter; replaying it once the function works again, discarding
 another (after a cancelled confirmation), a refused replay and an unreadable list shown as
-errors; the page of a server without functions; desktop and phone in light and dark, through
+errors; the page of a server without functions, and the demo app's own; desktop and phone in light and dark, through
 the accessibility audit."""
 
 from __future__ import annotations
@@ -12,12 +12,14 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import requests
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
+import harness
 from browser_support import WEB_ROOT, wait_for, wait_until
 from functions_support import ADMIN_TOKEN, serve_python
 from test_console import admin_headers, no_page_errors, open_console
@@ -154,11 +156,32 @@ def test_a_refused_replay_is_shown_as_an_error(browser, functions_server):
     no_page_errors(browser, "dead-letters")
 
 
-def test_without_functions_the_page_says_how_to_run_them(browser, server):
+def test_without_functions_the_page_says_how_to_run_them(browser):
+    # Not the demo app, which runs functions of its own (docs/social-server.md).
+    folder = Path(tempfile.mkdtemp(prefix="hearth-browser-no-functions-"))
+    hearth = harness.HearthProcess(
+        ["serve", "--no-demo", "--port", "0", "--data", str(folder), "--web-root", str(WEB_ROOT)], binary=harness.hearth_binary())
+    try:
+        hearth.start()
+        server = SimpleNamespace(url=hearth.url, admin_token=(folder / "admin-token").read_text().strip())
+        open_console(browser, server, "functions")
+        empty = wait_for(browser, "[data-testid=functions-empty]")
+        assert "--functions" in empty.text
+        assert not browser.find_element(By.CSS_SELECTOR, "[data-testid=functions-listing]").is_displayed()
+        no_page_errors(browser)
+    finally:
+        harness.stop_process(hearth.process, timeout=10)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_the_demo_apps_own_functions_are_listed_as_running_in_the_server(browser, server):
     open_console(browser, server, "functions")
-    empty = wait_for(browser, "[data-testid=functions-empty]")
-    assert "--functions" in empty.text
-    assert not browser.find_element(By.CSS_SELECTOR, "[data-testid=functions-listing]").is_displayed()
+    wait_for(browser, "[data-testid=functions-table]")
+    listed = requests.get(f"{server.url}/.hearth/functions", headers=admin_headers(server), timeout=10).json()["functions"]
+    names = {entry["name"]: entry["runsIn"] for entry in listed}
+    assert {"deleteUserData", "moderatePosts", "runAdminRequests", "pushNotifications", "sweepDeletedAccounts"} <= set(names)
+    assert set(names.values()) == {"server"}
+    wait_until(browser, lambda d: "deleteUserData" in d.find_element(By.CSS_SELECTOR, "[data-testid=functions-table]").text)
     no_page_errors(browser)
 
 
