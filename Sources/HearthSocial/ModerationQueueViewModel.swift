@@ -69,6 +69,7 @@ public final class ModerationQueueViewModel {
     /// is only in a new token).
     public func start() async {
         stop()
+        isAdmin = nil
         _ = try? await client.auth.idToken(forceRefresh: true)
         let root = client.database.root
         listeners.append(listen(root.child("reports/posts").query) { model, snapshot in

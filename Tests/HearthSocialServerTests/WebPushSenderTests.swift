@@ -218,7 +218,8 @@ struct WebPushSenderTests {
         try await Self.withPushService { service, client in
             let key = VAPIDKey()
             let (subscription, id) = try await service.subscribe(client, applicationServerKey: key)
-            try await service.script(client, id: id, answers: [.init(status: 201, delay: 5)])
+            // Far longer than the sender waits, so even a starved machine sees the timeout first.
+            try await service.script(client, id: id, answers: [.init(status: 201, delay: 60)])
             let hurried = try Self.sender(client, key: key, timeout: .milliseconds(500))
             let outcome = try await hurried.send(Array("slow".utf8), to: subscription)
             guard case .retryLater(nil, _) = outcome else {
