@@ -98,7 +98,7 @@ public struct HTTPEventInvoker: EventInvoker {
 
     /// The first `limit` bytes or so of an answer's body (all of it when shorter), reading no
     /// further: a long error page still shows how it starts.
-    static func beginning(of body: HTTPClientResponse.Body, upTo limit: Int) async -> ByteBuffer {
+    public static func beginning(of body: HTTPClientResponse.Body, upTo limit: Int) async -> ByteBuffer {
         var collected = ByteBuffer()
         do {
             for try await chunk in body {

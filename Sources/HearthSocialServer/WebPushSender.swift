@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HearthFunctions
 import NIOCore
 import NIOHTTP1
 
@@ -216,13 +217,7 @@ public struct WebPushSender: Sendable {
 
     /// The first `limit` bytes or so of an answer, as printable text on one line; reads no further.
     static func beginning(of body: HTTPClientResponse.Body, upTo limit: Int) async -> String {
-        var collected = ByteBuffer()
-        do {
-            for try await chunk in body {
-                collected.writeImmutableBuffer(chunk)
-                if collected.readableBytes >= limit { break }
-            }
-        } catch {}
+        let collected = await HTTPEventInvoker.beginning(of: body, upTo: limit)
         let text = String(decoding: collected.readableBytesView.prefix(limit), as: UTF8.self)
         return String(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : Character($0) })
             .trimmingCharacters(in: .whitespaces)
