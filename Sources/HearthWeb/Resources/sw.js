@@ -35,6 +35,7 @@ const SHELL = [
   '/app/views/chat.js',
   '/app/views/compose.js',
   '/app/views/feed.js',
+  '/app/views/moderation.js',
   '/app/views/notifications.js',
   '/app/views/post.js',
   '/app/views/posts.js',

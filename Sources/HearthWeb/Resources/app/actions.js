@@ -133,8 +133,40 @@ export async function setSaved(hearth, postId, saved) {
   else await entry.remove();
 }
 
+/** Reports a post to the admins: `postFlags/{post}/{me}` (one per reader; the server queues it). */
 export async function reportPost(hearth, postId) {
   await hearth.db.ref(`postFlags/${postId}/${requireUser(hearth).uid}`).set(true);
+}
+
+/** Whether the signed-in reader has reported the post (only they may read their report). */
+export async function hasReportedPost(hearth, postId) {
+  return (await hearth.db.ref(`postFlags/${postId}/${requireUser(hearth).uid}`).get()).val() === true;
+}
+
+/** Reports a comment to the admins: `commentFlags/{post}/{comment}/{me}`, as PostActions does. */
+export async function reportComment(hearth, postId, commentId) {
+  await hearth.db.ref(`commentFlags/${postId}/${commentId}/${requireUser(hearth).uid}`).set(true);
+}
+
+/** Whether the signed-in reader has reported the comment. */
+export async function hasReportedComment(hearth, postId, commentId) {
+  return (await hearth.db.ref(`commentFlags/${postId}/${commentId}/${requireUser(hearth).uid}`).get()).val() === true;
+}
+
+// MARK: - Moderation (admins)
+
+/**
+ * What an admin asks the server to do (`adminRequests/{id}`, as ModerationQueueViewModel):
+ * `{ action: 'removePost', post }`, `{ action: 'removeComment', post, comment }`,
+ * `{ action: 'dismiss', post, comment? }` or `{ action: 'suspend' | 'reinstate', uid }`, signed
+ * with the admin's uid and the server's time. The rules accept it only from an admin and about
+ * something that exists; the server carries it out and deletes it.
+ */
+export async function adminRequest(hearth, request) {
+  const user = requireUser(hearth);
+  const fields = { ...request, by: user.uid, timestamp: ServerValue.TIMESTAMP };
+  for (const [key, value] of Object.entries(fields)) if (value === undefined || value === null) delete fields[key];
+  await hearth.db.ref('adminRequests').push().set(fields);
 }
 
 /**

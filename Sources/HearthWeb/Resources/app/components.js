@@ -70,7 +70,8 @@ export function likeButton(ctx, postId, post) {
 }
 
 /**
- * A post in a list: photo thumbnail, title, start of the text, author, time and like button.
+ * A post in a list: photo thumbnail, title, start of the text (and "Edited by moderation" when
+ * the server's moderation changed it), author, time and like button.
  * `card.update(post)` shows a newer version in place (the list's live updates).
  */
 export function postCard(ctx, postId, post) {
@@ -79,11 +80,14 @@ export function postCard(ctx, postId, post) {
   const media = h('a', { href: link, class: 'card-media', tabindex: '-1', 'aria-hidden': 'true' });
   const title = h('a', { href: link, class: 'card-title' });
   const excerpt = h('p', { class: 'card-excerpt' });
+  const moderated = h('p', { class: 'moderated-note', 'data-testid': 'card-moderated', hidden: true },
+    icon('shield', 16), h('span', {}, 'Edited by moderation'));
   const author = h('div', { class: 'card-author' });
   const card = h('article', { class: 'card post-card', 'data-testid': 'post-card', 'data-post-id': postId },
     media,
     h('div', { class: 'card-body' },
       h('h2', { class: 'card-heading' }, title),
+      moderated,
       excerpt,
       h('div', { class: 'card-footer' }, author, like)));
   // A post written here and not yet on the server (its creation, not its likes).
@@ -101,6 +105,7 @@ export function postCard(ctx, postId, post) {
     media.classList.toggle('text-only', !thumb);
     excerpt.hidden = !thumb;
     title.textContent = next.title || 'Untitled';
+    moderated.hidden = next.moderated !== true;
     // The excerpt is clipped to a few lines: links in it could be focused out of sight, so it
     // stays plain text (the post's page has the links).
     excerpt.textContent = next.body ?? '';

@@ -19,11 +19,12 @@ const DRAWINGS = {
   more: [['circle', { cx: 5.5, cy: 12, r: 1.6, fill: true }], ['circle', { cx: 12, cy: 12, r: 1.6, fill: true }], ['circle', { cx: 18.5, cy: 12, r: 1.6, fill: true }]],
   close: [['path', { d: 'M6 6l12 12M18 6 6 18' }]],
   heart: [['path', { d: 'M12 20s-7.5-4.6-7.5-10.1A4.4 4.4 0 0 1 12 7.2a4.4 4.4 0 0 1 7.5 2.7C19.5 15.4 12 20 12 20z' }]],
+  shield: [['path', { d: 'M12 3.5 19 6v5.5c0 4.3-3 7.7-7 9-4-1.3-7-4.7-7-9V6z' }], ['path', { d: 'm9 12 2.2 2.2L15.5 10' }]],
   bell: [['path', { d: 'M6 16.5V11a6 6 0 0 1 12 0v5.5l1.5 2h-15z' }], ['path', { d: 'M10 20.5a2 2 0 0 0 4 0' }]],
 };
 
 /**
- * An icon (`recent`, `top`, `feed`, `search`, `chats`, `saved`, `mine`, `more`, `close`, `heart`, `bell`),
+ * An icon (`recent`, `top`, `feed`, `search`, `chats`, `saved`, `mine`, `more`, `close`, `heart`, `bell`, `shield`),
  * `size` pixels square, hidden from screen readers.
  * @returns {SVGSVGElement}
  */

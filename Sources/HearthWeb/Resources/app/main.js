@@ -33,10 +33,12 @@ const ROUTES = [
   { path: 'chat/:conversationId', module: 'chat', title: 'Chat' },
   { path: 'saved', module: 'saved', title: 'Saved posts' },
   { path: 'notifications', module: 'notifications', title: 'Notifications' },
+  { path: 'moderation', module: 'moderation', title: 'Moderation' },
 ];
 
 /**
- * The navigation, in order. `who`: shown to everyone ('all') or to people signed in ('user').
+ * The navigation, in order. `who`: shown to everyone ('all'), to people signed in ('user'), or
+ * to admins ('admin': the ID token's `admin` claim, which the rules judge by too).
  * On phones it is a tab bar at the bottom; when there are more destinations than fit, those
  * marked `more` are under its "More" button.
  */
@@ -49,7 +51,10 @@ const NAV = [
   { hash: '#/saved', label: 'Saved', icon: 'saved', who: 'user', more: true },
   { hash: '#/mine', label: 'My posts', icon: 'mine', who: 'user', more: true },
   { hash: '#/notifications', label: 'Notifications', icon: 'bell', who: 'user', more: true, unread: true },
+  { hash: '#/moderation', label: 'Moderation', icon: 'shield', who: 'admin', more: true },
 ];
+/** How often, at most, a change of `admins/{me}` is looked for in a new ID token (see watchAdmin). */
+const ADMIN_CLAIM_ATTEMPTS = 7;
 /** Tabs a phone's bar holds (the last may be "More"). */
 const MAX_TABS = 5;
 /** Phones get the tab bar (app.css draws it at the same width). */
@@ -97,6 +102,9 @@ class App {
     /** The signed-in person's unread notifications, live; and the listener that counts them. */
     this.unread = 0;
     this.unreadWatch = null;
+    /** Whether the signed-in person is an admin (their ID token's claim); and the watch of their `admins/` entry. */
+    this.admin = hearth.auth.currentUser?.claims?.admin === true;
+    this.adminWatch = null;
   }
 
   start() {
@@ -128,16 +136,72 @@ class App {
       const owner = screensOwner();
       if (owner !== undefined && owner !== (user?.uid ?? null)) clearScreens();
       this.user = user;
+      this.admin = user?.claims?.admin === true;
       this.presence.follow(user);
       this.watchUnread();
+      this.watchAdmin();
       this.drawChrome();
       // Views show who is signed in: draw the current one again for the new user.
       if (changed) this.render({ focus: false });
     });
+    // A new ID token of the same person (a refresh) may give or take the admin claim: the
+    // navigation follows, and the moderation screen is drawn again for it. (Another person's
+    // token is onAuthStateChanged's business, above.)
+    this.hearth.auth.onIdTokenChanged((user) => {
+      if (!user || user.uid !== this.user?.uid) return;
+      const admin = user.claims?.admin === true;
+      if (admin === this.admin) return;
+      this.admin = admin;
+      this.drawNav();
+      if (matchRoute(location.hash || '#/')?.route.module === 'moderation') this.render({ focus: false });
+    });
     this.watchConnection();
     this.watchUnread();
+    this.watchAdmin();
     this.drawChrome();
     this.render({ focus: false });
+  }
+
+  /**
+   * Follows the signed-in person's entry in FriendlyPix's `admins/` list (which the operator
+   * writes and they may read): the server gives or takes the `admin` claim from it, and a claim
+   * is only in a new ID token, so when the entry changes (or says admin while the token does
+   * not) a new token is asked for — again, a little later each time, until it agrees (the server
+   * sets the claim just after the entry is written). The database connection signs in again
+   * with it, and onIdTokenChanged above shows or hides the moderation screen: no signing out.
+   */
+  watchAdmin() {
+    const uid = this.user?.uid ?? null;
+    if (this.adminWatch?.uid === uid) return;
+    if (this.adminWatch) {
+      this.adminWatch.ref.off('value', this.adminWatch.listener);
+      clearTimeout(this.adminWatch.timer);
+    }
+    this.adminWatch = null;
+    if (!uid) return;
+    const watch = { uid, ref: this.hearth.db.ref(`admins/${uid}`), listed: null, timer: null };
+    watch.listener = (snapshot) => {
+      const listed = snapshot.val() === true;
+      // At first, only a listing the token lacks is news (a claim set in the console, without
+      // an entry, is not taken away); after that, any change is.
+      const follow = watch.listed === null ? listed && !this.admin : listed !== watch.listed;
+      watch.listed = listed;
+      if (follow) this.followAdminClaim(watch, 0);
+    };
+    this.adminWatch = watch;
+    watch.ref.on('value', watch.listener, () => {});
+  }
+
+  /** Asks for a new ID token until its admin claim agrees with the `admins/` entry (or gives up). */
+  followAdminClaim(watch, attempt) {
+    clearTimeout(watch.timer);
+    this.hearth.auth.getIdTokenResult(true).then((result) => {
+      if (this.adminWatch !== watch || !result) return;
+      if ((result.claims.admin === true) === watch.listed || attempt + 1 >= ADMIN_CLAIM_ATTEMPTS) return;
+      watch.timer = setTimeout(() => this.followAdminClaim(watch, attempt + 1), 250 * 2 ** attempt);
+    }, () => {
+      // Offline or signed out: the next change of the entry, or the next start, tries again.
+    });
   }
 
   /**
@@ -253,7 +317,8 @@ class App {
   drawNav() {
     this.showMore = null;
     const current = (location.hash || '#/').split('?')[0];
-    const shown = NAV.filter((item) => item.who === 'all' || this.user);
+    const shown = NAV.filter((item) => item.who === 'all' || (item.who === 'user' && this.user)
+      || (item.who === 'admin' && this.user && this.admin));
     const badge = () => h('span', { class: 'unread-badge', 'data-unread-badge': '', 'data-testid': 'unread-badge', 'aria-hidden': 'true', hidden: true });
     const link = (item, className) => h('a', {
       href: item.hash, class: className, 'aria-current': current === item.hash ? 'page' : null,

@@ -21,8 +21,14 @@
  *   confirmPasswordReset(code, newPassword) · applyActionCode(code) · checkActionCode(code)
  *   deleteAccount() (a password account signs in again first: the server refuses an old
  *     sign-in with auth/CREDENTIAL_TOO_OLD_LOGIN_AGAIN) → the account is deleted, then signed out here
- *   currentUser → { uid, email, displayName, photoURL, isAnonymous } | null
+ *   currentUser → { uid, email, displayName, photoURL, isAnonymous, claims } | null (claims: the
+ *     ID token's, custom ones such as `admin` included)
  *   onAuthStateChanged(cb) → unsubscribe · getIdToken(forceRefresh)
+ *   onIdTokenChanged(cb(user)) → unsubscribe: also told of each new ID token of the same user
+ *     (a refresh, which may bring new custom claims; the database connection has signed in again
+ *     with it before cb runs)
+ *   getIdTokenResult(forceRefresh) → { token, claims, authTime, issuedAtTime, expirationTime,
+ *     signInProvider } | null: a new custom claim is only in a new token (forceRefresh: true)
  *   sessionEndedBy → the HearthError with which the server ended the last session (disabled,
  *     deleted, revoked), until the next sign-in; null after a sign-out asked for here
  *
@@ -346,6 +352,7 @@ class Auth {
     this._persistence = persistence;
     this._observers = new Set();
     this._tokenObservers = new Set();
+    this._idTokenObservers = new Set();
     this._refreshing = null;
     this._timer = null;
     this.sessionEndedBy = null;
@@ -400,6 +407,37 @@ class Auth {
     this._observers.add(callback);
     queueMicrotask(() => this._observers.has(callback) && callback(this.currentUser));
     return () => this._observers.delete(callback);
+  }
+
+  /**
+   * Calls `callback(user or null)` now and whenever the ID token changes: a sign-in or out, and
+   * also a refresh for the same user (as Firebase's onIdTokenChanged), which is when new custom
+   * claims arrive. The database connection has been given the new token by then.
+   */
+  onIdTokenChanged(callback) {
+    this._idTokenObservers.add(callback);
+    queueMicrotask(() => this._idTokenObservers.has(callback) && callback(this.currentUser));
+    return () => this._idTokenObservers.delete(callback);
+  }
+
+  /**
+   * The ID token with its decoded claims, as Firebase's getIdTokenResult (times as UTC date
+   * strings); null when signed out. `forceRefresh` asks the server for a new token, which
+   * carries the custom claims set since the last one (e.g. `admin`).
+   */
+  async getIdTokenResult(forceRefresh = false) {
+    const token = await this.getIdToken(forceRefresh);
+    if (!token) return null;
+    const claims = decodeJWT(token);
+    const time = (seconds) => (typeof seconds === 'number' ? new Date(seconds * 1000).toUTCString() : null);
+    return {
+      token,
+      claims,
+      authTime: time(claims.auth_time),
+      issuedAtTime: time(claims.iat),
+      expirationTime: time(claims.exp),
+      signInProvider: claims.firebase?.sign_in_provider ?? null,
+    };
   }
 
   /** Internal: told whenever the ID token changes (streams reconnect with the new one). */
@@ -798,7 +836,17 @@ class Auth {
   }
 
   _notifyToken() {
+    // The library's own first (the database connection signs in with the new token), then the page's.
     for (const observer of [...this._tokenObservers]) observer();
+    const user = this.currentUser;
+    for (const observer of [...this._idTokenObservers]) {
+      // A page's observer that throws does not stop the sign-in or refresh that told it.
+      try {
+        observer(user);
+      } catch (error) {
+        setTimeout(() => { throw error; });
+      }
+    }
   }
 }
 

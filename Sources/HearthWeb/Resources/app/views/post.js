@@ -1,17 +1,20 @@
 // #/post/<id> — one post, live (as PostDetailViewModel): its photos, likes and comments.
 // The reader can comment and edit or delete their own comments, like, save, share,
-// report, and delete the post if it is theirs.
+// report the post or others' comments (once each), and delete the post if it is theirs. What
+// the server's moderation changed says so ("Edited by moderation").
 import { h, errorNote, confirmDialog, toast, busy, skeleton } from '/app/ui.js';
 import { authorLine, photoURL, likeButton } from '/app/components.js';
 import { openPhotoViewer } from '/app/photo-viewer.js';
 import {
-  MAX_COMMENT, addComment, deleteComment, deletePost, editComment, photosOf, reportPost, setSaved, shareLink,
+  MAX_COMMENT, addComment, deleteComment, deletePost, editComment, hasReportedComment, hasReportedPost, photosOf, reportComment, reportPost,
+  setSaved, shareLink,
 } from '/app/actions.js';
 import { Subscriptions } from '/app/social.js';
 import { PagedList, loadOlderButton, syncChildren } from '/app/paging.js';
 import { markPending } from '/app/pending.js';
 import { mentionsIn, richText } from '/app/rich-text.js';
 import { mentionSuggestions } from '/app/mentions.js';
+import { icon } from '/app/icons.js';
 
 /** Comments shown at first, and added by each "Show earlier comments". */
 const COMMENT_PAGE = 20;
@@ -71,7 +74,7 @@ export function mount(container, ctx, params) {
       h('a', { href: '#/', class: 'small' }, '← All posts'),
       h('div', { class: 'empty', 'data-testid': 'post-missing' },
         h('h1', { id: 'post-title' }, wasThere ? 'This post was deleted' : 'This post is not there'),
-        h('p', {}, 'It may have been deleted by its author.'),
+        h('p', {}, 'It may have been deleted by its author, or removed by a moderator.'),
         h('a', { href: '#/', class: 'button' }, 'See recent posts')));
   }
 
@@ -81,6 +84,8 @@ export function mount(container, ctx, params) {
     const title = h('h1', { id: 'post-title', class: 'post-title', 'data-testid': 'post-title' });
     const photos = h('div', { class: 'photos' });
     const body = h('p', { class: 'post-body', 'data-testid': 'post-body' });
+    // The server's moderation changed the title or text (the original is kept for admins).
+    const moderated = moderatedNote('post-moderated');
     const like = likeButton(ctx, postId, post);
     const save = h('button', { type: 'button', class: 'chip', 'data-testid': 'save-button', 'aria-pressed': 'false' }, 'Save');
     const share = h('button', { type: 'button', class: 'chip', 'data-testid': 'share-button' }, 'Share');
@@ -105,10 +110,18 @@ export function mount(container, ctx, params) {
       });
     });
     share.addEventListener('click', () => sharePost(shareBox));
+    // Once per reader: reported, it says so and is not reported again.
     report.addEventListener('click', async () => {
       if (needsAccount('report posts')) return;
+      if (report.getAttribute('aria-disabled') === 'true') {
+        toast('You have reported this post already.');
+        return;
+      }
       if (!await confirmDialog('Report this post to the moderators?', { confirm: 'Report' })) return;
-      if (await run(report, () => reportPost(hearth, postId))) toast('Thank you. The post was reported.', 'success');
+      if (await run(report, () => reportPost(hearth, postId))) {
+        showReported(report);
+        toast('Thank you. The post was reported.', 'success');
+      }
     });
     remove.addEventListener('click', async () => {
       if (!await confirmDialog('Delete this post, its photos and its comments? This cannot be undone.', { confirm: 'Delete', danger: true })) return;
@@ -124,6 +137,10 @@ export function mount(container, ctx, params) {
     // Only the reader changes their saved posts: read once rather than hold a stream open.
     if (user) {
       db.ref(`saved/${user.uid}/${postId}`).get().then((snapshot) => showSaved(snapshot.exists()), (failure) => error.show(failure));
+      // Whether the reader reported it already (their own report, which only they may read).
+      if (user.uid !== post.author.uid) {
+        hasReportedPost(hearth, postId).then((reported) => reported && showReported(report), () => {});
+      }
     }
 
     // A post written here and not on the server yet says so under its title.
@@ -131,13 +148,14 @@ export function mount(container, ctx, params) {
     markPending(hearth, title, `posts/${postId}/author`, { slot: pendingSlot });
     page.replaceChildren(
       h('a', { href: '#/', class: 'small' }, '← All posts'),
-      authorBox, title, pendingSlot, photos, body, error.element, actions, shareBox, comments.element);
+      authorBox, title, pendingSlot, moderated, photos, body, error.element, actions, shareBox, comments.element);
 
     return {
       update(next) {
         authorBox.replaceChildren(authorLine(next.author, next.timestamp, 40));
         title.replaceChildren(next.title ? richText(next.title, next.mentions) : 'Untitled');
         body.replaceChildren(richText(next.body ?? '', next.mentions));
+        moderated.hidden = next.moderated !== true;
         const list = photosOf(next);
         const key = list.map((photo) => photo.full).join('|');
         if (key !== shownPhotos) {
@@ -254,12 +272,38 @@ export function mount(container, ctx, params) {
   function commentItem(commentId, comment) {
     const text = h('p', { class: 'comment-text', 'data-testid': 'comment-text' });
     const header = h('div');
+    const moderated = moderatedNote('comment-moderated');
     const tools = h('div', { class: 'comment-tools' });
-    const item = h('li', { class: 'comment', 'data-testid': 'comment', 'data-comment-id': commentId }, header, text, tools);
+    const item = h('li', { class: 'comment', 'data-testid': 'comment', 'data-comment-id': commentId }, header, text, moderated, tools);
     let current = comment;
 
     const edit = h('button', { type: 'button', class: 'link-button', 'data-testid': 'edit-comment' }, 'Edit');
     const remove = h('button', { type: 'button', class: 'link-button danger', 'data-testid': 'delete-comment' }, 'Delete');
+    // Others' comments can be reported, once per reader.
+    const report = h('button', { type: 'button', class: 'link-button', 'data-testid': 'report-comment' }, 'Report');
+    report.addEventListener('click', async () => {
+      if (needsAccount('report comments')) return;
+      let already = report.getAttribute('aria-disabled') === 'true';
+      if (!already) {
+        try {
+          already = await hasReportedComment(hearth, postId, commentId);
+        } catch (failure) {
+          commentError.show(failure);
+          return;
+        }
+      }
+      if (already) {
+        showReported(report);
+        toast('You have reported this comment already.');
+        return;
+      }
+      const by = current.author?.full_name || 'Anonymous';
+      if (!await confirmDialog(`Report this comment by ${by} to the moderators?`, { confirm: 'Report' })) return;
+      if (await runComment(report, () => reportComment(hearth, postId, commentId))) {
+        showReported(report);
+        toast('Thank you. The comment was reported.', 'success');
+      }
+    });
     edit.addEventListener('click', () => startEditing());
     remove.addEventListener('click', async () => {
       if (await confirmDialog('Delete your comment?', { confirm: 'Delete', danger: true })) {
@@ -290,7 +334,8 @@ export function mount(container, ctx, params) {
       current = next;
       header.replaceChildren(authorLine(next.author, next.timestamp, 28));
       text.replaceChildren(richText(next.text ?? '', next.mentions));
-      tools.replaceChildren(...(user?.uid === next.author?.uid ? [edit, remove] : []));
+      moderated.hidden = next.moderated !== true;
+      tools.replaceChildren(...(user?.uid === next.author?.uid ? [edit, remove] : [report]));
     };
     item.update(comment);
     // Written here and not on the server yet.
@@ -298,4 +343,16 @@ export function mount(container, ctx, params) {
   }
 
   return () => subscriptions.offAll();
+}
+
+/** "Edited by moderation": shown (not hidden) when the server's moderation changed the text. */
+function moderatedNote(testId) {
+  return h('p', { class: 'moderated-note', 'data-testid': testId, hidden: true },
+    icon('shield', 16), h('span', {}, 'Edited by moderation'));
+}
+
+/** A report button once the reader has reported: it says so, and reports nothing more. */
+function showReported(button) {
+  button.textContent = 'Reported';
+  button.setAttribute('aria-disabled', 'true');
 }
