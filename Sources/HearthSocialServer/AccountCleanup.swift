@@ -62,7 +62,7 @@ public struct AccountCleanup: Sendable {
         var own = SocialChanges()
         for root in [
             "notifications", "notificationSettings", "pushSubscriptions", "saved", "feed", "user-chats", "status", "blocking", "blocked",
-            "followers", "admins", "user-posts", "people",
+            "followers", "admins", "suspended", "user-posts", "people",
         ] {
             own.delete(.of(root, uid))
         }

@@ -66,9 +66,12 @@ struct AdminRequests: Sendable {
         case .dismiss(let post, nil):
             try await data.update([.of("postFlags", post): .null, .of("reports", "posts", post): .null])
         case .suspend(let uid):
+            // Marked first: the rules refuse the account's writes from then on, whatever token it holds.
+            try await data.update([.of("suspended", uid): .bool(true)])
             _ = try await accounts?.setDisabled(true, uid: uid)
         case .reinstate(let uid):
             _ = try await accounts?.setDisabled(false, uid: uid)
+            try await data.update([.of("suspended", uid): .null])
         }
     }
 }

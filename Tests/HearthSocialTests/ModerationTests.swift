@@ -174,6 +174,11 @@ struct ModerationTests {
                 await carolAgain.signIn()
             } while carolAgain.errorMessage == nil && Date() < until
             #expect(carolAgain.errorMessage == "This account has been disabled.")
+            // Her open app, whose ID token is still valid, can write nothing either.
+            try await Self.wait("suspended/\(carolID)", harness, as: Bool.self) { $0 == true }
+            await #expect(throws: HearthClientError.self) {
+                try await carol.database.root.child("people/\(carolID)/bio").setValue("Still here").acknowledged()
+            }
             // Nor can an admin suspend themself.
             await daveQueue.suspend(daveID)
             #expect(daveQueue.errorMessage == "You are not allowed to do that.")
@@ -183,6 +188,8 @@ struct ModerationTests {
                 await carolAgain.signIn()
             } while carolAgain.errorMessage != nil && Date() < back
             #expect(carolAgain.errorMessage == nil && carolAgain.user?.uid == carolID)
+            #expect(try await Self.read("suspended/\(carolID)", harness, as: Bool.self) == nil)
+            try await carol.database.root.child("people/\(carolID)/bio").setValue("Back").acknowledged()
 
             // The operator takes the role back.
             try await harness.admin.root.child("admins/\(daveID)").removeValue().acknowledged()
