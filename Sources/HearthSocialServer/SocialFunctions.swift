@@ -1,3 +1,4 @@
+import Foundation
 import HearthCore
 import HearthFunctions
 import Logging
@@ -128,6 +129,18 @@ public struct SocialFunctions: Sendable {
             }
             return functions
         }
+    }
+
+    /// True when `data` is a data folder the demo app's server side runs in (it keeps its
+    /// state there): `hearth users`, run beside the server, then records the account events
+    /// these functions take, which the server delivers.
+    public static func runs(in data: URL) -> Bool {
+        FileManager.default.fileExists(atPath: data.appendingPathComponent("social").path)
+    }
+
+    /// The account triggers among the functions (`deleteUserData`).
+    public static var accountSubscriptions: [AccountTriggerRecorder.Subscription] {
+        [AccountTriggerRecorder.Subscription(function: "deleteUserData", trigger: AccountTrigger(change: .deleted))]
     }
 
     /// Every function, for ``HearthFunctions/FunctionsService``.

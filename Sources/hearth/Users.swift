@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import HearthAuth
 import HearthCore
+import HearthFunctions
+import HearthSocialServer
 import Logging
 
 /// `hearth users`: manage accounts in a data folder (works while a server runs on it).
@@ -21,9 +23,15 @@ struct Users: AsyncParsableCommand {
 
         func service() async throws -> AuthService {
             let clock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
+            let folder = URL(fileURLWithPath: data)
             return try await AuthService.open(
-                in: URL(fileURLWithPath: data).appendingPathComponent("auth"), projectID: project, clock: clock,
-                logger: .cli())
+                in: folder.appendingPathComponent("auth"), projectID: project,
+                events: SocialFunctions.runs(in: folder)
+                    ? AccountTriggerRecorder(
+                        subscriptions: SocialFunctions.accountSubscriptions, projectID: project, backlog: EventBacklog(limit: 1000),
+                        makeID: EventIDGenerator().next, now: clock)
+                    : nil,
+                clock: clock, logger: .cli())
         }
     }
 

@@ -63,10 +63,25 @@ struct FunctionsRunner: Service {
         }
     }
 
+    /// How often a single node looks for events other processes recorded.
+    static let otherProcessesInterval = Duration.seconds(10)
+
     func run() async throws {
         logger.info("functions are running", metadata: ["functions": "\(functions.functions.map(\.name).joined(separator: ", "))"])
         guard let cluster else {
-            await cancelWhenGracefulShutdown { await functions.run() }
+            await cancelWhenGracefulShutdown {
+                await withDiscardingTaskGroup { group in
+                    group.addTask { await functions.run() }
+                    group.addTask {
+                        // Account changes `hearth users` makes in the data folder from another
+                        // process record events this one is not told of: looked for now and then.
+                        while !Task.isCancelled {
+                            try? await Task.sleep(for: Self.otherProcessesInterval)
+                            functions.wakeAll()
+                        }
+                    }
+                }
+            }
             return
         }
         let lease = cluster.functionsLease()
