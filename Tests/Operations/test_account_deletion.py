@@ -469,9 +469,8 @@ def cleanup_log_lines(served: Served) -> list[str]:
 
 @pytest.fixture(scope="module")
 def server():
-    """One demo server for the tests that do not restart it. Right after it starts, a person
-    signs up whose sign-in the last test needs to be more than five minutes old: the other
-    tests run meanwhile."""
+    """One demo server for the tests that do not restart it, with a person whose sign-in the
+    last test makes old."""
     folder = Path(tempfile.mkdtemp(prefix="hearth-account-deletion-"))
     try:
         served = launch(folder / "data", demo=True)
@@ -879,24 +878,30 @@ def test_deletions_with_bad_id_tokens_are_refused_and_change_nothing(server, fol
 
 def test_an_owner_signed_in_more_than_five_minutes_ago_must_sign_in_again_to_delete(server):
     # AuthService.delete(idToken:): a password account's owner needs a sign-in (the token's
-    # auth_time) at most Policy.recentSignInSeconds (300 s) old; `hearth serve` has no option to
-    # change it nor a clock to move, so this test waits for real: the person signed up when the
-    # module's server started, and the other tests ran meanwhile.
+    # auth_time) at most Policy.recentSignInSeconds (300 s) old. Rather than wait, the test signs
+    # what the server would have issued then: the same claims, an auth_time ten minutes back,
+    # with the server's own key (the data folder's auth/signing-key.pem) and key ID.
+    import jwt
+
     lena = server.signed_in_long_ago
-    signed_in_at = claims(lena.token)["auth_time"]
-    waited = time.monotonic()
-    harness.wait_until(lambda: time.time() >= signed_in_at + RECENT_SIGN_IN_SECONDS + 2, RECENT_SIGN_IN_SECONDS + 30,
-                       "the sign-in to be more than five minutes old", interval=1)
-    harness.record(SECTION, f"recent sign-in: waited {time.monotonic() - waited:.0f} s more for a sign-in older than "
-                            f"{RECENT_SIGN_IN_SECONDS} s")
+    header = jwt.get_unverified_header(lena.token)
+    issued = claims(lena.token)
+    now = int(time.time())
+    old = dict(issued, auth_time=now - RECENT_SIGN_IN_SECONDS - 300, iat=now - 60, exp=now + 3000)
+    # The account as it would be had it been made before that sign-in (tokens from before an
+    # account's validSince are refused as revoked).
+    status, answer = auth_call(server, "accounts:update", {"localId": lena.uid, "validSince": str(old["auth_time"] - 60)},
+                               headers=ADMIN)
+    assert status == 200, (status, answer)
+    key = (server.data / "auth" / "signing-key.pem").read_bytes()
+    stale_token = jwt.encode(old, key, algorithm=header["alg"], headers={"kid": header["kid"]})
+    # A genuine token of the same sign-in is accepted (the forged-looking one above is not a forgery).
+    status, answer = auth_call(server, "accounts:lookup", {"idToken": stale_token})
+    assert status == 200 and answer["users"][0]["localId"] == lena.uid, (status, answer)
     before, files_before = whole_tree(server), stored_names(server)
 
-    # The token as it was, and a freshly refreshed one (a new iat, the same old auth_time): both refused.
-    token, _ = refreshed(server, lena.refresh_token)
-    assert claims(token)["auth_time"] == signed_in_at and claims(token)["iat"] > signed_in_at + RECENT_SIGN_IN_SECONDS
-    for stale in (lena.token, token):
-        status, answer = auth_call(server, "accounts:delete", {"idToken": stale})
-        assert_firebase_error(status, answer, "CREDENTIAL_TOO_OLD_LOGIN_AGAIN")
+    status, answer = auth_call(server, "accounts:delete", {"idToken": stale_token})
+    assert_firebase_error(status, answer, "CREDENTIAL_TOO_OLD_LOGIN_AGAIN")
     assert sign_in_error(server, lena.email) == (200, None)
     assert whole_tree(server) == before
     assert stored_names(server) == files_before
