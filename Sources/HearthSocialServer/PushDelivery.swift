@@ -4,7 +4,8 @@ import HearthCore
 /// Notifications that reach a closed app: what happened (a notification, a direct message) is
 /// sent by Web Push to every browser the person allowed (`pushSubscriptions/{uid}/{id}`), unless
 /// they turned that kind off (`notificationSettings/{uid}/{kind}`: false). A subscription the
-/// push service reports as gone, or refuses for good, is removed.
+/// push service reports as gone, or refuses for good, is removed; so are all but a person's
+/// ``subscriptionsKept`` newest, so what one person stores cannot multiply every push.
 struct PushDelivery: Sendable {
     /// What one push shows.
     struct Message: Equatable, Sendable {
@@ -29,6 +30,9 @@ struct PushDelivery: Sendable {
 
     /// The kinds a person may turn off, in the settings screen's order.
     static let kinds = ["follow", "like", "comment", "mention", "message"]
+
+    /// How many browsers one person may have subscribed: the newest (by when they were stored).
+    static let subscriptionsKept = 10
 
     let data: any SocialData
     let send: @Sendable (Message, WebPushSubscription) async throws -> WebPushSender.Outcome
@@ -66,7 +70,9 @@ struct PushDelivery: Sendable {
         var delivered = 0
         var retry: String?
         var removed = SocialChanges()
-        for (id, stored) in try await data.value(at: .of("pushSubscriptions", uid)).entries {
+        let (kept, beyond) = Self.newest(try await data.value(at: .of("pushSubscriptions", uid)).entries)
+        for (id, _) in beyond { removed.delete(.of("pushSubscriptions", uid, id)) }
+        for (id, stored) in kept {
             guard let subscription = Self.subscription(stored, allowsLoopbackHTTP: allowsLoopbackHTTP), subscription.id == id else {
                 removed.delete(.of("pushSubscriptions", uid, id))
                 continue
@@ -80,6 +86,25 @@ struct PushDelivery: Sendable {
         if !removed.isEmpty { try await data.update(removed.values) }
         if let retry { throw PushUnavailable(reason: retry) }
         return delivered
+    }
+
+    /// Removes all but `uid`'s ``subscriptionsKept`` newest subscriptions.
+    func trimSubscriptions(of uid: String) async throws {
+        let (_, beyond) = Self.newest(try await data.value(at: .of("pushSubscriptions", uid)).entries)
+        guard !beyond.isEmpty else { return }
+        var removed = SocialChanges()
+        for (id, _) in beyond { removed.delete(.of("pushSubscriptions", uid, id)) }
+        try await data.update(removed.values)
+    }
+
+    /// Stored subscriptions split into the ``subscriptionsKept`` newest and the rest (by
+    /// `created`, then ID: the same split every time).
+    static func newest(_ entries: [(key: String, value: Node)]) -> (kept: ArraySlice<(key: String, value: Node)>, beyond: ArraySlice<(key: String, value: Node)>) {
+        let ordered = entries.sorted { first, second in
+            let (a, b) = (first.value.at("created").numberValue ?? 0, second.value.at("created").numberValue ?? 0)
+            return a != b ? a > b : first.key > second.key
+        }
+        return (ordered.prefix(subscriptionsKept), ordered.dropFirst(subscriptionsKept))
     }
 
     /// A stored subscription, checked; nil when it is not a usable one.

@@ -305,12 +305,16 @@ public struct SocialFunctions: Sendable {
                     _ = try await delivery(parts).deliver(message, to: recipient)
                 },
                 // What a browser stored is checked fully (the rules check its shape): one that is not
-                // a usable subscription, or stored under another ID, is removed.
+                // a usable subscription, or stored under another ID, is removed; past the bound,
+                // the oldest go.
                 try FunctionDefinition.onValue(.written, ref: "pushSubscriptions/{uid}/{subscriptionId}", name: "checkPushSubscriptions") { event in
                     guard let uid = event.parameters["uid"], let id = event.parameters["subscriptionId"], !event.after.isNull else { return }
                     let usable = PushDelivery.subscription(event.after, allowsLoopbackHTTP: push.allowsLoopbackHTTP)
-                    guard usable?.id != id else { return }
-                    try await backend.parts().data.update([.of("pushSubscriptions", uid, id): .null])
+                    guard usable?.id == id else {
+                        return try await backend.parts().data.update([.of("pushSubscriptions", uid, id): .null])
+                    }
+                    // A new browser beyond the bound replaces the one stored longest ago.
+                    try await delivery(try backend.parts()).trimSubscriptions(of: uid)
                 },
             ]
         }

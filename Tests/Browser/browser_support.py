@@ -20,7 +20,9 @@ of one's own, e.g. to restart it), ``wait_for(driver, css, timeout=10)`` (the fi
 match, once there is one), ``wait_until(driver, condition, timeout=10, message="")``,
 ``text_of(driver, css)``, ``js_errors(driver)`` (severe messages from the page's console), and
 ``track_event_sources(driver)`` then ``open_event_sources(driver)`` (the URLs of the streams a
-page holds open: each takes one of the browser's six connections per server).
+page holds open: each takes one of the browser's six connections per server), and
+``DevTools(driver)`` (the DevTools protocol on a connection of its own, for other targets such
+as the service worker, and for events).
 
 Environment: ``HEARTH_BINARY`` (default: the build's, see Tests/harness), ``CHROMIUM_BINARY``
 (default ``/usr/bin/chromium``), ``CHROMEDRIVER`` (default ``/usr/bin/chromedriver``).
@@ -33,6 +35,8 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -90,10 +94,10 @@ def server():
     shutil.rmtree(data, ignore_errors=True)
 
 
-def launch_server(data: Path, port: int = 0, extra_args: tuple[str, ...] = ()) -> Server:
+def launch_server(data: Path, port: int = 0, extra_args: tuple[str, ...] = (), env: dict | None = None) -> Server:
     """Starts ``hearth serve --demo`` on ``data`` (port 0: any free port) with ``extra_args``
-    and waits until the demo is seeded. Tests that need their own server (to stop and restart
-    it, or with other options) use this too."""
+    (and ``env`` added to its environment) and waits until the demo is seeded. Tests that need
+    their own server (to stop and restart it, or with other options) use this too."""
     binary = harness.hearth_binary()
     if not os.access(binary, os.X_OK):
         pytest.fail(f"no hearth binary at {binary} (set HEARTH_BINARY)")
@@ -103,7 +107,7 @@ def launch_server(data: Path, port: int = 0, extra_args: tuple[str, ...] = ()) -
         # (their limit per address is tested in Tests/HearthAuthTests and Tests/HearthServerTests).
         ["serve", "--demo", "--port", str(port), "--data", str(data), "--web-root", str(WEB_ROOT),
          "--sign-ups-per-address-per-hour", "36000", *extra_args],
-        ready="Demo accounts", timeout=STARTUP_SECONDS, binary=binary, into=lines)
+        ready="Demo accounts", timeout=STARTUP_SECONDS, binary=binary, into=lines, env=env)
     try:
         hearth.start()
     except HearthDidNotStart as error:
@@ -271,6 +275,71 @@ def open_event_sources(driver) -> list[str]:
     return driver.execute_script(
         "return [...window.__openEventSources].filter((source) => source.readyState !== EventSource.CLOSED)"
         ".map((source) => new URL(source.url).pathname)")
+
+
+class DevTools:
+    """The browser's DevTools protocol on a connection of its own (chromedriver's
+    ``execute_cdp_cmd`` reaches only the page, and hears no events): commands to any target
+    (a service worker too) through flat sessions, and the events they send.
+    ``DevTools(driver)``; ``attach(type, url_part)`` → a session ID; ``send(method, params,
+    session)``; ``event(method, matching, timeout)``; ``close()``."""
+
+    def __init__(self, driver):
+        import websocket  # selenium's own dependency
+
+        address = driver.capabilities["goog:chromeOptions"]["debuggerAddress"]
+        with urllib.request.urlopen(f"http://{address}/json/version", timeout=10) as answer:
+            endpoint = json.load(answer)["webSocketDebuggerUrl"]
+        self.socket = websocket.create_connection(endpoint, timeout=20, suppress_origin=True)
+        self.next_id = 0
+        self.events: list[dict] = []
+
+    def send(self, method: str, params: dict | None = None, session: str | None = None) -> dict:
+        self.next_id += 1
+        message = {"id": self.next_id, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = session
+        self.socket.send(json.dumps(message))
+        while True:
+            answer = json.loads(self.socket.recv())
+            if answer.get("id") != self.next_id:
+                self.events.append(answer)
+                continue
+            if "error" in answer:
+                raise RuntimeError(f"{method}: {answer['error']}")
+            return answer.get("result", {})
+
+    def event(self, method: str, matching=lambda params: True, timeout: float = 10) -> dict:
+        """The params of the first event ``method`` (heard so far or next) that ``matching`` takes."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for event in self.events:
+                if event.get("method") == method and matching(event.get("params", {})):
+                    self.events.remove(event)
+                    return event["params"]
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"no {method} event in {timeout} s")
+            self.socket.settimeout(remaining)
+            self.events.append(json.loads(self.socket.recv()))
+
+    def attach(self, target_type: str, url_part: str, timeout: float = 10) -> str:
+        """A session with the first target of ``target_type`` whose URL has ``url_part``."""
+        def target():
+            infos = self.send("Target.getTargets")["targetInfos"]
+            return next((info for info in infos if info["type"] == target_type and url_part in info["url"]), None)
+        found = harness.wait_until(target, timeout, f"a {target_type} target at {url_part}")
+        return self.send("Target.attachToTarget", {"targetId": found["targetId"], "flatten": True})["sessionId"]
+
+    def evaluate(self, expression: str, session: str):
+        """The value of ``expression`` (awaited when a promise) in the session's target."""
+        result = self.send("Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True}, session)
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"{expression}: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def close(self):
+        self.socket.close()
 
 
 def js_errors(driver) -> list[str]:

@@ -185,6 +185,7 @@ def signed_in_screens(ids: dict) -> list[tuple[str, str | None]]:
         (f"#/chat/with/{ids['bob']}", "[data-testid=chat-message]"),
         ("#/saved", None),
         ("#/notifications", "[data-testid=notification]"),
+        ("#/settings/notifications", "[data-testid=push-kind-follow]"),
         # Ann is no admin: the moderation screen says it is only for admins (the queue itself
         # is checked in test_app_moderation.py, as an admin).
         ("#/moderation", "[data-testid=not-admin]"),
@@ -207,6 +208,7 @@ def signed_out_screens(ids: dict) -> list[tuple[str, str | None]]:
         # The screens that need an account say so (with a way to sign in).
         ("#/mine", "main h1"), ("#/feed", "main h1"), ("#/chats", "main h1"), ("#/saved", "main h1"),
         ("#/account", "main h1"), ("#/compose", "main h1"), ("#/notifications", "main h1"), ("#/moderation", "main h1"),
+        ("#/settings/notifications", "main h1"),
     ]
 
 

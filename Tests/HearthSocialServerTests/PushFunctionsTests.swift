@@ -52,9 +52,11 @@ struct PushFunctionsTests {
     }
 
     /// Stores `subscription` as the app does, under its ID.
-    static func store(_ subscription: WebPushSubscription, for uid: String, on server: TestServer) async throws {
+    static func store(_ subscription: WebPushSubscription, for uid: String, on server: TestServer, created: Int = 1) async throws {
         let keys = #"{"p256dh": "\#(WebPushSenderTests.base64URL(subscription.p256dh))", "auth": "\#(WebPushSenderTests.base64URL(subscription.auth))"}"#
-        try await put(server, "pushSubscriptions/\(uid)/\(subscription.id)", #"{"endpoint": "\#(subscription.endpoint.absoluteString)", "keys": \#(keys), "created": 1}"#)
+        try await put(
+            server, "pushSubscriptions/\(uid)/\(subscription.id)",
+            #"{"endpoint": "\#(subscription.endpoint.absoluteString)", "keys": \#(keys), "created": \#(created)}"#)
     }
 
     /// Waits until the push service holds `count` messages for `id`.
@@ -159,6 +161,35 @@ struct PushFunctionsTests {
                 // The one the browser gave is kept.
                 #expect(try await write(subscription.id, subscription.endpoint.absoluteString, keys) == 200)
                 #expect(try await Self.get(server, "pushSubscriptions/ann/\(subscription.id)/endpoint") == "\"\(subscription.endpoint.absoluteString)\"")
+            }
+        }
+    }
+
+    @Test func onePersonKeepsTheirTenNewestBrowsersAndOnlyThoseArePushedTo() async throws {
+        let key = VAPIDKey()
+        try await WebPushSenderTests.withPushService { service, client in
+            try await Self.withServer(key: key, client: client) { server in
+                var browsers: [(subscription: WebPushSubscription, serviceID: String)] = []
+                for created in 1...12 {
+                    let browser = try await service.subscribe(client, applicationServerKey: key)
+                    browsers.append(browser)
+                    try await Self.store(browser.0, for: "ann", on: server, created: created)
+                }
+                try await Self.put(server, "notifications/ann/follow_bob",
+                    #"{"type": "follow", "from": "bob", "name": "Bob Martin", "timestamp": 1, "read": false}"#)
+                // The ten stored last get the push; the two oldest are left out of it and removed.
+                for browser in browsers.suffix(10) {
+                    #expect(try await Self.messages(service, client, id: browser.serviceID, count: 1).count == 1)
+                }
+                for browser in browsers.prefix(2) { #expect(try await service.messages(client, id: browser.serviceID).isEmpty) }
+                let kept = Set(browsers.suffix(10).map(\.subscription.id))
+                let deadline = Date().addingTimeInterval(30)
+                func stored() async throws -> Set<String> {
+                    let json = try await Self.get(server, "pushSubscriptions/ann")
+                    return Set((try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] ?? [:]).keys)
+                }
+                while try await stored() != kept, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+                #expect(try await stored() == kept)
             }
         }
     }

@@ -8,6 +8,9 @@
 // opening it costs no round trip. After each opening of the app, the snapshot is checked
 // against the server (conditional requests); when anything changed, a new snapshot is stored
 // whole and replaces the old one, and open pages are told a new version is ready.
+//
+// It also shows the push notifications the server sends (see the end of this file and
+// app/push.js).
 
 /** The app's files. Tests/Browser/test_app_offline.py checks that it lists every file under app/ and lib/. */
 const SHELL = [
@@ -26,6 +29,7 @@ const SHELL = [
   '/app/pending.js',
   '/app/presence.js',
   '/app/profile-editor.js',
+  '/app/push.js',
   '/app/rich-text.js',
   '/app/screen-cache.js',
   '/app/social.css',
@@ -36,6 +40,7 @@ const SHELL = [
   '/app/views/compose.js',
   '/app/views/feed.js',
   '/app/views/moderation.js',
+  '/app/views/notification-settings.js',
   '/app/views/notifications.js',
   '/app/views/post.js',
   '/app/views/posts.js',
@@ -206,4 +211,64 @@ self.addEventListener('fetch', (event) => {
   if (!path) return;
   event.respondWith(fromShell(event, path));
   if (event.request.mode === 'navigate') event.waitUntil(checkSoon(CHECK_DELAY_MS));
+});
+
+// --- Push notifications (app/push.js subscribes; the server's functions send) -------------
+
+/** Where a notification without its own (or with a bad) address leads. */
+const DEFAULT_HASH = '#/notifications';
+
+/**
+ * What a push message shows: the server sends `{kind, title, body, url, tag}` as JSON
+ * (PushDelivery.Message); anything else still shows, as a generic notification.
+ */
+function notificationOf(data) {
+  let message = {};
+  try {
+    message = data?.json() ?? {};
+  } catch {
+    message = { body: data?.text() ?? '' };
+  }
+  const text = (value, limit) => (typeof value === 'string' ? value.slice(0, limit) : '');
+  const url = text(message.url, 500);
+  return {
+    title: text(message.title, 200) || 'Hearth',
+    options: {
+      body: text(message.body, 500),
+      // A newer push with the same tag (a conversation's) replaces the older one.
+      tag: text(message.tag, 200) || undefined,
+      data: { hash: url.startsWith('#/') ? url : DEFAULT_HASH },
+    },
+  };
+}
+
+self.addEventListener('push', (event) => {
+  // A push must show a notification (userVisibleOnly): always one, even for a message not understood.
+  const { title, options } = notificationOf(event.data);
+  event.waitUntil(self.registration.showNotification(title, options));
+});
+
+/** Shows `hash` in an open window of the app (brought forward), or opens one. */
+async function openApp(hash) {
+  const windows = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
+  const open = windows.find((client) => {
+    const url = new URL(client.url);
+    return url.origin === self.location.origin && (url.pathname === '/' || url.pathname === '/index.html');
+  });
+  if (open) {
+    open.postMessage({ type: 'hearth-open', hash });
+    try {
+      await open.focus();
+    } catch {
+      // Focus is the browser's to give; the window shows the screen anyway.
+    }
+    return;
+  }
+  await self.clients.openWindow(`/${hash}`);
+}
+
+self.addEventListener('notificationclick', (event) => {
+  event.notification.close();
+  const hash = event.notification.data?.hash;
+  event.waitUntil(openApp(typeof hash === 'string' && hash.startsWith('#/') ? hash : DEFAULT_HASH));
 });

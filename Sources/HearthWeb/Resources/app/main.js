@@ -4,6 +4,7 @@ import { Hearth } from '/lib/hearth.js';
 import { h, avatar, toast, errorWords, skipLinkFocusesMain, refreshTimes } from '/app/ui.js';
 import { authorOf } from '/app/actions.js';
 import { Presence } from '/app/presence.js';
+import { DevicePush } from '/app/push.js';
 import { icon } from '/app/icons.js';
 import { saveScreen, clearScreens, hasSettled, screensOwner } from '/app/screen-cache.js';
 
@@ -33,6 +34,7 @@ const ROUTES = [
   { path: 'chat/:conversationId', module: 'chat', title: 'Chat' },
   { path: 'saved', module: 'saved', title: 'Saved posts' },
   { path: 'notifications', module: 'notifications', title: 'Notifications' },
+  { path: 'settings/notifications', module: 'notification-settings', title: 'Notification settings' },
   { path: 'moderation', module: 'moderation', title: 'Moderation' },
 ];
 
@@ -99,6 +101,8 @@ class App {
     /** The hash of the live screen shown, kept as the screen's copy when it is left. */
     this.shownHash = null;
     this.presence = new Presence(hearth);
+    /** Push notifications in this browser (app/push.js). */
+    this.push = new DevicePush(hearth);
     /** The signed-in person's unread notifications, live; and the listener that counts them. */
     this.unread = 0;
     this.unreadWatch = null;
@@ -138,6 +142,7 @@ class App {
       this.user = user;
       this.admin = user?.claims?.admin === true;
       this.presence.follow(user);
+      this.push.follow(user?.uid ?? null).catch((error) => console.warn(`Hearth: push notifications: ${error.message}`));
       this.watchUnread();
       this.watchAdmin();
       this.drawChrome();
@@ -284,6 +289,7 @@ class App {
       hearth: this.hearth,
       user: this.user,
       presence: this.presence,
+      push: this.push,
       bucket: this.hearth.bucket,
       toast,
       navigate,
@@ -486,6 +492,10 @@ function keepShellOffline() {
   if (!('serviceWorker' in navigator)) return;
   navigator.serviceWorker.addEventListener('message', (event) => {
     if (event.data?.type === 'hearth-shell-updated') toast('A new version of Hearth is ready: reload the page to use it.');
+    // A push notification was clicked while the app was open: show what it is about.
+    if (event.data?.type === 'hearth-open' && typeof event.data.hash === 'string' && event.data.hash.startsWith('#/')) {
+      location.hash = event.data.hash;
+    }
   });
   navigator.serviceWorker.register('/sw.js').catch((error) => {
     // Without it the app still works online; only opening it offline needs it.

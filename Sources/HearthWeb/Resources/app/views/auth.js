@@ -195,7 +195,8 @@ function account(container, ctx) {
   const signOut = h('button', { type: 'button', class: 'button', 'data-testid': 'sign-out' }, 'Sign out');
   signOut.addEventListener('click', async () => {
     // Offline first, while the token still allows it; the server's revocation need not hold
-    // up the page.
+    // up the page. This browser stops receiving the person's push notifications too.
+    await ctx.push?.leave(user.uid);
     await ctx.presence?.signOut();
     ctx.hearth.auth.signOut();
     toast('Signed out.');
@@ -209,6 +210,7 @@ function account(container, ctx) {
         h('div', {}, h('h1', { style: { margin: '0' } }, user.displayName ?? 'Anonymous'), h('p', { class: 'muted small', style: { margin: '0' } }, who))),
       extras,
       h('p', {}, h('a', { href: `#/profile/${encodeURIComponent(user.uid)}` }, 'See your public profile')),
+      h('p', {}, h('a', { href: '#/settings/notifications', 'data-testid': 'account-notification-settings' }, 'Notification settings')),
       form,
       error.element,
       h('hr', { class: 'separator' }),
@@ -329,6 +331,8 @@ function deleteAccountSection(ctx, user) {
       throw failure;
     }
     password.input.value = '';
+    // The server removed the push subscriptions with the rest: the browser's goes too.
+    await ctx.push?.leave(user.uid, { stored: false });
     // Nothing of the account's screens is painted at the next start.
     clearScreens();
     toast('Your account was deleted.', 'success');

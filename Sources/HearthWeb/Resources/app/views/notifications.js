@@ -34,7 +34,9 @@ export function mount(container, ctx) {
     skeleton('rows', 4).map((placeholder) => h('li', { class: 'skeleton-item' }, placeholder)));
   const older = loadOlderButton('Show older notifications', () => notifications.loadOlder(), 'load-older-notifications');
   container.replaceChildren(h('section', { class: 'page narrow social', 'aria-labelledby': 'notifications-title' },
-    h('h1', { id: 'notifications-title' }, 'Notifications'), error.element, status.element, list, h('div', { class: 'row center' }, older)));
+    h('div', { class: 'row page-heading' }, h('h1', { id: 'notifications-title' }, 'Notifications'),
+      h('a', { href: '#/settings/notifications', class: 'button secondary small', 'data-testid': 'notification-settings-link' }, 'Settings')),
+    error.element, status.element, list, h('div', { class: 'row center' }, older)));
 
   const items = new Map();
   /** Shown as new on this visit (they are marked read on the server meanwhile). */
