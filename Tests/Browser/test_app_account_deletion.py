@@ -19,9 +19,11 @@ import urllib.parse
 import urllib.request
 
 import harness
+from harness.social_data import like_disagreements, places_of
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
+from app_actions import all_sent, comment, hash_of, open_post, publish
 from browser_support import js_errors, shown_texts, wait_for, wait_until
 from test_app_accessibility import check_screen, dismiss_toasts, report
 from test_app_core import PHOTO, go, open_app, run_js, sign_up
@@ -48,47 +50,11 @@ def sign_in(driver, server, account: dict) -> str:
                       f"{account['name']} could not sign in")
 
 
-def hash_of(driver) -> str:
-    return driver.execute_script("return location.hash")
-
-
-def publish(driver, title: str, body: str, photo=None) -> str:
-    """Posts through the compose form (with a photo, when given); answers the post's ID."""
-    go(driver, "#/compose")
-    wait_for(driver, "[data-testid=compose-title]").send_keys(title)
-    driver.find_element(By.CSS_SELECTOR, "[data-testid=compose-body]").send_keys(body)
-    if photo:
-        driver.find_element(By.CSS_SELECTOR, "[data-testid=compose-photos]").send_keys(str(photo))
-        wait_for(driver, "[data-testid=photo-preview] img")
-    driver.find_element(By.CSS_SELECTOR, "[data-testid=compose-submit]").click()
-    wait_until(driver, lambda d: hash_of(d).startswith("#/post/"), LIVE, f"{title!r} was not published")
-    assert wait_for(driver, "[data-testid=post-title]", LIVE).text == title
-    return driver.execute_script("return decodeURIComponent(location.hash.slice('#/post/'.length))")
-
-
-def open_post(driver, post_id: str):
-    go(driver, f"#/post/{post_id}")
-    wait_for(driver, "[data-testid=post-title]", LIVE)
-
-
 def press_toggle(driver, testid: str):
     """Presses a toggle (like, save) and waits until it reads as pressed and the server has it."""
     wait_for(driver, f"[data-testid={testid}]", LIVE).click()
     wait_until(driver, lambda d: d.find_element(By.CSS_SELECTOR, f"[data-testid={testid}]").get_attribute("aria-pressed") == "true",
                LIVE, f"{testid} did not turn on")
-    all_sent(driver)
-
-
-def all_sent(driver):
-    """Waits until the server has acknowledged every write this page made."""
-    wait_until(driver, lambda d: d.execute_script("return window.hearth.db.pendingWriteCount()") == 0, LIVE,
-               "writes are still waiting to be sent")
-
-
-def comment(driver, text: str):
-    wait_for(driver, "[data-testid=comment-input]", LIVE).send_keys(text)
-    driver.find_element(By.CSS_SELECTOR, "[data-testid=comment-submit]").click()
-    wait_until(driver, lambda d: text in shown_texts(d, "[data-testid=comment-text]"), LIVE, f"the comment {text!r} does not show")
     all_sent(driver)
 
 
@@ -131,24 +97,6 @@ def whole_database(server):
         return json.loads(response.read())
 
 
-def places_of(value, uid: str, path: str = "") -> list[tuple[str, object]]:
-    """Every place in `value` that holds `uid`: a key containing it (with what is under it),
-    or a string containing it."""
-    found = []
-    if isinstance(value, dict):
-        for key, child in value.items():
-            here = f"{path}/{key}"
-            if uid in key:
-                found.append((here, child))
-            found += places_of(child, uid, here)
-    elif isinstance(value, list):
-        for index, child in enumerate(value):
-            found += places_of(child, uid, f"{path}/{index}")
-    elif isinstance(value, str) and uid in value:
-        found.append((path, value))
-    return found
-
-
 def bucket_of(server) -> str:
     with urllib.request.urlopen(f"{server.url}/__/firebase/init.json", timeout=10) as response:
         return json.loads(response.read())["storageBucket"]
@@ -166,24 +114,6 @@ def stored_files(server, prefix: str = "") -> list[str]:
         page = listing.get("nextPageToken")
         if not page:
             return names
-
-
-def like_disagreements(tree: dict) -> list[str]:
-    """Posts whose likes disagree between `posts/<id>/stars`, `starCount`, the author's copy in
-    `user-posts/` and `likes/<id>`."""
-    problems = []
-    likes, copies = tree.get("likes") or {}, tree.get("user-posts") or {}
-    for post_id, post in (tree.get("posts") or {}).items():
-        stars = set(post.get("stars") or {})
-        copy = (copies.get(post.get("author", {}).get("uid")) or {}).get(post_id) or {}
-        shapes = {
-            "posts stars": stars, "posts starCount": post.get("starCount", 0),
-            "likes": set(likes.get(post_id) or {}),
-            "copy stars": set(copy.get("stars") or {}), "copy starCount": copy.get("starCount", 0),
-        }
-        if not (shapes["likes"] == shapes["copy stars"] == stars and shapes["posts starCount"] == shapes["copy starCount"] == len(stars)):
-            problems.append(f"{post_id}: {shapes}")
-    return problems
 
 
 def sign_in_status(server, email: str, password: str) -> tuple[int, str]:

@@ -32,7 +32,8 @@ from browser_support import DevTools, js_errors, launch_server, stop_server, wai
 from test_app_core import go, sign_up
 from test_app_accessibility import dismiss_toasts
 from test_app_account_deletion import admin_get
-from test_app_moderation import all_sent, comment, open_post, publish, word
+from app_actions import all_sent, comment, open_post, publish
+from test_app_moderation import word
 
 LIVE = 20
 SUPPORT = Path(__file__).resolve().parents[1] / "Support"

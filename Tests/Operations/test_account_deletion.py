@@ -44,6 +44,7 @@ from pathlib import Path
 import pytest
 
 import harness
+from harness.social_data import like_disagreements, places_of
 from operations_support import ADMIN_TOKEN, Served, hearth, launch, stop
 
 BUCKET = "hearth.appspot.com"
@@ -300,24 +301,6 @@ def whole_tree(served: Served):
     return tree or {}
 
 
-def places_of(value, text: str, path: str = "") -> list[tuple[str, object]]:
-    """Every place in `value` holding `text`: a key containing it (with what is under it), or a
-    string containing it."""
-    found = []
-    if isinstance(value, dict):
-        for key, child in value.items():
-            here = f"{path}/{key}"
-            if text in key:
-                found.append((here, child))
-            found += places_of(child, text, here)
-    elif isinstance(value, list):
-        for index, child in enumerate(value):
-            found += places_of(child, text, f"{path}/{index}")
-    elif isinstance(value, str) and text in value:
-        found.append((path, value))
-    return found
-
-
 def described(places: list[tuple[str, object]], limit: int = 40) -> str:
     lines = [f"{place} = {json.dumps(value)[:160]}" for place, value in places[:limit]]
     if len(places) > limit:
@@ -395,21 +378,6 @@ def mentioned_ids(tree, ids: set[str]) -> set[str]:
 
     walk(tree)
     return found
-
-
-def like_disagreements(tree: dict) -> list[str]:
-    """Posts whose likes disagree between `posts/<id>/stars`, `starCount`, the author's copy in
-    `user-posts/` and `likes/<id>`."""
-    problems = []
-    likes, copies = tree.get("likes") or {}, tree.get("user-posts") or {}
-    for post_id, post in (tree.get("posts") or {}).items():
-        stars = set(post.get("stars") or {})
-        copy = (copies.get(post.get("author", {}).get("uid")) or {}).get(post_id) or {}
-        shapes = {"stars": stars, "starCount": post.get("starCount", 0), "likes": set(likes.get(post_id) or {}),
-                  "copy stars": set(copy.get("stars") or {}), "copy starCount": copy.get("starCount", 0)}
-        if not (shapes["likes"] == shapes["copy stars"] == stars and shapes["starCount"] == shapes["copy starCount"] == len(stars)):
-            problems.append(f"{post_id}: {shapes}")
-    return problems
 
 
 def traces(served: Served, uid: str) -> tuple[list, list[str]]:

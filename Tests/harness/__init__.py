@@ -19,6 +19,8 @@ Every suite imports it as ``harness`` (Tests/pytest.ini puts Tests/ on ``sys.pat
   read from "Hearth is serving http://…/"; ``stop()`` (SIGTERM, then SIGKILL), ``kill()``.
 - ``temp_folder(prefix)``, ``remove_tree(path)``.
 - ``record(section, line)``: a figure reported at the end of the run, not judged.
+- ``harness.social_data``: checks on the demo social app's tree (``places_of`` a uid or ID,
+  ``like_disagreements``), imported from there.
 """
 
 from .binaries import REPO, TESTS, bench_binary, hearth_binary
