@@ -28,7 +28,7 @@ public final class TestPostgres: @unchecked Sendable {
         let data = folder.appendingPathComponent("data").path
         try run("initdb", ["-D", data, "-U", user, "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"])
         try run("pg_ctl", [
-            "-D", data, "-l", folder.appendingPathComponent("log.txt").path, "-w", "-t", "60", "start",
+            "-D", data, "-l", folder.appendingPathComponent("log.txt").path, "-w", "-t", "180", "start",
             "-o", "-p \(port) -k \(folder.path) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200",
         ])
     }
