@@ -49,11 +49,17 @@ public final class TokenIssuer: Sendable {
         }
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         let pem = try newKeyPEM()
-        let temporary = url.appendingPathExtension("tmp")
+        // Written whole under a name of its own, then linked into place: a link never replaces a
+        // file, so of two processes starting at once, one key wins and both use it.
+        let temporary = url.appendingPathExtension("\(UUID().uuidString).tmp")
+        defer { try? FileManager.default.removeItem(at: temporary) }
         guard FileManager.default.createFile(
             atPath: temporary.path, contents: Data(pem.utf8), attributes: [.posixPermissions: 0o600])
         else { throw AuthError("INTERNAL_ERROR", detail: "cannot write the signing key") }
-        try FileManager.default.moveItem(at: temporary, to: url)
+        if link(temporary.path, url.path) != 0 {
+            guard errno == EEXIST else { throw AuthError("INTERNAL_ERROR", detail: "cannot keep the signing key: errno \(errno)") }
+            return try key(pem: try String(contentsOf: url, encoding: .utf8))
+        }
         return try key(pem: pem)
     }
 

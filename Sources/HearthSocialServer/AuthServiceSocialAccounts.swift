@@ -20,9 +20,9 @@ public struct AuthServiceSocialAccounts: SocialAccounts {
         guard user.disabled != disabled else { return true }
         var fields = AuthService.AccountFields()
         fields.disabled = disabled
+        // A disabled account's refresh tokens are refused at once (USER_DISABLED, which its page
+        // then says), and work again when it is reinstated, as Firebase's do.
         _ = try await service.updateUser(uid: uid, fields)
-        // A suspended person's refresh tokens stop working now, not at their next expiry.
-        if disabled { try await service.revokeSessions(uid: uid) }
         return true
     }
 

@@ -29,13 +29,25 @@ public struct VAPIDKey: Sendable {
     /// token naming the endpoint's origin (`aud`), expiring at `expires` (at most a day ahead,
     /// RFC 8292 §2), with `subject` as the contact (`mailto:` or `https:`).
     public func authorization(for endpoint: URL, subject: String, expires: Date) async throws -> String {
-        guard let scheme = endpoint.scheme, let host = endpoint.host else { throw Problem.badEndpoint }
-        let origin = "\(scheme)://\(host)" + (endpoint.port.map { ":\($0)" } ?? "")
+        let origin = try Self.origin(of: endpoint)
         let keys = JWTKeyCollection()
         await keys.add(ecdsa: try ES256PrivateKey(backing: privateKey))
         let token = try await keys.sign(
             Claims(aud: AudienceClaim(value: origin), exp: ExpirationClaim(value: expires), sub: SubjectClaim(value: subject)))
         return "vapid t=\(token), k=\(publicKeyBase64URL)"
+    }
+
+    /// The origin of `endpoint` as RFC 6454 serialises it, which push services compare `aud`
+    /// with: scheme and host in lower case, an IPv6 address in brackets, the port only when it is
+    /// not the scheme's default.
+    public static func origin(of endpoint: URL) throws -> String {
+        guard let scheme = endpoint.scheme?.lowercased(), var host = endpoint.host?.lowercased(), !host.isEmpty else {
+            throw Problem.badEndpoint
+        }
+        if host.contains(":"), !host.hasPrefix("[") { host = "[\(host)]" }
+        let defaultPort = ["https": 443, "http": 80][scheme]
+        let port = endpoint.port.flatMap { $0 == defaultPort ? nil : ":\($0)" } ?? ""
+        return "\(scheme)://\(host)\(port)"
     }
 
     /// A push endpoint without a scheme and host.

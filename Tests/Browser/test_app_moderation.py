@@ -295,13 +295,13 @@ def test_moderation_reports_the_admin_queue_and_mentions(server, browser_factory
     assert [path for path in stored_files(server, f"{ava_uid}/") if post_id in path] == []
 
     # Ava's next sign-in is refused: her account is disabled. (Her page, loaded again, finds her
-    # session ended: the suspension ended her sessions too.)
+    # session ended, and says why.)
     go(ava, "#/signin")
     ava.refresh()
     wait_until(ava, lambda d: d.execute_script("return Boolean(window.hearth)"), LIVE, "the app did not start again")
     wait_until(ava, lambda d: d.execute_script("return window.hearth.auth.currentUser") is None, LIVE,
                "the suspended session was not ended")
-    toasts_say(ava, "You have been signed out.")
+    toasts_say(ava, "You have been signed out. This account has been disabled.")
     wait_for(ava, "[data-testid=signin-email]", LIVE).send_keys(ava_email)
     ava.find_element(By.CSS_SELECTOR, "[data-testid=signin-password]").send_keys(PASSWORD)
     ava.find_element(By.CSS_SELECTOR, "[data-testid=signin-submit]").click()

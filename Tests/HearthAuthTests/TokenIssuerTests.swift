@@ -173,6 +173,22 @@ import Testing
 
     // MARK: - Keys
 
+    @Test func startsAtOnceAgreeOnOneKey() async throws {
+        let directory = try TemporaryDirectory(prefix: "hearth-keys")
+        let keyURL = directory.url.appendingPathComponent("signing-key.pem")
+        // Eight starts racing for a folder without a key: one key is made and kept, and all use it.
+        let keyIDs = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<8 {
+                group.addTask { await TokenIssuer(privateKey: try TokenIssuer.loadOrCreateKey(at: keyURL), projectID: "proj").keyID }
+            }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(keyIDs.count == 1)
+        let kept = await TokenIssuer(privateKey: try TokenIssuer.loadOrCreateKey(at: keyURL), projectID: "proj")
+        #expect(keyIDs == [kept.keyID])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["signing-key.pem"])
+    }
+
     @Test func theKeyFilePersistsAndOnlyItsOwnerMayReadIt() async throws {
         try await Self.withIssuer { issuer, keyURL in
             let again = await TokenIssuer(privateKey: try TokenIssuer.loadOrCreateKey(at: keyURL), projectID: "proj")

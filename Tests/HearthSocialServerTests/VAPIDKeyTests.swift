@@ -47,6 +47,18 @@ struct VAPIDKeyTests {
         await #expect(throws: (any Error).self) { try await other.verify(token, as: Claims.self) }
     }
 
+    @Test("The audience is the endpoint's origin as RFC 6454 writes it", arguments: [
+        ("https://push.example.net:8443/wpush/v2/abc?x=1", "https://push.example.net:8443"),
+        ("https://Push.Example.NET/send/1", "https://push.example.net"),
+        ("https://push.example.net:443/send/1", "https://push.example.net"),
+        ("http://127.0.0.1:80/push/1", "http://127.0.0.1"),
+        ("https://[2001:db8::1]:8443/push/1", "https://[2001:db8::1]:8443"),
+        ("http://[::1]:9000/push/1", "http://[::1]:9000"),
+    ])
+    func audience(endpoint: String, origin: String) throws {
+        #expect(try VAPIDKey.origin(of: URL(string: endpoint)!) == origin)
+    }
+
     @Test("A key kept as its raw form is the same key")
     func roundTrip() throws {
         let key = VAPIDKey()
