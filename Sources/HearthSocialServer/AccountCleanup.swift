@@ -6,13 +6,14 @@ import HearthCore
 ///
 /// What goes: the profile; their posts with every copy, index entry and pointer (feeds, saved
 /// lists, hashtags, reports and the moderation queue) and what hangs off them (comments,
-/// likes), as ``PostRemoval`` removes a post; their photos and avatars
-/// in storage; their comments (with their reports and moderated originals), likes and stars
-/// elsewhere (the counts moved back); the mentions of them; their own reports; admin
-/// requests they made or that name them; follows and blocks in both directions; their notifications, sent and received;
-/// their presence; and their conversations, both members' messages (a conversation is kept
-/// under both members' IDs, so it cannot outlive one of them: the other member sees it go).
-/// What stays: other people's own content, including text that named them ("@Name").
+/// likes), as ``PostRemoval`` removes a post; their photos and avatars in storage; their
+/// comments (with their reports and moderated originals), likes and stars elsewhere (the
+/// counts moved back); the mentions of them; their own reports; admin requests they made or
+/// that name them; follows and blocks in both directions; their notifications, sent and
+/// received; their presence and push subscriptions; and their conversations, both members'
+/// messages (a conversation is kept under both members' IDs, so it cannot outlive one of them:
+/// the other member sees it go). What stays: other people's own content, including text that
+/// named them ("@Name").
 ///
 /// A run reads the newest data at every step and finds the work again from it, so it can stop
 /// anywhere (a crash, a timeout) and be run again: it finishes what is left. Pointers are
