@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "HearthOutbox", targets: ["HearthOutbox"]),
         .library(name: "HearthStore", targets: ["HearthStore"]),
         .library(name: "HearthFunctions", targets: ["HearthFunctions"]),
+        .library(name: "HearthSpawn", targets: ["HearthSpawn"]),
         .library(name: "HearthAuth", targets: ["HearthAuth"]),
         .library(name: "HearthFiles", targets: ["HearthFiles"]),
         .library(name: "HearthEngine", targets: ["HearthEngine"]),
@@ -67,6 +68,10 @@ let package = Package(
         // zlib1g-dev, libbrotli-dev).
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
         .systemLibrary(name: "CBrotli", providers: [.apt(["libbrotli-dev"]), .brew(["brotli"])]),
+        // Child processes with posix_spawn (not Foundation's Process, see ChildProcess), and the
+        // C library's spawn actions Swift's Glibc module does not show.
+        .target(name: "CSpawn"),
+        .target(name: "HearthSpawn", dependencies: ["CSpawn"], swiftSettings: swiftSettings),
         .target(
             name: "HearthProtocol",
             dependencies: ["HearthCore"],
@@ -96,6 +101,7 @@ let package = Package(
             name: "HearthFunctions",
             dependencies: [
                 "HearthCore",
+                "HearthSpawn",
                 "HearthAuth",
                 "HearthOutbox",
                 "HearthStore",
@@ -316,6 +322,7 @@ let package = Package(
             name: "hearth-bench",
             dependencies: [
                 "HearthCore",
+                "HearthSpawn",
                 "HearthProtocol",
                 "HearthStore",
                 "HearthClient",
@@ -386,7 +393,7 @@ let package = Package(
         .testTarget(
             name: "HearthSocialServerTests",
             dependencies: [
-                "HearthSocialServer", "HearthCore", "HearthStore", "HearthFiles", "HearthFunctions", "HearthServer", "HearthTesting",
+                "HearthSocialServer", "HearthCore", "HearthStore", "HearthFiles", "HearthFunctions", "HearthServer", "HearthTesting", "HearthSpawn",
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -420,7 +427,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "HearthToolTests", dependencies: ["HearthTesting", "hearth"], swiftSettings: swiftSettings),
+        .testTarget(name: "HearthToolTests", dependencies: ["HearthTesting", "HearthSpawn", "hearth"], swiftSettings: swiftSettings),
+        .testTarget(name: "HearthSpawnTests", dependencies: ["HearthSpawn"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HearthClusterTests",
             dependencies: [

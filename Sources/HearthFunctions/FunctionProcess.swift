@@ -1,4 +1,5 @@
 import Foundation
+import HearthSpawn
 import Logging
 import Synchronization
 
@@ -7,11 +8,11 @@ import Synchronization
 /// stopped with the server. Its output goes to the server's log, a line at a time, under the
 /// function's name.
 ///
-/// The process leads a process group of its own (Foundation starts it so), and the whole group
-/// is signalled: `functions-framework` serves through gunicorn, a master with worker processes,
+/// The process leads a process group of its own (``ChildProcess`` starts it so), and the whole
+/// group is signalled: `functions-framework` serves through gunicorn, a master with worker processes,
 /// and a worker must not outlive its master holding the port.
 ///
-/// Threading: `run()` is one task; the running `Process` and whether the function was stopped
+/// Threading: `run()` is one task; the running ``ChildProcess`` and whether the function was stopped
 /// sit behind one lock, so that `stop()` from another task either ends the process or keeps
 /// the next one from starting (a start checks under the lock `stop()` sets it under).
 public final class FunctionProcess: Sendable {
@@ -27,7 +28,7 @@ public final class FunctionProcess: Sendable {
     /// Where its output is also kept for the console.
     let activity: FunctionActivity?
     private struct State {
-        var process: Process?
+        var process: ChildProcess?
         var stopped = false
     }
 
@@ -103,62 +104,49 @@ public final class FunctionProcess: Sendable {
             return state.process
         }
         guard let process, process.isRunning else { return }
-        let group = -process.processIdentifier
-        kill(group, SIGTERM)
+        process.signalGroup(SIGTERM)
         DispatchQueue.global().asyncAfter(deadline: .now() + 5) {
-            // Once it ended, its group was killed then, and the ID may be another group's now.
-            if process.isRunning { kill(group, SIGKILL) }
+            // Once it ended, its group was killed then (see runOnce).
+            process.signalGroup(SIGKILL)
         }
     }
 
     /// The running process's ID, if one runs.
     public var processIdentifier: Int32? {
-        state.withLock { state in state.process.flatMap { $0.isRunning ? $0.processIdentifier : nil } }
+        state.withLock { state in state.process.flatMap { $0.isRunning ? $0.pid : nil } }
     }
 
-    private func runOnce() async throws -> Int32 {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.currentDirectoryURL = folder
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
+    private func runOnce() async throws -> ChildProcess.Exit {
+        willStart()
+        let process = try state.withLock { state -> ChildProcess in
+            // A stop from before this never sees the process: it must not start.
+            guard !state.stopped else { throw CancellationError() }
+            let process = try ChildProcess(
+                executable, arguments: arguments, environment: environment, directory: folder, input: .discard, output: .pipe,
+                errors: .sameAsOutput)
+            state.process = process
+            return process
+        }
+        starts.add(1, ordering: .relaxed)
         let lines = LineSplitter { [logger, function, activity, now] line in
             logger.info("\(line)", metadata: ["function": "\(function)"])
             activity?.add(line: line, function: function, time: now())
         }
-        output.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                lines.finish()
-            } else {
-                lines.append(data)
-            }
-        }
-        return try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { process in
-                // Its workers go with it.
-                kill(-process.processIdentifier, SIGKILL)
-                continuation.resume(returning: process.terminationStatus)
-            }
-            do {
-                willStart()
-                try state.withLock { state in
-                    // A stop from before this never sees the process: it must not start.
-                    guard !state.stopped else { throw CancellationError() }
-                    try process.run()
-                    state.process = process
+        if let output = process.output {
+            // Read on a thread of its own until the process and its workers close their end.
+            Thread.detachNewThread {
+                while true {
+                    let data = output.availableData
+                    if data.isEmpty { break }
+                    lines.append(data)
                 }
-                starts.add(1, ordering: .relaxed)
-            } catch {
-                output.fileHandleForReading.readabilityHandler = nil
-                continuation.resume(throwing: error)
+                lines.finish()
             }
         }
+        let exit = await process.exit()
+        // Its workers go with it (the group outlives its leader while they run).
+        kill(-process.pid, SIGKILL)
+        return exit
     }
 }
 

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HearthSpawn
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -46,30 +47,29 @@ public struct PythonCodebase: Sendable {
         logger: Logger
     ) async throws -> PythonCodebase {
         let port = try LoopbackPort.free()
-        let process = Process()
-        process.executableURL = python
-        process.arguments = PythonLauncher.arguments(module: "firebase_functions.private.serving")
-        process.currentDirectoryURL = folder
         var variables = environment.variables(function: nil)
         variables["ADMIN_PORT"] = String(port)
-        process.environment = variables
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        let captured = CapturedOutput()
-        output.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil } else { captured.append(data) }
-        }
+        let process: ChildProcess
         do {
-            try process.run()
+            process = try ChildProcess(
+                python, arguments: PythonLauncher.arguments(module: "firebase_functions.private.serving"), environment: variables,
+                directory: folder, input: .discard, output: .pipe, errors: .sameAsOutput)
         } catch {
-            throw FunctionError.unloadable("cannot run \(python.path) for the functions in \(folder.path): \(error.localizedDescription)")
+            throw FunctionError.unloadable("cannot run \(python.path) for the functions in \(folder.path): \(error)")
+        }
+        let captured = CapturedOutput()
+        if let output = process.output {
+            Thread.detachNewThread {
+                while true {
+                    let data = output.availableData
+                    if data.isEmpty { break }
+                    captured.append(data)
+                }
+            }
         }
         defer {
             // It quits when asked (below); if it did not, or never got that far, it is ended.
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.signalGroup(SIGKILL)
         }
         func failure(_ reason: String) -> FunctionError {
             let tail = captured.tail
@@ -78,7 +78,7 @@ public struct PythonCodebase: Sendable {
         // The admin server runs main.py at every request for the manifest: ask once, when it listens.
         let deadline = ContinuousClock.now + timeout
         while !(await LoopbackPort.accepts(port)) {
-            guard process.isRunning else { throw failure("the Python SDK exited (status \(process.terminationStatus))") }
+            if let exit = process.exitStatus { throw failure("the Python SDK exited (\(exit))") }
             guard ContinuousClock.now < deadline else { throw failure("the Python SDK did not answer within \(timeout)") }
             try await Task.sleep(for: .milliseconds(100))
         }

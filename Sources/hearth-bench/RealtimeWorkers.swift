@@ -1,4 +1,5 @@
 import Foundation
+import HearthSpawn
 import Synchronization
 
 /// The `ws-worker` processes a `ws-*` command spreads its listeners over (`--processes`), and
@@ -12,33 +13,21 @@ final class RealtimeWorkers: Sendable {
         var exited = false
     }
 
-    private let processes: [Process]
-    private let inputs: [Pipe]
+    private let processes: [ChildProcess]
     private let children: Mutex<[Child]>
 
     /// Starts one `ws-worker` per entry of `arguments` (each its command-line options).
     init(arguments: [[String]]) throws {
-        var processes: [Process] = []
-        var inputs: [Pipe] = []
-        var outputs: [Pipe] = []
+        var processes: [ChildProcess] = []
         for options in arguments {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
-            process.arguments = ["ws-worker"] + options
-            let input = Pipe()
-            let output = Pipe()
-            process.standardInput = input
-            process.standardOutput = output
-            try process.run()
-            processes.append(process)
-            inputs.append(input)
-            outputs.append(output)
+            processes.append(try ChildProcess(
+                URL(fileURLWithPath: "/proc/self/exe"), arguments: ["ws-worker"] + options, input: .pipe, output: .pipe, ownGroup: false))
         }
         self.processes = processes
-        self.inputs = inputs
         self.children = Mutex(Array(repeating: Child(), count: arguments.count))
-        for (index, output) in outputs.enumerated() {
-            Thread.detachNewThread { [self] in read(output.fileHandleForReading, child: index) }
+        for (index, process) in processes.enumerated() {
+            guard let output = process.output else { continue }
+            Thread.detachNewThread { [self] in read(output, child: index) }
         }
     }
 
@@ -93,12 +82,12 @@ final class RealtimeWorkers: Sendable {
 
     /// Ends the children (closes their input) and collects their latencies and problems.
     func finish() async -> (latencies: [UInt64], problems: [String]) {
-        for input in inputs { try? input.fileHandleForWriting.close() }
+        for process in processes { try? process.input?.close() }
         let deadline = ContinuousClock.now + .seconds(60)
         while !children.withLock({ $0.allSatisfy(\.exited) }), ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(10))
         }
-        for process in processes where process.isRunning { process.terminate() }
+        for process in processes { process.terminate() }
         return children.withLock { children in
             (children.flatMap { $0.latencies ?? [] }, children.compactMap { $0.problems }.filter { !$0.isEmpty })
         }

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HearthSpawn
 import HearthSocialServer
 import NIOCore
 import NIOHTTP1
@@ -31,15 +32,16 @@ struct WebPushSenderTests {
     /// stopping both afterwards, also when `body` fails.
     static func withPushService(_ body: (PushService, HTTPClient) async throws -> Void) async throws {
         let service = try await PushService.start()
-        defer { service.stop() }
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: WebPushSender.clientConfiguration)
         do {
             try await body(service, client)
         } catch {
             try? await client.shutdown()
+            await service.stop()
             throw error
         }
         try await client.shutdown()
+        await service.stop()
     }
 
     static func sender(_ client: HTTPClient, key: VAPIDKey, timeout: Duration = .seconds(30)) throws -> WebPushSender {
@@ -240,9 +242,8 @@ struct WebPushSenderTests {
     }
 
     @Test("The VAPID subject must be a mailto: or https: contact")
-    func subject() throws {
+    func subject() async throws {
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: WebPushSender.clientConfiguration)
-        defer { try? client.syncShutdown() }
         #expect(throws: WebPushSender.Problem.badSubject("ops@example.com")) {
             try WebPushSender(client: client, key: VAPIDKey(), subject: "ops@example.com", now: { Date() })
         }
@@ -250,14 +251,15 @@ struct WebPushSenderTests {
             try WebPushSender(client: client, key: VAPIDKey(), subject: "mailto:", now: { Date() })
         }
         #expect(throws: Never.self) { try WebPushSender(client: client, key: VAPIDKey(), subject: "https://example.com/contact", now: { Date() }) }
+        try await client.shutdown()
     }
 }
 
 /// `Tests/Support/push_service.py` run as a child process, on a port of its own.
-final class PushService: @unchecked Sendable {
-    let process: Process
-    /// Kept open: the service stops by itself when this process ends and the pipe closes.
-    let input: Pipe
+final class PushService: Sendable {
+    /// Its standard input is kept open: the service stops by itself when this process ends and
+    /// the pipe closes.
+    let process: ChildProcess
     let port: Int
 
     struct Message: Decodable {
@@ -290,52 +292,46 @@ final class PushService: @unchecked Sendable {
         guard FileManager.default.isExecutableFile(atPath: python.path) else {
             throw PushServiceError("no \(python.path): make the venv (python3 -m venv .venv; .venv/bin/pip install http_ece cryptography)")
         }
-        let output = Pipe()
-        let process = Process()
-        process.executableURL = python
-        process.arguments = [repository.appendingPathComponent("Tests/Support/push_service.py").path, "--port", "0"]
-        process.standardOutput = output
-        let input = Pipe()
-        process.standardInput = input
-        try process.run()
-
+        let process = try ChildProcess(
+            python, arguments: [repository.appendingPathComponent("Tests/Support/push_service.py").path, "--port", "0"], input: .pipe,
+            output: .pipe)
         // Give up on a service that never says it listens: stopping it ends the read below.
         let watchdog = DispatchWorkItem { process.terminate() }
         DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: watchdog)
         // Read on a thread of its own: blocking one of the test pool's few threads would stall
         // other tests.
+        let output = process.output!
         let line: String? = await withCheckedContinuation { continuation in
-            Thread {
+            Thread.detachNewThread {
                 var seen = ""
                 while !seen.contains("\n") {
-                    let chunk = output.fileHandleForReading.availableData
+                    let chunk = output.availableData
                     if chunk.isEmpty { break }
                     seen += String(decoding: chunk, as: UTF8.self)
                 }
                 continuation.resume(returning: seen.split(separator: "\n").first.map(String.init))
-            }.start()
+            }
         }
         watchdog.cancel()
         guard let line, line.hasPrefix("listening "), let port = Int(line.dropFirst("listening ".count)) else {
             process.terminate()
-            process.waitUntilExit()
+            _ = await process.exit()
             throw PushServiceError("the push service did not start (it printed \(String(describing: line)))")
         }
-        return PushService(process: process, input: input, port: port)
+        return PushService(process: process, port: port)
     }
 
-    private init(process: Process, input: Pipe, port: Int) {
+    private init(process: ChildProcess, port: Int) {
         self.process = process
-        self.input = input
         self.port = port
     }
 
     /// Stops the service and waits for it to end.
-    func stop() {
+    func stop() async {
         // The end of its input stops it; SIGTERM too, in case it is stuck.
-        try? input.fileHandleForWriting.close()
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+        try? process.input?.close()
+        process.terminate()
+        _ = await process.exit()
     }
 
     func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }

@@ -1,4 +1,5 @@
 import Foundation
+import HearthSpawn
 import HearthTesting
 import Synchronization
 #if canImport(Glibc)
@@ -6,8 +7,8 @@ import Glibc
 #endif
 
 /// The built `hearth` executable run as a child process, the way an operator runs it.
-final class HearthProcess: @unchecked Sendable {
-    let process = Process()
+final class HearthProcess: Sendable {
+    let process: ChildProcess
     let port: Int
     /// Everything the server has printed so far.
     private let printed = Printed()
@@ -48,24 +49,22 @@ final class HearthProcess: @unchecked Sendable {
     }
 
     private static func runBlocking(_ arguments: [String], stdin: Data?) throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        let input = Pipe()
-        if stdin != nil { process.standardInput = input }
-        try process.run()
-        if let stdin {
-            input.fileHandleForWriting.write(stdin)
-            try input.fileHandleForWriting.close()
+        let process = try ChildProcess(binary, arguments: arguments, input: stdin == nil ? .discard : .pipe, output: .pipe, errors: .pipe)
+        if let stdin, let input = process.input {
+            input.write(stdin)
+            try input.close()
         }
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+        // Standard error is read beside standard output, so neither pipe fills up and stalls it.
+        let errors = Printed()
+        let errorsRead = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            errors.set(String(decoding: process.errors?.readDataToEndOfFile() ?? Data(), as: UTF8.self))
+            errorsRead.signal()
+        }
+        let outData = process.output?.readDataToEndOfFile() ?? Data()
+        errorsRead.wait()
+        let exit = process.waitUntilExit()
+        return (status(exit), String(decoding: outData, as: UTF8.self), errors.value)
     }
 
     /// A rules file that lets everyone read and write (these tests are about the process, not rules).
@@ -82,24 +81,26 @@ final class HearthProcess: @unchecked Sendable {
         data folder: URL, extraArguments: [String] = [], openRules: Bool = true, binary: URL = HearthProcess.binary,
         directory: URL? = nil
     ) throws {
-        process.executableURL = binary
-        process.currentDirectoryURL = directory
-        process.arguments = ["serve", "--port", "0", "--data", folder.path, "--log-level", "warning"]
-            + (openRules ? ["--rules", Self.openRules] : []) + extraArguments
-        let out = Pipe()
-        let errors = Pipe()
-        process.standardOutput = out
-        process.standardError = errors
-        errors.fileHandleForReading.readabilityHandler = { [logged] handle in
-            logged.append(String(decoding: handle.availableData, as: UTF8.self))
+        process = try ChildProcess(
+            binary,
+            arguments: ["serve", "--port", "0", "--data", folder.path, "--log-level", "warning"]
+                + (openRules ? ["--rules", Self.openRules] : []) + extraArguments,
+            directory: directory, output: .pipe, errors: .pipe)
+        let out = process.output!
+        let errors = process.errors!
+        Thread.detachNewThread { [logged] in
+            while true {
+                let chunk = errors.availableData
+                if chunk.isEmpty { break }
+                logged.append(String(decoding: chunk, as: UTF8.self))
+            }
         }
-        try process.run()
         // Read until the "serving http://127.0.0.1:<port>/" line.
         var seen = ""
         let deadline = Date().addingTimeInterval(60)
         var port: Int?
         while port == nil && Date() < deadline {
-            let chunk = out.fileHandleForReading.availableData
+            let chunk = out.availableData
             if chunk.isEmpty { break }
             seen += String(decoding: chunk, as: UTF8.self)
             if let range = seen.range(of: #"http://127\.0\.0\.1:(\d+)/"#, options: .regularExpression) {
@@ -109,14 +110,18 @@ final class HearthProcess: @unchecked Sendable {
         }
         guard let port else {
             process.terminate()
+            process.waitUntilExit()
             throw TestServerError("hearth serve did not start; output: \(seen)")
         }
         self.port = port
         printed.set(seen)
         // Keep draining stdout so the child never blocks on a full pipe.
-        out.fileHandleForReading.readabilityHandler = { [printed] handle in
-            let chunk = handle.availableData
-            printed.append(String(decoding: chunk, as: UTF8.self))
+        Thread.detachNewThread { [printed] in
+            while true {
+                let chunk = out.availableData
+                if chunk.isEmpty { break }
+                printed.append(String(decoding: chunk, as: UTF8.self))
+            }
         }
     }
 
@@ -133,16 +138,24 @@ final class HearthProcess: @unchecked Sendable {
 
     /// SIGKILL: no shutdown code runs.
     func kill9() {
-        kill(process.processIdentifier, SIGKILL)
+        process.signal(SIGKILL)
         process.waitUntilExit()
     }
 
-    /// SIGTERM, then waits for a graceful exit.
+    /// SIGTERM, then waits for a graceful exit; its exit status (128 + the signal's number
+    /// when a signal ended it, as a shell says).
     func terminate() -> Int32 {
         process.terminate()
-        process.waitUntilExit()
-        return process.terminationStatus
+        return Self.status(process.waitUntilExit())
     }
+
+    /// SIGINT (Ctrl-C), then waits; its exit status as ``terminate()`` says it.
+    func interrupt() -> Int32 {
+        process.signal(SIGINT)
+        return Self.status(process.waitUntilExit())
+    }
+
+    static func status(_ exit: ChildProcess.Exit) -> Int32 { exit.signalled ? 128 + exit.status : exit.status }
 
     func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
 }
