@@ -104,7 +104,11 @@ public final class SessionViewModel {
             "_search_index/full_name": DatabaseValue(Profile.searchIndex(for: name).fullName),
             "_search_index/reversed_full_name": DatabaseValue(Profile.searchIndex(for: name).reversedFullName),
         ]
-        if let picture { updates["profile_picture"] = DatabaseValue(picture) }
+        if let picture {
+            updates["profile_picture"] = DatabaseValue(picture)
+            // The web app's small copy of an earlier photo would no longer be this one.
+            updates["profile_thumbnail"] = .null
+        }
         if let bio { updates["bio"] = bio.isEmpty ? .null : DatabaseValue(bio) }
         // Anonymous visitors are not searchable.
         if user.isAnonymous {

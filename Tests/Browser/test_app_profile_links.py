@@ -323,8 +323,8 @@ def test_profile_photo_and_bio_are_edited_on_the_profile(server, browser_factory
     wait_until(driver, lambda d: d.execute_script(
         "return document.querySelector('.author-line img.avatar')?.src") == thumb_url, LIVE, "the post shows no photo")
 
-    # A second photo replaces the first: the old picture is deleted, and the old thumbnail kept,
-    # since the post written with it still shows it.
+    # A second photo replaces the first: the old picture is deleted, and the old thumbnail kept
+    # (the post keeps its address, which other clients show); this app shows the new one on it.
     go(driver, f"#/profile/{uid}")
     press(driver, "[data-testid=edit-profile]")
     driver.find_element(By.CSS_SELECTOR, "[data-testid=edit-photo]").send_keys(str(PHOTO))
@@ -333,10 +333,13 @@ def test_profile_photo_and_bio_are_edited_on_the_profile(server, browser_factory
     wait_until(driver, lambda d: d.execute_script("return window.hearth.auth.currentUser.photoURL") not in (None, thumb_url), LIVE)
     wait_until(driver, lambda d: image_facts(d, picture_url).get("status") == 404, LIVE, "the previous picture was not deleted")
     assert image_facts(driver, thumb_url).get("status") == 200
+    new_thumb = driver.execute_script("return window.hearth.auth.currentUser.photoURL")
+    assert admin_get(server, f"people/{uid}/profile_thumbnail") == new_thumb
     go(driver, f"#/post/{post_id}")
     wait_until(driver, lambda d: d.execute_script(
         "const image = document.querySelector('.author-line img.avatar');"
-        "return image && image.complete && image.naturalWidth > 0 && image.src") == thumb_url, LIVE, "the post's photo is broken")
+        "return image && image.complete && image.naturalWidth > 0 && image.src") == new_thumb, LIVE,
+        "the post does not show the current photo")
     # (The only errors: this test's own reads of the deleted picture.)
     deleted = picture_url.split("?")[0]
     assert [error for error in js_errors(driver) if not (deleted in error and "404" in error)] == []

@@ -252,7 +252,7 @@ export function searchIndex(name) {
 }
 
 /** `people/{uid}`: the name the rules compare with the token, and the search index. */
-export async function writeProfile(hearth, name, picture, bio = undefined) {
+export async function writeProfile(hearth, name, picture, bio = undefined, thumbnail = undefined) {
   const user = requireUser(hearth);
   const updates = { full_name: name };
   // Anonymous visitors are not searchable.
@@ -261,7 +261,11 @@ export async function writeProfile(hearth, name, picture, bio = undefined) {
     updates['_search_index/full_name'] = index.full_name;
     updates['_search_index/reversed_full_name'] = index.reversed_full_name;
   }
-  if (picture) updates.profile_picture = picture;
+  if (picture) {
+    updates.profile_picture = picture;
+    // Avatars in lists show the small copy; a picture without one (written elsewhere) has none.
+    updates.profile_thumbnail = thumbnail ?? null;
+  }
   // A bio of '' removes it; undefined leaves it as it is.
   if (bio !== undefined) updates.bio = bio || null;
   await hearth.db.ref(`people/${user.uid}`).update(updates);
@@ -316,10 +320,11 @@ export function storagePathOf(url) {
  * Saves one's profile: the name and bio, and a new photo when `photo` ({ picture, thumbnail }
  * JPEG blobs) is given. The photo's files go to `{uid}/avatar/` (the storage rules let only
  * the owner write there); the account's photoURL becomes the thumbnail (shown in the header and
- * on what one writes afterwards), `people/{uid}/profile_picture` the picture; then the previous
+ * on what one writes afterwards), `people/{uid}/profile_picture` the picture and
+ * `profile_thumbnail` the thumbnail (avatars everywhere show the current one); then the previous
  * picture is deleted. The previous thumbnail stays: posts and comments keep a copy of their
- * author's photo address from when they were written (as FriendlyPix's do), and would show a
- * broken image without it. New files that end up unused are deleted on a failure.
+ * author's photo address from when they were written (as FriendlyPix's do), which clients that
+ * do not look the current one up still show. New files that end up unused are deleted on a failure.
  */
 export async function saveProfile(hearth, { name, bio, photo = null, previousPicture = null }) {
   const user = requireUser(hearth);
@@ -350,7 +355,7 @@ export async function saveProfile(hearth, { name, bio, photo = null, previousPic
     if (name !== user.displayName) changes.displayName = name;
     if (photoURL) changes.photoURL = photoURL;
     const updated = Object.keys(changes).length ? await hearth.auth.updateProfile(changes) : user;
-    await writeProfile(hearth, updated.displayName ?? 'Anonymous', picture, bio);
+    await writeProfile(hearth, updated.displayName ?? 'Anonymous', picture, bio, photoURL);
   } catch (error) {
     await Promise.allSettled(uploaded.map((path) => hearth.storage.ref(path).delete()));
     throw error;

@@ -1,7 +1,8 @@
 // The app shell: connects to the server, keeps the session, draws the navigation, and maps
 // the address's hash to a view module, mounting it and cleaning the previous one up.
 import { Hearth } from '/lib/hearth.js';
-import { h, avatar, toast, errorWords, skipLinkFocusesMain, refreshTimes } from '/app/ui.js';
+import { h, avatar, toast, errorWords, skipLinkFocusesMain, refreshTimes, useCurrentPictures, refreshAvatars } from '/app/ui.js';
+import { cachedOrRead } from '/app/social.js';
 import { authorOf } from '/app/actions.js';
 import { Presence } from '/app/presence.js';
 import { DevicePush } from '/app/push.js';
@@ -103,6 +104,16 @@ class App {
     this.presence = new Presence(hearth);
     /** Push notifications in this browser (app/push.js). */
     this.push = new DevicePush(hearth);
+    /**
+     * People's current profile pictures, by uid, read once each (posts and comments keep the
+     * one their author had then); one's own is followed live (see followOwnPicture).
+     */
+    this.pictures = new Map();
+    this.ownPicture = null;
+    useCurrentPictures((uid) => {
+      if (!this.pictures.has(uid)) this.pictures.set(uid, currentPicture(hearth, uid));
+      return this.pictures.get(uid);
+    });
     /** The signed-in person's unread notifications, live; and the listener that counts them. */
     this.unread = 0;
     this.unreadWatch = null;
@@ -143,6 +154,7 @@ class App {
       this.admin = user?.claims?.admin === true;
       this.presence.follow(user);
       this.push.follow(user?.uid ?? null).catch((error) => console.warn(`Hearth: push notifications: ${error.message}`));
+      this.followOwnPicture(user);
       this.watchUnread();
       this.watchAdmin();
       this.drawChrome();
@@ -278,6 +290,22 @@ class App {
     }
     const more = this.nav.querySelector('.more-button.holds-unread');
     if (more) more.setAttribute('aria-label', count ? `More, ${count} unread notifications` : 'More');
+  }
+
+  /** A new profile picture of one's own shows at once on every avatar of theirs on the page. */
+  followOwnPicture(user) {
+    if (this.ownPicture?.uid === user?.uid) return;
+    if (this.ownPicture) this.ownPicture.ref.off('value', this.ownPicture.callback);
+    this.ownPicture = null;
+    if (!user) return;
+    const ref = this.hearth.db.ref(`people/${user.uid}`);
+    const callback = ref.on('value', (snapshot) => {
+      const url = pictureOf(snapshot);
+      const before = this.pictures.get(user.uid);
+      this.pictures.set(user.uid, Promise.resolve(url));
+      if (before) before.then((previous) => { if (previous !== url) refreshAvatars(user.uid, url); });
+    }, () => {});
+    this.ownPicture = { uid: user.uid, ref, callback };
   }
 
   get context() {
@@ -482,6 +510,22 @@ async function start() {
       h('p', { class: 'error', role: 'alert', 'data-testid': 'error' }, errorWords(error)),
       h('p', {}, h('button', { type: 'button', class: 'button', 'on:click': () => location.reload() }, 'Try again'))));
   }
+}
+
+/** A profile's picture for avatars: its thumbnail, else the picture, else null. */
+function pictureOf(profile) {
+  for (const field of ['profile_thumbnail', 'profile_picture']) {
+    const value = profile.child(field).val();
+    if (typeof value === 'string' && value) return value;
+  }
+  return null;
+}
+
+/** `uid`'s current picture for avatars, read once (from the cache when it has it). */
+async function currentPicture(hearth, uid) {
+  const [thumbnail, picture] = await Promise.all(['profile_thumbnail', 'profile_picture']
+    .map((field) => cachedOrRead(hearth, hearth.db.ref(`people/${uid}/${field}`)).then((snapshot) => snapshot.val(), () => null)));
+  return [thumbnail, picture].find((value) => typeof value === 'string' && value) ?? null;
 }
 
 /**

@@ -264,24 +264,64 @@ export function fullTime(ms) {
   return typeof ms === 'number' ? new Date(ms).toLocaleString() : '';
 }
 
+/** Where avatars learn a person's current picture (see `useCurrentPictures`); null: they do not. */
+let currentPicture = null;
+
+/**
+ * Lets avatars show each person's current profile picture, whatever copy of their profile a
+ * post or comment was written with: `lookup(uid)` answers a promise of the picture's URL, or of
+ * null when they have none.
+ */
+export function useCurrentPictures(lookup) {
+  currentPicture = lookup;
+}
+
 /**
  * A round picture of `author` ({ uid, full_name, profile_picture }): their photo, or their
  * initials on a colour derived from their uid. Decorative: the name is always shown next to it.
+ * Drawn at once from what it is given, then brought up to date with the person's current
+ * picture (`useCurrentPictures`).
  */
 export function avatar(author, size = 40) {
+  const element = avatarElement(author, size);
+  if (currentPicture && author?.uid) {
+    currentPicture(author.uid).then((url) => {
+      if ((url ?? null) !== (author.profile_picture ?? null)) replacePlaced(element, () => avatarElement({ ...author, profile_picture: url }, size));
+    }, () => {});
+  }
+  return element;
+}
+
+/** Every avatar of `uid` on the page, drawn again with `url` (their picture just changed). */
+export function refreshAvatars(uid, url) {
+  for (const element of document.querySelectorAll('[data-avatar-uid]')) {
+    if (element.dataset.avatarUid !== uid) continue;
+    const author = { uid, full_name: element.dataset.avatarName, profile_picture: url };
+    element.replaceWith(avatarElement(author, Number(element.dataset.avatarSize) || 40));
+  }
+}
+
+function avatarElement(author, size) {
   const name = author?.full_name || 'Anonymous';
   const style = { width: `${size}px`, height: `${size}px`, 'font-size': `${Math.round(size * 0.4)}px` };
+  const data = { 'data-avatar-uid': author?.uid, 'data-avatar-name': name, 'data-avatar-size': size };
   if (author?.profile_picture) {
     // A picture that is gone (replaced by a newer profile photo) falls back to the initials.
     return h('img', {
-      class: 'avatar', src: author.profile_picture, alt: '', width: size, height: size, style, loading: 'lazy',
-      'on:error': (event) => event.currentTarget.replaceWith(avatar({ ...author, profile_picture: null }, size)),
+      class: 'avatar', src: author.profile_picture, alt: '', width: size, height: size, style, loading: 'lazy', ...data,
+      'on:error': (event) => event.currentTarget.replaceWith(avatarElement({ ...author, profile_picture: null }, size)),
     });
   }
   const initials = name.split(/\s+/).filter(Boolean).slice(0, 2).map((word) => word[0].toUpperCase()).join('') || '?';
   let hash = 0;
   for (const character of author?.uid ?? name) hash = (hash * 31 + character.charCodeAt(0)) % 360;
-  return h('span', { class: 'avatar', 'aria-hidden': 'true', style: { ...style, '--avatar-hue': hash } }, initials);
+  return h('span', { class: 'avatar', 'aria-hidden': 'true', style: { ...style, '--avatar-hue': hash }, ...data }, initials);
+}
+
+/** Replaces `element` with `make()` once it is in the page (a view may place it a little later). */
+function replacePlaced(element, make, frames = 10) {
+  if (element.parentNode) element.replaceWith(make());
+  else if (frames > 0) requestAnimationFrame(() => replacePlaced(element, make, frames - 1));
 }
 
 /** What a signed-out visitor sees on a page that needs an account; signing in comes back here. */

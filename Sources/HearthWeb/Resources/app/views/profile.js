@@ -19,7 +19,7 @@ export function mount(container, ctx, params) {
   const isOwn = me === uid;
   const subscriptions = new Subscriptions();
   const error = errorNote();
-  const state = { profile: null, isFollowing: false, isBlocked: false, busy: false };
+  const state = { profile: null, loaded: false, posts: null, isFollowing: false, isBlocked: false, busy: false };
 
   // Until the profile comes: grey shapes, and "Loading…" said once (by the status).
   const status = viewStatus('Loading the profile…');
@@ -93,8 +93,23 @@ export function mount(container, ctx, params) {
 
   subscriptions.on(hearth.db.ref(`people/${uid}`), 'value', (snapshot) => {
     state.profile = snapshot.val();
+    state.loaded = true;
     const person = personOf(uid, state.profile);
     name.textContent = state.profile ? person.full_name : 'No such person';
+    // Nobody to follow, message or block: a link to an account that never was, or is gone.
+    actions.hidden = isMissing();
+    if (isMissing()) {
+      grid.replaceChildren();
+      more.hidden = true;
+      status.empty(emptyState({
+        title: 'No such person',
+        text: 'There is no profile here: the link may be mistyped, or the account was deleted.',
+        actions: [h('a', { href: '#/', class: 'button primary', 'data-testid': 'empty-action' }, 'Go to recent posts')],
+        testId: 'no-such-person',
+      }));
+    } else if (state.posts) {
+      showPosts(state.posts);
+    }
     picture.replaceChildren(avatar(person, 96));
     const about = typeof state.profile?.bio === 'string' ? state.profile.bio : '';
     bio.replaceChildren(richText(about));
@@ -128,14 +143,26 @@ export function mount(container, ctx, params) {
     compare: (a, b) => (a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : 0),
     cursorOf: ([id]) => [id],
     keep: ([, post]) => Boolean(post && typeof post === 'object'),
-    onChange: ({ entries, hasMore }) => {
-      grid.replaceChildren(entries.length ? postGrid(ctx, entries) : '');
-      status.settle(entries.length > 0, noPosts);
-      more.hidden = !hasMore;
+    onChange: (page) => {
+      state.posts = page;
+      if (!isMissing()) showPosts(page);
     },
     onError: failed,
   });
   subscriptions.add(() => posts.stop());
+
+  function showPosts({ entries, hasMore }) {
+    grid.replaceChildren(entries.length ? postGrid(ctx, entries) : '');
+    // A profile written after all (a new account's): its posts replace "No such person".
+    if (status.element.querySelector('[data-testid=no-such-person]')) status.clear();
+    status.settle(entries.length > 0, noPosts);
+    more.hidden = !hasMore;
+  }
+
+  /** Loaded, and nobody there (one's own profile, not yet written, is still one's own). */
+  function isMissing() {
+    return state.loaded && !state.profile && !isOwn;
+  }
 
   function loadMore() {
     posts.loadOlder();

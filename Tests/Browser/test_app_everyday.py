@@ -1,0 +1,170 @@
+"""The app as people use it every day (issue 35), at desktop (1440×900) and phone size, light and
+dark: the photo viewer fits the screen; profiles agree (a new profile photo shows on what the
+person wrote before it, their own screens change at once, the picture stays round beside a bio);
+and a link to a profile that does not exist says so instead of offering to follow nobody.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import urllib.request
+from urllib.parse import quote
+
+import pytest
+from selenium.webdriver.common.by import By
+
+from app_actions import comment, open_post, publish
+from browser_support import wait_for, wait_until
+from test_app_accessibility import dismiss_toasts
+from test_app_account_deletion import admin_get
+from test_app_core import go, run_js, sign_up
+from test_app_moderation import word
+
+LIVE = 20
+SIZES = [(False, False), (True, True)]
+SIZE_IDS = ["desktop-light", "phone-dark"]
+
+
+def browser_for(browser_factory, phone: bool, dark: bool):
+    driver = browser_factory(phone=phone)
+    if not phone:
+        driver.set_window_size(1440, 900)
+    if dark:
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+    return driver
+
+
+def made_photo(driver, tmp_path, width: int, height: int):
+    """A JPEG of `width`×`height` drawn by the browser (a gradient), saved for the file picker."""
+    data = run_js(driver, f"""
+        const canvas = new OffscreenCanvas({width}, {height});
+        const context = canvas.getContext('2d');
+        const gradient = context.createLinearGradient(0, 0, {width}, {height});
+        gradient.addColorStop(0, '#1d4ed8');
+        gradient.addColorStop(1, '#f59e0b');
+        context.fillStyle = gradient;
+        context.fillRect(0, 0, {width}, {height});
+        const blob = await canvas.convertToBlob({{ type: 'image/jpeg', quality: 0.8 }});
+        const bytes = new Uint8Array(await blob.arrayBuffer());
+        let text = '';
+        for (const byte of bytes) text += String.fromCharCode(byte);
+        return btoa(text);""")
+    path = tmp_path / f"photo-{width}x{height}.jpg"
+    path.write_bytes(base64.b64decode(data))
+    return path
+
+
+def rect(driver, css: str) -> dict:
+    return driver.execute_script(
+        "const r = document.querySelector(arguments[0]).getBoundingClientRect();"
+        "return { left: r.left, top: r.top, right: r.right, bottom: r.bottom, width: r.width, height: r.height,"
+        "         innerWidth: innerWidth, innerHeight: innerHeight };", css)
+
+
+# MARK: The photo viewer
+
+
+@pytest.mark.parametrize("phone,dark", SIZES, ids=SIZE_IDS)
+def test_the_photo_viewer_shows_the_whole_photo(server, browser_factory, tmp_path, phone, dark):
+    driver = browser_for(browser_factory, phone, dark)
+    sign_up(driver, server, f"Vic {word()}")
+    # 4:3 and larger than the screen both ways.
+    publish(driver, "Big sky", "Wider and taller than any screen.", made_photo(driver, tmp_path, 1600, 1200))
+    driver.find_element(By.CSS_SELECTOR, ".photo-button").click()
+    wait_until(driver, lambda d: d.execute_script(
+        "const image = document.querySelector('[data-testid=viewer-image]'); return image && image.complete && image.naturalWidth > 0"),
+        LIVE, "the viewer did not show the photo")
+    box = rect(driver, "[data-testid=viewer-image]")
+    # Inside the screen, touching it on one side or the other, at the photo's own shape.
+    assert box["left"] >= -0.5 and box["top"] >= -0.5, box
+    assert box["right"] <= box["innerWidth"] + 0.5 and box["bottom"] <= box["innerHeight"] + 0.5, box
+    assert abs(box["width"] - box["innerWidth"]) < 1 or abs(box["height"] - box["innerHeight"]) < 1, box
+    assert abs(box["width"] / box["height"] - 4 / 3) < 0.01, box
+    # At that size it can be zoomed in, and out again.
+    zoom_out = driver.find_element(By.CSS_SELECTOR, "[data-testid=viewer-zoom-out]")
+    assert zoom_out.get_attribute("disabled") is not None
+    driver.find_element(By.CSS_SELECTOR, "[data-testid=viewer-zoom-in]").click()
+    assert zoom_out.get_attribute("disabled") is None
+    zoom_out.click()
+    assert rect(driver, "[data-testid=viewer-image]")["height"] == pytest.approx(box["height"], abs=1)
+
+
+# MARK: Profiles agree
+
+
+def demo_thumbnail(server) -> str:
+    """A real small picture on this server (a demo post's thumbnail), to stand for a new profile photo."""
+    posts = admin_get(server, "posts") or {}
+    for post in posts.values():
+        for photo in (post.get("photos") or []):
+            if isinstance(photo, dict) and photo.get("thumb"):
+                return media_url(server, photo["thumb"])
+    raise AssertionError("no demo post with a photo")
+
+
+def media_url(server, path: str) -> str:
+    """The download address of the stored file at `path`, as the app makes it."""
+    with urllib.request.urlopen(f"{server.url}/__/firebase/init.json", timeout=10) as answer:
+        bucket = json.load(answer)["storageBucket"]
+    return f"{server.url}/v0/b/{bucket}/o/{quote(path, safe='')}?alt=media"
+
+
+def avatar_sources(driver, css: str) -> list:
+    """The picture (or None for initials) of each avatar matching `css`."""
+    return driver.execute_script(
+        "return [...document.querySelectorAll(arguments[0])].map((avatar) => avatar.tagName === 'IMG' ? avatar.src : null)", css)
+
+
+@pytest.mark.parametrize("phone,dark", SIZES, ids=SIZE_IDS)
+def test_a_new_profile_photo_shows_everywhere_and_stays_round(server, browser_factory, phone, dark):
+    pia, reader = browser_for(browser_factory, phone, dark), browser_for(browser_factory, phone, dark)
+    pia_uid = sign_up(pia, server, f"Pia {word()}")
+    post_id = publish(pia, "Before the photo", "Written with no picture.")
+    comment(pia, "A comment from before too.")
+    assert set(avatar_sources(pia, ".author-line .avatar")) == {None}
+
+    # Pia's new photo (the profile editor writes these two; the picture is a real one here).
+    thumbnail = demo_thumbnail(server)
+    assert run_js(pia, f"""
+        await window.hearth.db.ref('people/{pia_uid}').update({{ profile_picture: '{thumbnail}', profile_thumbnail: '{thumbnail}',
+                                                                  bio: 'Now with a face, and a bio long enough to wrap on a phone screen.' }});
+        return true;""") is True
+    # Her own screen changes at once: the post and the comment she wrote before.
+    wait_until(pia, lambda d: set(avatar_sources(d, "[data-avatar-uid='%s']" % pia_uid)) == {thumbnail}, LIVE,
+               "Pia's own avatars did not change")
+    # Someone else opening the post sees it too, on the post and on the comment.
+    sign_up(reader, server, f"Rae {word()}")
+    open_post(reader, post_id)
+    wait_until(reader, lambda d: avatar_sources(d, "[data-avatar-uid='%s']" % pia_uid).count(thumbnail) >= 2, LIVE,
+               "the older post and comment still show initials")
+    # The profile: a bio beside a picture that stays round.
+    go(reader, f"#/profile/{pia_uid}")
+    wait_until(reader, lambda d: d.find_element(By.CSS_SELECTOR, "[data-testid=profile-bio]").is_displayed(), LIVE)
+    wait_for(reader, ".profile-picture img.avatar", LIVE)
+    box = rect(reader, ".profile-picture .avatar")
+    assert box["width"] == pytest.approx(box["height"], abs=0.5) and box["width"] >= 72, box
+
+
+# MARK: A profile that is not there
+
+
+@pytest.mark.parametrize("phone,dark", SIZES, ids=SIZE_IDS)
+def test_a_profile_that_does_not_exist_says_so(server, browser_factory, phone, dark):
+    driver = browser_for(browser_factory, phone, dark)
+    sign_up(driver, server, f"Tess {word()}")
+    go(driver, "#/profile/nobody-at-all-here")
+    wait_for(driver, "[data-testid=no-such-person]", LIVE)
+    assert driver.find_element(By.CSS_SELECTOR, "[data-testid=profile-heading]").text == "No such person"
+    for button in ("follow-button", "message-button", "block-button"):
+        assert not any(element.is_displayed() for element in driver.find_elements(By.CSS_SELECTOR, f"[data-testid={button}]")), button
+    dismiss_toasts(driver)
+    driver.find_element(By.CSS_SELECTOR, "[data-testid=no-such-person] [data-testid=empty-action]").click()
+    wait_until(driver, lambda d: d.execute_script("return location.hash") in ("#/", ""), LIVE)
+    # A real profile still offers them.
+    uid = driver.execute_script("return window.hearth.auth.currentUser.uid")
+    other = admin_get(server, "people") or {}
+    someone = next(key for key in other if key != uid)
+    go(driver, f"#/profile/{someone}")
+    wait_until(driver, lambda d: d.find_element(By.CSS_SELECTOR, "[data-testid=follow-button]").is_displayed(), LIVE)
+    assert not driver.find_elements(By.CSS_SELECTOR, "[data-testid=no-such-person]")
