@@ -93,6 +93,9 @@ public final class AuthService: Sendable {
     }
 
     public let store: any AccountStorage
+    /// Whether an account's ID tokens are still good (the database asks it); told of every
+    /// account this service disables, deletes or ends the sessions of.
+    public let gate: AccountGate
     public let issuer: TokenIssuer
     public let policy: Policy
     /// How emails are sent and what action links point to.
@@ -130,6 +133,7 @@ public final class AuthService: Sendable {
         clock: @escaping @Sendable () -> Int64, logger: Logger
     ) {
         self.store = store
+        gate = AccountGate(clock: clock) { uid in try await store.user(uid: uid) }
         self.blockingHooks = blockingHooks
         federation = http.map { IdentityProviderClient(http: $0, clock: clock) }
         self.email = email ?? EmailDelivery(
@@ -422,6 +426,8 @@ public final class AuthService: Sendable {
             return (updated, endsSessions)
         }
         guard newSession else { return (user, nil) }
+        // Other devices' tokens stop working now (this one's next token is issued after it).
+        gate.changed(uid: user.uid)
         return (user, try await session(for: user, provider: user.provider, isNewUser: false))
     }
 
@@ -430,6 +436,7 @@ public final class AuthService: Sendable {
         let (user, claims) = try await verifiedUser(idToken: idToken)
         if user.provider != "anonymous" { try checkRecentSignIn(claims) }
         _ = try await withStore { try await store.delete(uid: user.uid) }
+        gate.changed(uid: user.uid)
         logger.info("account deleted", metadata: ["uid": "\(user.uid)"])
     }
 
@@ -465,6 +472,7 @@ public final class AuthService: Sendable {
             try await store.modify(uid: uid) { user in user.validSince = now }
             try await store.revokeRefreshTokens(uid: uid, now: now * 1000)
         }
+        gate.changed(uid: uid)
     }
 
     // MARK: - Admin
@@ -517,6 +525,7 @@ public final class AuthService: Sendable {
             }
             // An explicit validSince needs no more: refreshes check it. A password ends them all.
             if hash != nil { try await store.revokeRefreshTokens(uid: uid, now: now) }
+            if fields.disabled != nil || fields.validSince != nil || hash != nil { gate.changed(uid: uid) }
             return user
         }
     }
@@ -524,6 +533,7 @@ public final class AuthService: Sendable {
     /// Deletes an account as an admin.
     public func deleteUser(uid: String) async throws(AuthError) {
         guard try await withStore({ try await store.delete(uid: uid) }) else { throw .userNotFound }
+        gate.changed(uid: uid)
         logger.info("account deleted by an admin", metadata: ["uid": "\(uid)"])
     }
 

@@ -37,6 +37,7 @@ public final class Auth: Sendable {
 
     private struct State {
         var user: User?
+        var sessionEndedBy: String?
         var watchers: [UUID: AsyncStream<User?>.Continuation] = [:]
         var credentialObservers: [UUID: @Sendable () -> Void] = [:]
     }
@@ -53,6 +54,10 @@ public final class Auth: Sendable {
 
     /// The signed-in user, or nil.
     public var currentUser: User? { state.withLock { $0.user } }
+
+    /// Why the server ended the last session (`USER_DISABLED`, `TOKEN_EXPIRED`, …), when it
+    /// did rather than the person; cleared by the next sign-in.
+    public var sessionEndedBy: String? { state.withLock { $0.sessionEndedBy } }
 
     /// The signed-in user now and after every change (sign-in, profile change, sign-out).
     public func stateChanges() -> AsyncStream<User?> {
@@ -108,7 +113,18 @@ public final class Auth: Sendable {
     public func idToken(forceRefresh: Bool = false) async throws -> String? {
         guard let user = currentUser else { return nil }
         guard forceRefresh || user.expiresAt - clock() < 5 * 60 * 1000 else { return user.idToken }
-        let renewed = try await refresh(user)
+        let renewed: User
+        do {
+            renewed = try await refresh(user)
+        } catch let error as HearthClientError where error.kind == .notSignedIn {
+            // The session is over (the account disabled or deleted, signed out everywhere):
+            // signed out here too, as Firebase's SDKs do; `sessionEndedBy` says why.
+            if state.withLock({ $0.user?.uid == user.uid }) {
+                state.withLock { $0.sessionEndedBy = error.message }
+                setUser(nil)
+            }
+            throw error
+        }
         if forceRefresh {
             // Asked for because the claims changed (an admin role given since): connections
             // send the new token, as Firebase's SDKs do.
@@ -280,7 +296,8 @@ public final class Auth: Sendable {
         guard response.status == 200 else {
             var message = response.text
             if case .string(let text) = node.child(ChildKey("error")).child(ChildKey("message")) { message = text }
-            if message == "TOKEN_EXPIRED" || message == "USER_NOT_FOUND" || message == "INVALID_REFRESH_TOKEN" {
+            // The session is over (Firebase's SDKs sign the user out on these too).
+            if ["TOKEN_EXPIRED", "USER_NOT_FOUND", "USER_DISABLED", "INVALID_REFRESH_TOKEN"].contains(message) {
                 throw HearthClientError(.notSignedIn, status: response.status, message)
             }
             throw HearthClientError.from(status: response.status, message: message)
@@ -291,6 +308,7 @@ public final class Auth: Sendable {
     private func setUser(_ user: User?) {
         let observers = state.withLock { state in
             state.user = user
+            if user != nil { state.sessionEndedBy = nil }
             for watcher in state.watchers.values { watcher.yield(user) }
             return Array(state.credentialObservers.values)
         }

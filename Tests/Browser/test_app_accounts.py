@@ -252,12 +252,19 @@ def test_console_searches_users_and_disables_resets_and_revokes(accounts, smtp, 
         return next(r for r in browser.find_elements(By.CSS_SELECTOR, "tr[data-testid=user-row]")
                     if r.find_element(By.CSS_SELECTOR, "[data-testid=user-email]").text == email)
 
-    # Disable the first: the badge shows, the server refuses their sign-in and refresh.
+    # Disable the first (the confirmation says their sessions end): the badge shows, the
+    # server refuses their sign-in and refresh, and their ID token at once.
+    database_read = requests.get(f"{accounts.url}/people.json?shallow=true&auth={sessions[0]['idToken']}", timeout=10)
+    assert database_read.status_code == 200, database_read.text
     row(emails[0]).find_element(By.CSS_SELECTOR, "[data-testid=user-toggle-disabled]").click()
+    assert "open sessions end now" in wait_for(browser, "dialog[open]").text
+    wait_for(browser, "dialog [data-testid=confirm-ok]").click()
     wait_through_redraws(browser, lambda d: row(emails[0]).find_elements(By.CSS_SELECTOR, "[data-testid=user-disabled]"), "no badge")
     refused = requests.post(f"{accounts.url}/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword?key=x",
                             json={"email": emails[0], "password": "console-pass"}, timeout=10)
     assert refused.json()["error"]["message"] == "USER_DISABLED"
+    database_read = requests.get(f"{accounts.url}/people.json?shallow=true&auth={sessions[0]['idToken']}", timeout=10)
+    assert database_read.status_code == 401 and "disabled" in database_read.json()["error"], database_read.text
 
     # The filter shows only disabled users (of this search), then only enabled ones.
     Select = __import__("selenium.webdriver.support.ui", fromlist=["Select"]).Select

@@ -467,8 +467,8 @@ def test_a_disabled_account_is_told_why_it_was_signed_out(server, browser):
         headers={"Authorization": f"Bearer {server.admin_token}", "Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=10) as response:
         assert response.status == 200
-    # The next look at the session (here a reload) finds it ended, and the page says why.
-    browser.refresh()
+    # The open page is signed out at once, without a reload (the server ended its connection's
+    # sign-in, and the new token it then asked for was refused), and says why.
     wait_until(browser, lambda d: any("This account has been disabled." in toast.text
                                       for toast in d.find_elements(By.CSS_SELECTOR, ".toast-error")),
                10, "no word of why the account was signed out")
@@ -478,3 +478,8 @@ def test_a_disabled_account_is_told_why_it_was_signed_out(server, browser):
     assert browser.execute_script("return window.hearth.auth.sessionEndedBy?.code ?? null") is not None
     browser.execute_script("window.hearth.auth.signOut()")
     assert browser.execute_script("return window.hearth.auth.sessionEndedBy") is None
+    # A reload finds the session ended too.
+    browser.refresh()
+    wait_until(browser, lambda d: d.execute_script("return Boolean(window.hearth)"), 10, "the app did not start again")
+    wait_for(browser, "[data-testid=signin-link]")
+    assert browser.execute_script("return window.hearth.auth.currentUser") is None

@@ -27,25 +27,44 @@ public enum RequestAuth: Sendable {
     }
 
     static let unparseable = HearthError(.permissionDenied, "Could not parse auth token.")
+    /// Thrown for a good token of an account that may no longer use it (disabled, deleted, its
+    /// sessions ended); realtime answers it as `invalid_token`, which makes the SDKs fetch a new
+    /// one (and so learn why).
+    static func refused(_ refusal: AccountGate.Refusal) -> HearthError {
+        HearthError(.permissionDenied, "\(refusedPrefix) \(refusal)")
+    }
+
+    static let refusedPrefix = "Auth token is revoked:"
+
+    /// Whether `error` is a ``refused(_:)`` one.
+    static func isRefused(_ error: HearthError) -> Bool {
+        error.code == .permissionDenied && error.message.hasPrefix(refusedPrefix)
+    }
     /// Thrown for a credential past its expiry; realtime answers it as `expired_token`.
     static let expired = HearthError(.permissionDenied, "Auth token is expired")
 
     /// Who a credential speaks for, whatever carried it (a REST request, or a realtime `auth`):
     /// the admin token (or the emulator's `owner`), an unsigned test token in emulator mode,
-    /// or an ID token `issuer` signed.
-    /// - Throws: `unparseable` or `expired`.
+    /// or an ID token `issuer` signed, of an account `gate` (when given) still lets use it.
+    /// - Throws: `unparseable`, `expired` or `refused`.
     public static func resolve(
-        credential presented: String, admin: AdminCredential, issuer: TokenIssuer, now: Int64
+        credential presented: String, admin: AdminCredential, issuer: TokenIssuer, gate: AccountGate? = nil, now: Int64
     ) async throws(HearthError) -> RequestAuth {
         if await admin.isAdmin(credential: presented) { return .admin }
         guard admin.emulator, let claims = unsignedClaims(presented) else {
+            let claims: Node
             do {
-                let claims = try await issuer.verifyIDToken(presented, now: now / 1000)
-                let expires = claims.child(ChildKey("exp")).numberValue.map(milliseconds(seconds:))
-                return .rules(auth: SecurityRules.authVariable(claims: claims), expires: expires)
+                claims = try await issuer.verifyIDToken(presented, now: now / 1000)
             } catch {
                 throw error == .tokenExpired ? expired : unparseable
             }
+            if let gate, case .string(let uid) = claims.child(ChildKey("sub")),
+                let refusal = await gate.refusal(uid: uid, issuedAt: claims.child(ChildKey("iat")).integerValue)
+            {
+                throw refused(refusal)
+            }
+            let expires = claims.child(ChildKey("exp")).numberValue.map(milliseconds(seconds:))
+            return .rules(auth: SecurityRules.authVariable(claims: claims), expires: expires)
         }
         var expires: Int64?
         if let seconds = claims.child(ChildKey("exp")).numberValue {

@@ -185,6 +185,15 @@ public final class ListenerHub: Sendable {
         registry.withLock { Self.listeners(in: $0) }
     }
 
+    /// Ends the Server-Sent Events streams signed in as `uid` with `auth_revoked` (the account
+    /// was disabled, deleted or signed out everywhere). Realtime listens go with their session.
+    public func closeStreams(signedInAs uid: String) {
+        for listener in allListeners() where listener.format == .serverSentEvents {
+            guard let auth = listener.auth, case .string(let signedIn) = auth.child(ChildKey("uid")), signedIn == uid else { continue }
+            listener.buffer.close(with: [SSEEncoding.authRevoked])
+        }
+    }
+
     private static func listeners(in registry: borrowing Registry) -> [Listener] {
         registry.groups.values.flatMap { groups in
             groups.flatMap { $0.value.listeners.withLock { Array($0.values) } }

@@ -15,6 +15,9 @@ public final class RealtimeService: Sendable {
     public let operations: DatabaseOperations
     let admin: AdminCredential
     let issuer: TokenIssuer
+    /// Refuses the tokens of accounts disabled, deleted or signed out everywhere; a change it is
+    /// told of signs that account's sessions out at once (``accountChanged(uid:)``).
+    let gate: AccountGate?
     /// What each session may hold.
     public let limits: RealtimeLimits
     let disconnects: any DisconnectQueue
@@ -29,17 +32,26 @@ public final class RealtimeService: Sendable {
     /// `admin` and `issuer` check credentials, `disconnects` keeps onDisconnect operations, `accounts` revokes those of removed users; `makeID` is injected by tests.
     public init(
         operations: DatabaseOperations, admin: AdminCredential, issuer: TokenIssuer, disconnects: any DisconnectQueue,
-        accounts: any AccountStorage, limits: RealtimeLimits = .init(), logger: Logger,
+        accounts: any AccountStorage, gate: AccountGate? = nil, limits: RealtimeLimits = .init(), logger: Logger,
         makeID: @escaping @Sendable () -> String = RealtimeService.randomID
     ) {
         self.operations = operations
         self.admin = admin
         self.issuer = issuer
+        self.gate = gate
         self.disconnects = disconnects
         self.accounts = accounts
         self.limits = limits
         self.logger = logger
         self.makeID = makeID
+        gate?.observe { [weak self] uid in self?.accountChanged(uid: uid) }
+    }
+
+    /// `uid` was disabled, deleted or signed out everywhere: its sessions check their
+    /// credential again now, and those it no longer holds for are signed out (`ac`).
+    func accountChanged(uid: String) {
+        let signedIn = sessions.withLock { sessions in sessions.values.filter { $0.signedInUID == uid } }
+        for session in signedIn { Task { await session.recheckCredential() } }
     }
 
     /// 24 random letters and digits.
@@ -97,6 +109,10 @@ public final class RealtimeService: Sendable {
         for (index, session) in open.enumerated() {
             session.expireCredential(now: now)
             session.livenessCheck.withLock { $0 }?.run(now, step * index)
+        }
+        // An account changed by another process or node (the gate's answers are short-lived).
+        if gate != nil {
+            for session in open where session.signedInUID != nil { Task { await session.recheckCredential() } }
         }
     }
 

@@ -1,5 +1,6 @@
 import DequeModule
 import Foundation
+import HearthAuth
 import HearthCore
 import HearthProtocol
 import HearthStore
@@ -236,7 +237,7 @@ public final class RealtimeSession: Sendable {
     private func authenticate(_ credential: String, override: RealtimeRequest.AuthOverride?, id: Int64) async {
         do {
             var auth = try await RequestAuth.resolve(
-                credential: credential, admin: service.admin, issuer: service.issuer, now: operations.clock())
+                credential: credential, admin: service.admin, issuer: service.issuer, gate: service.gate, now: operations.clock())
             if case .admin = auth, let override {
                 switch override {
                 case .signedOut: auth = .anonymous
@@ -273,6 +274,28 @@ public final class RealtimeSession: Sendable {
     }
 
     private var auth: RequestAuth { state.withLock(\.auth) }
+
+    /// The uid the connection is signed in as with an ID token (not an admin's or a test token's).
+    var signedInUID: String? { signedIn?.uid }
+
+    /// The uid the connection is signed in as, and when its token was issued (seconds).
+    private var signedIn: (uid: String, issuedAt: Int64?)? {
+        state.withLock { state in
+            guard !state.authIsUnsignedTestToken, case .rules(let auth, _) = state.auth, case .string(let uid) = auth.child(ChildKey("uid"))
+            else { return nil }
+            return (uid, auth.child(ChildKey("token")).child(ChildKey("iat")).integerValue)
+        }
+    }
+
+    /// Asks the account gate again about the account the connection is signed in as; when it
+    /// refuses it now (disabled, deleted, signed out everywhere): `ac` with `invalid_token`,
+    /// and signed out from now on. The SDKs then ask for a new token, and learn why.
+    func recheckCredential() async {
+        guard let gate = service.gate, let (uid, issuedAt) = signedIn else { return }
+        guard let refusal = await gate.refusal(uid: uid, issuedAt: issuedAt), signedInUID == uid else { return }
+        setAuth(.anonymous)
+        send(RealtimeServerMessage.authRevoked(status: RealtimeStatus.invalidToken, reason: RequestAuth.refused(refusal).message))
+    }
 
     // MARK: - Reading
 

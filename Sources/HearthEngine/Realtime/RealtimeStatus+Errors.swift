@@ -23,7 +23,7 @@ extension RealtimeStatus {
             // Expired and unreadable credentials have statuses of their own.
             if error == RequestAuth.expired {
                 self.init(status: Self.expiredToken, message: error.message)
-            } else if error == RequestAuth.unparseable {
+            } else if error == RequestAuth.unparseable || RequestAuth.isRefused(error) {
                 self.init(status: Self.invalidToken, message: error.message)
             } else {
                 self.init(status: Self.permissionDenied, message: error.message)

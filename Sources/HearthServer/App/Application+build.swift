@@ -65,6 +65,9 @@ public func buildApplication(
     let providerHTTP = IdentityProviderHTTP()
     let accounts = try await makeAuthService(
         configuration: configuration, folder: folder, cluster: cluster, http: providerHTTP, functions: functions, logger: logger)
+    // An account disabled, deleted or signed out everywhere: its streams end at once (its
+    // realtime sessions are signed out by the realtime service, which watches the gate too).
+    accounts.gate.observe { [hub] uid in hub.closeStreams(signedInAs: uid) }
     let serviceAccounts = ServiceAccounts(store: accounts.store, issuer: accounts.issuer, clock: configuration.clock, logger: logger)
     if functions != nil, let file = configuration.functionsCredentialsFile, let port = configuration.functionsPort {
         try await FunctionsCredentials.renew(file, serviceAccounts: serviceAccounts, tokenURI: "http://127.0.0.1:\(port)/oauth2/token")
@@ -132,7 +135,7 @@ public func buildApplication(
     }
     let realtime = RealtimeService(
         operations: operations, admin: admin, issuer: accounts.issuer, disconnects: disconnects, accounts: accounts.store,
-        limits: configuration.realtimeLimits, logger: logger)
+        gate: accounts.gate, limits: configuration.realtimeLimits, logger: logger)
     if let cluster {
         cluster.onTakeOver { records, deadNode in await realtime.applyDisconnects(records, of: "node \(deadNode)") }
         cluster.onLeaseLost { realtime.shutDown() }
@@ -168,7 +171,8 @@ public func buildApplication(
     }
         ?? .releases(HostingReleaseWatcher(
             releases: hostingReleases, hostSites: configuration.hostingHosts, sdkFolder: configuration.hostingSDKFolder, logger: logger))
-    var database = DatabaseResponder(operations: operations, configuration: configuration, admin: admin, issuer: accounts.issuer)
+    var database = DatabaseResponder(
+        operations: operations, configuration: configuration, admin: admin, issuer: accounts.issuer, gate: accounts.gate)
     database.bodyBudget = bodyBudget
     let responder = HearthResponder(
         database: database,
@@ -177,8 +181,8 @@ public func buildApplication(
             service: accounts, admin: admin, serviceAccounts: serviceAccounts, proxies: proxies, pages: configuration.webFiles),
         session: WebSessionResponder(service: accounts, proxies: proxies),
         files: FilesResponder(
-            store: files, rules: storageRules ?? .closed, admin: admin, issuer: accounts.issuer, clock: configuration.clock,
-            proxies: proxies),
+            store: files, rules: storageRules ?? .closed, admin: admin, issuer: accounts.issuer, gate: accounts.gate,
+            clock: configuration.clock, proxies: proxies),
         cloudStorage: CloudStorageResponder(
             store: files, admin: admin, issuer: accounts.issuer, emulator: configuration.emulator,
             defaultBucket: configuration.storageBucket, clock: configuration.clock, proxies: proxies),
@@ -202,8 +206,8 @@ public func buildApplication(
         functions: functions.flatMap { functions in
             functionsClient.map { client in
                 FunctionsResponder(
-                    functions: functions, projectID: configuration.projectID, admin: admin, issuer: accounts.issuer, client: client,
-                    bodyBudget: bodyBudget, clock: configuration.clock)
+                    functions: functions, projectID: configuration.projectID, admin: admin, issuer: accounts.issuer,
+                    gate: accounts.gate, client: client, bodyBudget: bodyBudget, clock: configuration.clock)
             }
         },
         accessLog: configuration.accessLog

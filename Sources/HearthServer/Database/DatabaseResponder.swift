@@ -17,6 +17,8 @@ struct DatabaseResponder: Sendable {
     let configuration: ServerConfiguration
     let admin: AdminCredential
     let issuer: TokenIssuer
+    /// Refuses the tokens of accounts disabled, deleted or signed out everywhere.
+    var gate: AccountGate?
     /// What the bodies of non-admin writes may hold at once.
     var bodyBudget = ByteBudget(limit: ServerConfiguration.defaultMaxBufferedBodyBytes)
 
@@ -37,7 +39,7 @@ struct DatabaseResponder: Sendable {
             throw HearthError(.notFound, "Not found.")
         }
         let auth = try await RequestAuth.resolve(
-            request, parameters: rest.parameters, admin: admin, issuer: issuer, now: configuration.clock())
+            request, parameters: rest.parameters, admin: admin, issuer: issuer, gate: gate, now: configuration.clock())
         // Only an admin makes a new database by naming it.
         let database = try await operations.database(
             named: databaseName(for: request, parameters: rest.parameters), creating: auth.isAdmin)

@@ -27,7 +27,7 @@ struct CloudStorageAccess: RouterMiddleware {
         if emulator { return try await next(request, context) }
         let parameters = FilesResponder.parameters(of: request)
         guard AdminCredential.presented(by: request, parameters: parameters) != nil else { throw CloudStorageErrors.loginRequired }
-        guard case .admin = try await RequestAuth.resolve(request, parameters: parameters, admin: admin, issuer: issuer, now: clock()) else {
+        guard case .admin = try await RequestAuth.resolve(request, parameters: parameters, admin: admin, issuer: issuer, gate: nil, now: clock()) else {
             throw CloudStorageErrors.invalidCredentials
         }
         return try await next(request, context)

@@ -31,6 +31,8 @@ struct FilesResponder: Sendable {
     let rules: StorageRules
     let admin: AdminCredential
     let issuer: TokenIssuer
+    /// Refuses the tokens of accounts disabled, deleted or signed out everywhere.
+    var gate: AccountGate? = nil
     let clock: @Sendable () -> Int64
     /// Whose word is taken for the scheme the browser used (upload URLs are built with it).
     let proxies: ProxyTrust
@@ -147,7 +149,7 @@ struct FilesResponder: Sendable {
     }
 
     func requester(_ request: Request, parameters: [String: String]) async throws -> Requester {
-        switch try await RequestAuth.resolve(request, parameters: parameters, admin: admin, issuer: issuer, now: clock()) {
+        switch try await RequestAuth.resolve(request, parameters: parameters, admin: admin, issuer: issuer, gate: gate, now: clock()) {
         case .admin: return .admin
         case .rules(let auth, _):
             let claims = auth.child(ChildKey("token"))

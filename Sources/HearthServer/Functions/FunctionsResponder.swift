@@ -29,6 +29,8 @@ struct FunctionsResponder: HTTPResponder {
     let projectID: String
     let admin: AdminCredential
     let issuer: TokenIssuer
+    /// Refuses the tokens of accounts disabled, deleted or signed out everywhere.
+    var gate: AccountGate? = nil
     /// The functions' client (``AsyncHTTPClient/HTTPClient/Configuration/functions``).
     let client: HTTPClient
     /// The server's budget for buffered bodies, shared with REST writes: a call's request and
@@ -77,7 +79,7 @@ struct FunctionsResponder: HTTPResponder {
             if valid {
                 do {
                     _ = try await RequestAuth.resolve(
-                        credential: String(authorization.dropFirst("Bearer ".count)), admin: admin, issuer: issuer, now: clock())
+                        credential: String(authorization.dropFirst("Bearer ".count)), admin: admin, issuer: issuer, gate: gate, now: clock())
                 } catch {
                     valid = false
                 }

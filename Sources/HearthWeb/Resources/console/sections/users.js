@@ -129,9 +129,12 @@ export function mount(container, { hearth }) {
 
   async function setDisabled(user, disabled, button) {
     const name = user.email ?? user.uid;
+    if (disabled && !(await confirmDialog(
+      `Disable ${name}? Their open sessions end now: the database and storage refuse their sign-in at once, and they cannot sign in again until enabled.`,
+      { confirm: 'Disable', danger: true }))) return;
     await busy(button, async () => {
       await admin.setDisabled(user.uid, disabled);
-      toast(disabled ? `Disabled ${name}: they cannot sign in or refresh their session.` : `Enabled ${name}.`, 'success');
+      toast(disabled ? `Disabled ${name}: their sessions ended, and they cannot sign in.` : `Enabled ${name}.`, 'success');
       await show(page);
     }, (failure) => toast(accountWords(failure), 'error'));
   }

@@ -1,0 +1,103 @@
+import HearthCore
+import Synchronization
+
+/// Whether the account behind a signed, unexpired ID token may still use it: not disabled, not
+/// deleted, and the token issued after the account's sessions were last ended (`validSince`: a
+/// sign-out everywhere, a password change, a revocation). Firebase's Realtime Database takes
+/// any such token until it expires, up to an hour; Hearth's database refuses these at once, so
+/// that disabling an account ends what its open sessions can do.
+///
+/// Answers come from the account store and are kept for `ttl` per account: a change made
+/// through this process's ``AuthService`` clears its entry and tells the observers at once
+/// (realtime connections signed in as that account check again); a change made by another
+/// process or cluster node is seen within `ttl`. At most `capacity` accounts are kept.
+///
+/// Threading: the cache and the observers are behind one lock each; lookups run unlocked.
+public final class AccountGate: Sendable {
+    /// Why an account's token is refused.
+    public enum Refusal: Sendable, Equatable, CustomStringConvertible {
+        case disabled
+        case deleted
+        /// Issued before the account's sessions were ended.
+        case revoked
+
+        public var description: String {
+            switch self {
+            case .disabled: "The account is disabled."
+            case .deleted: "The account was deleted."
+            case .revoked: "The sign-in was ended."
+            }
+        }
+    }
+
+    private struct Entry {
+        /// Nil: the account does not exist.
+        var disabled: Bool?
+        var validSince: Int64
+        var checked: Int64
+    }
+
+    private let lookup: @Sendable (String) async throws -> UserRecord?
+    private let ttl: Int64
+    private let capacity: Int
+    private let clock: @Sendable () -> Int64
+    private let entries = Mutex<[String: Entry]>([:])
+    private let observers = Mutex<[@Sendable (String) -> Void]>([])
+
+    /// - Parameters:
+    ///   - lookup: the account by uid (the account store's), nil when there is none.
+    ///   - ttl: how long an answer is kept, in milliseconds.
+    ///   - clock: milliseconds since the epoch.
+    public init(
+        ttl: Int64 = 2_000, capacity: Int = 100_000, clock: @escaping @Sendable () -> Int64,
+        lookup: @escaping @Sendable (String) async throws -> UserRecord?
+    ) {
+        self.lookup = lookup
+        self.ttl = ttl
+        self.capacity = capacity
+        self.clock = clock
+    }
+
+    /// Why a token of `uid` issued at `issuedAt` (seconds) is refused, or nil when it is not.
+    /// A store that cannot answer refuses nothing: the signature and expiry were checked, and
+    /// an outage of the account store must not sign everyone out.
+    public func refusal(uid: String, issuedAt: Int64?) async -> Refusal? {
+        let now = clock()
+        if let entry = entries.withLock({ $0[uid] }), now - entry.checked < ttl { return Self.refusal(entry, issuedAt: issuedAt) }
+        let user: UserRecord?
+        do {
+            user = try await lookup(uid)
+        } catch {
+            return nil
+        }
+        let entry = Entry(disabled: user.map(\.disabled), validSince: user?.validSince ?? 0, checked: now)
+        entries.withLock { entries in
+            if entries.count >= capacity {
+                entries = entries.filter { now - $0.value.checked < ttl }
+                if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            }
+            entries[uid] = entry
+        }
+        return Self.refusal(entry, issuedAt: issuedAt)
+    }
+
+    private static func refusal(_ entry: Entry, issuedAt: Int64?) -> Refusal? {
+        guard let disabled = entry.disabled else { return .deleted }
+        if disabled { return .disabled }
+        // Whole seconds, as token times are: a token issued in the same second stays valid.
+        if let issuedAt, issuedAt < entry.validSince { return .revoked }
+        return nil
+    }
+
+    /// `uid` was disabled, deleted, or its sessions ended through this process: its answer is
+    /// looked up again, and the observers are told.
+    public func changed(uid: String) {
+        _ = entries.withLock { $0.removeValue(forKey: uid) }
+        for observer in observers.withLock({ $0 }) { observer(uid) }
+    }
+
+    /// Calls `observer` with each uid ``changed(uid:)`` is told of.
+    public func observe(_ observer: @escaping @Sendable (String) -> Void) {
+        observers.withLock { $0.append(observer) }
+    }
+}
