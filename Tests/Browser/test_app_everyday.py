@@ -168,3 +168,57 @@ def test_a_profile_that_does_not_exist_says_so(server, browser_factory, phone, d
     go(driver, f"#/profile/{someone}")
     wait_until(driver, lambda d: d.find_element(By.CSS_SELECTOR, "[data-testid=follow-button]").is_displayed(), LIVE)
     assert not driver.find_elements(By.CSS_SELECTOR, "[data-testid=no-such-person]")
+
+
+# MARK: Direct messages are seen
+
+
+def visible_badge(driver, testid: str) -> str | None:
+    """The text of the visible badge `testid` in the navigation, or None."""
+    return driver.execute_script("""
+        const badge = [...document.querySelectorAll(`#nav [data-testid=${arguments[0]}]`)]
+          .find((badge) => !badge.hidden && badge.getClientRects().length > 0);
+        return badge ? badge.textContent : null;""", testid)
+
+
+def send_message(driver, to_uid: str, text: str):
+    go(driver, f"#/chat/with/{to_uid}")
+    box = wait_for(driver, "[data-testid=chat-input]", LIVE)
+    box.send_keys(text)
+    driver.find_element(By.CSS_SELECTOR, "[data-testid=chat-send]").click()
+    wait_until(driver, lambda d: any(text in m.text for m in d.find_elements(By.CSS_SELECTOR, "[data-testid=chat-message]")),
+               LIVE, f"{text!r} was not sent")
+
+
+@pytest.mark.parametrize("phone,dark", SIZES, ids=SIZE_IDS)
+def test_a_new_message_shows_on_chats_in_the_title_and_in_a_toast_that_opens_it(server, browser_factory, phone, dark):
+    ava, ben = browser_for(browser_factory, phone, dark), browser_for(browser_factory, phone, dark)
+    ava_uid = sign_up(ava, server, f"Ava {word()}")
+    ben_name = f"Ben {word()}"
+    ben_uid = sign_up(ben, server, ben_name)
+    go(ava, "#/")
+    wait_for(ava, "[data-testid=post-card]", LIVE)
+    assert visible_badge(ava, "unread-badge-chats") is None
+    assert not ava.title.startswith("(")
+
+    send_message(ben, ava_uid, "Coffee at four?")
+    # On another screen, Ava sees it: the count on Chats, the title, and a toast.
+    wait_until(ava, lambda d: visible_badge(d, "unread-badge-chats") == "1", LIVE, "no unread count on Chats")
+    assert ava.title.startswith("(1) "), ava.title
+    assert ava.find_element(By.CSS_SELECTOR, '#nav a[href="#/chats"]').get_attribute("aria-label") == "Chats, 1 unread"
+    toast = wait_for(ava, "[data-testid=toast]", LIVE)
+    assert f"{ben_name}: Coffee at four?" in toast.text
+    send_message(ben, ava_uid, "Or five.")
+    wait_until(ava, lambda d: visible_badge(d, "unread-badge-chats") == "2", LIVE)
+    # The toast's Open goes to the conversation, which marks it read.
+    wait_for(ava, "[data-testid=message-toast-open]", LIVE).click()
+    conversation = "_".join(sorted([ava_uid, ben_uid]))
+    wait_until(ava, lambda d: d.execute_script("return decodeURIComponent(location.hash)") == f"#/chat/{conversation}", LIVE)
+    wait_until(ava, lambda d: visible_badge(d, "unread-badge-chats") is None, LIVE, "the count stayed after reading")
+    assert not ava.title.startswith("(")
+    # A message in the open conversation is no news: no toast.
+    dismiss_toasts(ava)
+    send_message(ben, ava_uid, "See you.")
+    wait_until(ava, lambda d: "See you." in d.find_element(By.CSS_SELECTOR, "[data-testid=chat-messages]").text, LIVE)
+    assert not ava.find_elements(By.CSS_SELECTOR, "[data-testid=message-toast-open]")
+    assert visible_badge(ava, "unread-badge-chats") is None

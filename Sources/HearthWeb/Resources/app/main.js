@@ -50,10 +50,10 @@ const NAV = [
   { hash: '#/top', label: 'Top', icon: 'top', who: 'all', more: true },
   { hash: '#/feed', label: 'Feed', icon: 'feed', who: 'user' },
   { hash: '#/search', label: 'Search', icon: 'search', who: 'all' },
-  { hash: '#/chats', label: 'Chats', icon: 'chats', who: 'user' },
+  { hash: '#/chats', label: 'Chats', icon: 'chats', who: 'user', unread: 'chats' },
   { hash: '#/saved', label: 'Saved', icon: 'saved', who: 'user', more: true },
   { hash: '#/mine', label: 'My posts', icon: 'mine', who: 'user', more: true },
-  { hash: '#/notifications', label: 'Notifications', icon: 'bell', who: 'user', more: true, unread: true },
+  { hash: '#/notifications', label: 'Notifications', icon: 'bell', who: 'user', more: true, unread: 'notifications' },
   { hash: '#/moderation', label: 'Moderation', icon: 'shield', who: 'admin', more: true },
 ];
 /** How often, at most, a change of `admins/{me}` is looked for in a new ID token (see watchAdmin). */
@@ -114,9 +114,15 @@ class App {
       if (!this.pictures.has(uid)) this.pictures.set(uid, currentPicture(hearth, uid));
       return this.pictures.get(uid);
     });
-    /** The signed-in person's unread notifications, live; and the listener that counts them. */
-    this.unread = 0;
+    /**
+     * The signed-in person's unread notifications and direct messages, live, for the badges
+     * and the title; and the listeners that count them.
+     */
+    this.unread = { notifications: 0, chats: 0 };
     this.unreadWatch = null;
+    this.chatWatch = null;
+    /** The screen's own title, before the unread count. */
+    this.baseTitle = document.title;
     /** Whether the signed-in person is an admin (their ID token's claim); and the watch of their `admins/` entry. */
     this.admin = hearth.auth.currentUser?.claims?.admin === true;
     this.adminWatch = null;
@@ -265,31 +271,95 @@ class App {
     const uid = this.user?.uid ?? null;
     if (this.unreadWatch?.uid === uid) return;
     if (this.unreadWatch) this.unreadWatch.query.off('value', this.unreadWatch.listener);
+    if (this.chatWatch) this.chatWatch.query.off('value', this.chatWatch.listener);
     this.unreadWatch = null;
-    this.unread = 0;
+    this.chatWatch = null;
+    this.unread = { notifications: 0, chats: 0 };
+    this.showUnread();
     if (!uid) return;
     const query = this.hearth.db.ref(`notifications/${uid}`).orderByChild('read').equalTo(false);
     const listener = (snapshot) => {
-      this.unread = snapshot.numChildren();
+      this.unread.notifications = snapshot.numChildren();
       this.showUnread();
     };
     this.unreadWatch = { uid, query, listener };
     query.on('value', listener, () => {});
+    this.watchChats(uid);
   }
 
-  /** The unread count on the Notifications link (and on "More" when it is in there). */
+  /**
+   * The person's conversations (`user-chats/{uid}`: each with its unread count and last
+   * message), live: the unread messages count on Chats, and a new message in a conversation
+   * that is not on screen shows a toast that opens it.
+   */
+  watchChats(uid) {
+    const query = this.hearth.db.ref(`user-chats/${uid}`);
+    const watch = { uid, query, seen: null };
+    watch.listener = (snapshot) => {
+      const now = new Map();
+      let total = 0;
+      snapshot.forEach((child) => {
+        const chat = child.val();
+        now.set(child.key, chat);
+        total += Number.isFinite(chat?.unread) ? Math.max(0, chat.unread) : 0;
+      });
+      // The first answer is what was there already: only later ones are news.
+      if (watch.seen) {
+        for (const [id, chat] of now) {
+          const before = watch.seen.get(id);
+          const arrived = (chat?.unread ?? 0) > (before?.unread ?? 0) && (chat?.updated ?? 0) > (before?.updated ?? 0);
+          if (arrived && !this.showsConversation(id, chat?.with)) this.announceMessage(id, chat);
+        }
+      }
+      watch.seen = now;
+      this.unread.chats = total;
+      this.showUnread();
+    };
+    this.chatWatch = watch;
+    query.on('value', watch.listener, () => {});
+  }
+
+  showsConversation(id, other) {
+    const hash = decodeURIComponent((location.hash || '#/').split('?')[0]);
+    return hash === `#/chat/${id}` || (other && hash === `#/chat/with/${other}`);
+  }
+
+  /** "Bob: Coffee?", with a link to the conversation. */
+  async announceMessage(id, chat) {
+    const name = chat?.with
+      ? await cachedOrRead(this.hearth, this.hearth.db.ref(`people/${chat.with}/full_name`)).then((s) => s.val(), () => null)
+      : null;
+    const text = typeof chat?.lastMessage === 'string' ? chat.lastMessage : '';
+    toast(`${name || 'Someone'}: ${text.length > 120 ? `${text.slice(0, 119)}…` : text}`, 'info',
+      { action: { label: 'Open', href: `#/chat/${encodeURIComponent(id)}`, testId: 'message-toast-open' } });
+  }
+
+  /** The unread counts on Notifications and Chats (and on "More" for those in it), and in the title. */
   showUnread() {
-    const count = this.unread;
-    const words = count ? `, ${count} unread` : '';
+    const counts = this.unread;
+    const words = (count) => (count ? `, ${count} unread` : '');
+    const badgeText = (count) => (count > 99 ? '99+' : String(count));
     for (const badge of this.nav.querySelectorAll('[data-unread-badge]')) {
-      badge.textContent = count > 99 ? '99+' : String(count);
+      const kinds = badge.dataset.unreadBadge.split(' ');
+      const count = kinds.reduce((sum, kind) => sum + (counts[kind] ?? 0), 0);
+      badge.textContent = badgeText(count);
       badge.hidden = count === 0;
     }
     for (const link of this.nav.querySelectorAll('a[href="#/notifications"]')) {
-      link.setAttribute('aria-label', `Notifications${words}`);
+      link.setAttribute('aria-label', `Notifications${words(counts.notifications)}`);
+    }
+    for (const link of this.nav.querySelectorAll('a[href="#/chats"]')) {
+      link.setAttribute('aria-label', `Chats${words(counts.chats)}`);
     }
     const more = this.nav.querySelector('.more-button.holds-unread');
-    if (more) more.setAttribute('aria-label', count ? `More, ${count} unread notifications` : 'More');
+    if (more) {
+      const inside = more.querySelector('[data-unread-badge]')?.dataset.unreadBadge.split(' ') ?? [];
+      const count = inside.reduce((sum, kind) => sum + (counts[kind] ?? 0), 0);
+      const what = inside.length === 1 ? { notifications: ' notifications', chats: ' messages' }[inside[0]] ?? '' : '';
+      more.setAttribute('aria-label', count ? `More, ${count} unread${what}` : 'More');
+    }
+    const total = counts.notifications + counts.chats;
+    document.title = total ? `(${badgeText(total)}) ${this.baseTitle}` : this.baseTitle;
   }
 
   /** A new profile picture of one's own shows at once on every avatar of theirs on the page. */
@@ -353,10 +423,12 @@ class App {
     const current = (location.hash || '#/').split('?')[0];
     const shown = NAV.filter((item) => item.who === 'all' || (item.who === 'user' && this.user)
       || (item.who === 'admin' && this.user && this.admin));
-    const badge = () => h('span', { class: 'unread-badge', 'data-unread-badge': '', 'data-testid': 'unread-badge', 'aria-hidden': 'true', hidden: true });
+    const badge = (kinds) => h('span', {
+      class: 'unread-badge', 'data-unread-badge': kinds, 'data-testid': kinds === 'chats' ? 'unread-badge-chats' : 'unread-badge', 'aria-hidden': 'true', hidden: true,
+    });
     const link = (item, className) => h('a', {
       href: item.hash, class: className, 'aria-current': current === item.hash ? 'page' : null,
-    }, icon(item.icon, 22), h('span', { class: 'nav-label' }, item.label), item.unread ? badge() : null);
+    }, icon(item.icon, 22), h('span', { class: 'nav-label' }, item.label), item.unread ? badge(item.unread) : null);
     // The same list on every screen (app.css makes it a tab bar on phones, as index.html's first
     // paint is); on a phone with too many for the bar, the first ones not marked `more` are
     // tabs and the rest go under "More".
@@ -367,12 +439,13 @@ class App {
     if (more.length) {
       const sheet = h('div', { id: 'nav-more', class: 'more-sheet', hidden: true, 'data-testid': 'more-sheet' },
         h('ul', { class: 'more-list', role: 'list' }, more.map((item) => h('li', {}, link(item, 'more-link')))));
-      const holdsUnread = more.some((item) => item.unread);
+      const unreadInside = more.filter((item) => item.unread).map((item) => item.unread).join(' ');
+      const holdsUnread = Boolean(unreadInside);
       const button = h('button', {
         type: 'button',
         class: `nav-link more-button${more.some((item) => item.hash === current) ? ' holds-current' : ''}${holdsUnread ? ' holds-unread' : ''}`,
         'aria-expanded': 'false', 'aria-controls': 'nav-more', 'data-testid': 'more-button',
-      }, icon('more', 22), h('span', { class: 'nav-label' }, 'More'), holdsUnread ? badge() : null);
+      }, icon('more', 22), h('span', { class: 'nav-label' }, 'More'), holdsUnread ? badge(unreadInside) : null);
       const show = (open) => {
         sheet.hidden = !open;
         button.setAttribute('aria-expanded', String(open));
@@ -453,12 +526,14 @@ class App {
     this.shownHash = null;
     if (!match) {
       this.showLive();
-      document.title = 'Not found · Hearth';
+      this.baseTitle = 'Not found · Hearth';
+      this.showUnread();
       this.main.replaceChildren(h('section', { class: 'page empty' },
         h('h1', {}, 'Page not found'), h('p', {}, h('a', { href: '#/' }, 'Go to recent posts'))));
       return;
     }
-    document.title = `${match.route.title} · Hearth`;
+    this.baseTitle = `${match.route.title} · Hearth`;
+    this.showUnread();
     let view;
     try {
       view = await import(`/app/views/${match.route.module}.js`);

@@ -66,10 +66,11 @@ export function toastDuration(message, kind = 'info') {
 /**
  * Shows `message` briefly; `kind` is 'info', 'success' or 'error'. Announced (a polite status,
  * or an alert for errors), dismissable with its button or Escape (the newest first), kept while
- * the pointer or focus is on it, placed above the tab bar and a chat's message box.
+ * the pointer or focus is on it, placed above the tab bar and a chat's message box. `action`
+ * ({ label, href, testId }) adds a link that goes there and dismisses it.
  * @returns {HTMLElement|null} the toast (with `dismiss()`)
  */
-export function toast(message, kind = 'info', { duration = toastDuration(message, kind) } = {}) {
+export function toast(message, kind = 'info', { duration = toastDuration(message, kind), action = null } = {}) {
   const region = document.getElementById('toasts');
   if (!region) return null;
   listenForEscape();
@@ -78,7 +79,10 @@ export function toast(message, kind = 'info', { duration = toastDuration(message
     class: `toast toast-${kind}`,
     role: kind === 'error' ? 'alert' : 'status',
     'data-testid': kind === 'error' ? 'error' : 'toast',
-  }, h('p', { class: 'toast-text' }, message), close);
+  }, h('p', { class: 'toast-text' }, message),
+  action ? h('a', { href: action.href, class: 'button small toast-action', 'data-testid': action.testId ?? 'toast-action' }, action.label) : null,
+  close);
+  item.querySelector('.toast-action')?.addEventListener('click', () => item.dismiss());
 
   let remaining = duration;
   let started = 0;
