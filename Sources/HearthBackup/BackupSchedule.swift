@@ -17,6 +17,8 @@ public struct BackupSchedule: Service {
     public let folder: URL
     let interval: Duration
     let keep: Int
+    /// How many finished backups are kept.
+    public var keepCount: Int { keep }
     /// Where finished and failed backups are reported (the server's metrics).
     let report: BackupReport?
     let logger: Logger
@@ -80,11 +82,13 @@ public struct BackupSchedule: Service {
                 "backup": "\(destination.path)", "bytes": "\(manifest.totalBytes)", "seconds": "\(ContinuousClock.now - started)",
             ])
             report?.finished(manifest.totalBytes, ContinuousClock.now - started, manifest.finishedAt)
+            gate.recordFinished(at: manifest.finishedAt)
             prune()
             return .made(destination, manifest)
         case .failure(let error):
             logger.error("backup failed", metadata: ["backup": "\(destination.path)", "error": "\(error)"])
             report?.failed()
+            gate.recordFailed(at: backup.clock(), "\(error)")
             try? FileManager.default.removeItem(at: destination.appendingPathExtension("partial"))
             return .failed("\(error)")
         }

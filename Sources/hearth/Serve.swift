@@ -157,11 +157,14 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "Keep each database restorable to any moment this far back (`hearth restore --to`): 30m, 24h, 7d, or 0 for none.")
     var history: String = "24h"
 
-    @Option(name: .long, help: "Make an online backup this often (such as 6h or 1d) into --backup-dir.")
+    @Option(name: .long, help: "Make an online backup this often (such as 6h or 1d) into --backup-dir (default: 1d).")
     var backupEvery: String?
 
-    @Option(name: .long, help: "Where backups go, scheduled ones and those made from the console (default with --backup-every: backups/ beside the data folder).")
+    @Option(name: .long, help: "Where backups go, scheduled ones and those made from the console (default: <data folder>-backups beside it).")
     var backupDir: String?
+
+    @Flag(name: .long, help: "Make no scheduled backups (with --backup-dir, backups are made from the console only).")
+    var noBackups = false
 
     @Option(name: .long, help: "How many scheduled backups to keep.")
     var backupKeep: Int = 7
@@ -276,6 +279,7 @@ struct Serve: AsyncParsableCommand {
             }
         }
         guard backupKeep > 0 else { throw ValidationError("--backup-keep must be positive.") }
+        if noBackups, backupEvery != nil { throw ValidationError("--no-backups and --backup-every contradict each other.") }
         guard functionBacklog > 0 else { throw ValidationError("--function-backlog must be positive.") }
         if let filesPort {
             guard (0...65535).contains(filesPort) else { throw ValidationError("--files-port must be between 0 and 65535.") }
@@ -409,11 +413,22 @@ struct Serve: AsyncParsableCommand {
         configuration.functionsPort = functionsPort
         if functionsPort != nil { configuration.functionsCredentialsFile = Self.functionsCredentials(in: dataURL) }
         configuration.functionsFolder = functions.map { URL(fileURLWithPath: $0, isDirectory: true) }
-        // --backup-dir alone: backups made from the console only.
-        if backupEvery != nil || backupDir != nil {
-            configuration.backupInterval = backupEvery.map { .milliseconds(TimeArguments.milliseconds($0)!) }
-            configuration.backupFolder = URL(fileURLWithPath: backupDir ?? dataURL.deletingLastPathComponent().appendingPathComponent("backups").path, isDirectory: true)
+        // A backup every day by default, into `<data>-backups` beside the data folder (a backup
+        // inside the folder it protects would go with it); --no-backups with --backup-dir: from
+        // the console only.
+        if cluster == nil, !noBackups || backupDir != nil {
+            configuration.backupInterval = noBackups ? nil : .milliseconds(TimeArguments.milliseconds(backupEvery ?? "1d")!)
+            configuration.backupFolder = URL(
+                fileURLWithPath: backupDir ?? dataURL.deletingLastPathComponent()
+                    .appendingPathComponent("\(dataURL.standardizedFileURL.lastPathComponent)-backups").path, isDirectory: true)
             configuration.backupKeep = backupKeep
+        }
+        let shownBackups: String
+        if let folder = configuration.backupFolder {
+            shownBackups = configuration.backupInterval == nil
+                ? "from the console only, into \(folder.path)" : "every \(backupEvery ?? "1d") into \(folder.path), keeping \(backupKeep)"
+        } else {
+            shownBackups = cluster == nil ? "off (--no-backups)" : "the cluster's PostgreSQL's own"
         }
         configuration.accessLog = accessLog
         configuration.requestLogSize = requestLogSize
@@ -464,6 +479,7 @@ struct Serve: AsyncParsableCommand {
                       \(appName) http://\(host):\(boundPort)/
                       The data console: http://\(host):\(boundPort)/console (sign in with the admin token in \(dataURL.path)/admin-token)
                       The REST API:     curl http://\(host):\(boundPort)/.json?auth=<admin token>
+                      Backups:          \(shownBackups)
 
                     """.utf8))
                 if demo {

@@ -142,12 +142,31 @@ def test_non_admins_are_refused_by_every_backup_endpoint(backup_server):
             assert answer.json() == {"error": "Permission denied"}
 
 
-def test_without_a_backup_folder_the_page_says_how_to_set_one(browser, server):
-    open_console(browser, server, "backups")
-    note = wait_for(browser, "[data-testid=backups-note].setup")
-    assert "--backup-dir" in note.text
-    assert not browser.find_element(By.CSS_SELECTOR, "[data-testid=backup-now]").is_displayed()
-    no_page_errors(browser)
+def test_without_backups_every_screen_warns_and_the_page_says_how_to_set_them(browser, tmp_path):
+    served = launch_server(tmp_path / "data", extra_args=("--no-backups",))
+    try:
+        assert "Backups:          off (--no-backups)" in served.output()
+        open_console(browser, served, "data")
+        banner = wait_for(browser, "[data-testid=backup-warning]")
+        assert "Backups are off" in banner.text
+        banner.find_element(By.CSS_SELECTOR, "a").click()
+        note = wait_for(browser, "[data-testid=backups-note].setup")
+        assert "--backup-dir" in note.text
+        assert not browser.find_element(By.CSS_SELECTOR, "[data-testid=backup-now]").is_displayed()
+        no_page_errors(browser)
+    finally:
+        stop_server(served)
+
+
+def test_a_default_server_backs_up_every_day_beside_its_data_and_warns_of_nothing(browser, server):
+    # `hearth serve` without backup options: a backup a day into <data>-backups beside the data folder.
+    assert f"Backups:          every 1d into {server.data.parent / (server.data.name + '-backups')}, keeping 7" in server.output()
+    status = requests.get(f"{server.url}/.hearth/backups?progress", headers=admin_headers(server), timeout=10).json()
+    assert status["configured"] is True and status["schedule"] == {"everyMilliseconds": 86_400_000, "keep": 7}
+    open_console(browser, server, "data")
+    wait_for(browser, "[data-testid=database-picker]")
+    wait_until(browser, lambda d: d.execute_script(
+        "return document.querySelector('[data-testid=backup-warning]')?.hidden") is True, 10, "a warning with backups on")
 
 
 @pytest.mark.parametrize("phone,dark", [(False, True), (True, False), (True, True)],

@@ -28,6 +28,8 @@ struct BackupsResponder: Sendable {
     let admin: AdminCredential
     /// Makes a backup as the schedule does; nil when no backup folder is configured.
     let schedule: BackupSchedule?
+    /// How often backups are made on their own; nil when only the console makes them.
+    var every: Duration? = nil
     let gate: BackupGate
     let dataFolder: URL
     /// The functions folder the backups hold too, for the restore command; nil for none.
@@ -65,10 +67,19 @@ struct BackupsResponder: Sendable {
         var configured: Bool
         var message: String?
         var folder: String?
+        /// Scheduled backups: how often and how many are kept; nil when there are none.
+        var schedule: Schedule?
+        /// When the last backups finished and failed, and why (since the server started).
+        var last: BackupGate.Outcomes
         var running: Running?
         var backups: [BackupCatalog.Listing]
         /// The offline restore of a whole server, with `<backup>` for the backup's name.
         var restoreCommand: String?
+    }
+
+    struct Schedule: Encodable {
+        var everyMilliseconds: Int64
+        var keep: Int
     }
 
     struct Running: Encodable {
@@ -79,24 +90,33 @@ struct BackupsResponder: Sendable {
 
     private func progress() -> Response {
         let running = gate.running.map { Running(doneBytes: $0.doneBytes, totalBytes: $0.totalBytes, item: $0.item) }
-        return JSONResponse.encoding(ProgressBody(configured: schedule != nil, running: running))
+        return JSONResponse.encoding(ProgressBody(configured: schedule != nil, schedule: scheduled, last: gate.lastOutcomes, running: running))
     }
 
+    /// Cheap to ask (nothing is read from disk): the console's warning about backups uses it.
     struct ProgressBody: Encodable {
         var configured: Bool
+        var schedule: Schedule?
+        var last: BackupGate.Outcomes
         var running: Running?
+    }
+
+    private var scheduled: Schedule? {
+        guard let schedule, let every else { return nil }
+        return Schedule(everyMilliseconds: Int64(every.components.seconds) * 1000, keep: schedule.keepCount)
     }
 
     private func list() async -> Response {
         guard let schedule else {
-            return JSONResponse.encoding(ListBody(configured: false, message: Self.notConfigured, backups: []))
+            return JSONResponse.encoding(ListBody(configured: false, message: Self.notConfigured, last: gate.lastOutcomes, backups: []))
         }
         let catalog = BackupCatalog(folder: schedule.folder, cache: checks)
         // Checking every file reads them all: off the event loop.
         let backups = await Self.offloaded { catalog.list() }
         let running = gate.running.map { Running(doneBytes: $0.doneBytes, totalBytes: $0.totalBytes, item: $0.item) }
         return JSONResponse.encoding(ListBody(
-            configured: true, folder: catalog.folder.path, running: running, backups: backups,
+            configured: true, folder: catalog.folder.path, schedule: scheduled, last: gate.lastOutcomes, running: running,
+            backups: backups,
             restoreCommand: restoreCommand(in: catalog.folder)))
     }
 

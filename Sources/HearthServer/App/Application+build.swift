@@ -198,7 +198,8 @@ public func buildApplication(
         logs: RecentLogsResponder(recent: recentLogs, admin: admin),
         requests: RequestLogResponder(log: requestLog, admin: admin),
         backups: BackupsResponder(
-            operations: operations, admin: admin, schedule: backups, gate: backupGate, dataFolder: folder.url,
+            operations: operations, admin: admin, schedule: backups, every: backups == nil ? nil : configuration.backupInterval,
+            gate: backupGate, dataFolder: folder.url,
             functionsFolder: configuration.functionsFolder, scratch: FileManager.default.temporaryDirectory, maxWriteBytes: configuration.maxWriteBytes),
         dataBrowse: DataBrowseResponder(operations: operations, admin: admin, defaultDatabase: configuration.defaultDatabase),
         functionsAdmin: FunctionsAdminResponder(functions: functions, admin: admin),

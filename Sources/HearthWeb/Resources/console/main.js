@@ -6,6 +6,7 @@ import { Hearth } from '/lib/hearth.js';
 import { AdminApi } from './api.js';
 import { h, skipLinkFocusesMain, toast } from './dom.js';
 import * as backups from './sections/backups.js';
+import { backupWarning } from './backup-warning.js';
 import * as data from './sections/data.js';
 import * as files from './sections/files.js';
 import * as functions from './sections/functions.js';
@@ -67,6 +68,8 @@ class Shell {
     this.main = h('main', { id: 'main', class: 'content', tabindex: -1 });
     this.links = SECTIONS.map((section) => h('a', { href: `#/${section.name}`, class: 'tab',
       'data-testid': `nav-${section.name}` }, section.title));
+    /** Says on every screen when backups are off or failing (./backup-warning.js). */
+    this.backupBanner = h('div', { class: 'banner', role: 'status', 'data-testid': 'backup-warning', hidden: true });
     this.databases = h('select', { id: 'database', 'data-testid': 'database-picker',
       'on:change': () => this.chooseDatabase(this.databases.value) });
   }
@@ -81,10 +84,31 @@ class Shell {
           location.reload();
         } }, 'Sign out')),
       h('nav', { class: 'tabs', 'aria-label': 'Sections' }, this.links),
+      this.backupBanner,
       this.main);
-    window.addEventListener('hashchange', () => this.route(true));
+    window.addEventListener('hashchange', () => {
+      this.route(true);
+      this.checkBackups();
+    });
     this.route(false);
     this.loadDatabases();
+    this.checkBackups();
+  }
+
+  /** Asks the server how backups stand (a cheap request) and shows a warning when it must. */
+  async checkBackups() {
+    let status = null;
+    try {
+      status = await this.ctx.api.backupProgress();
+    } catch {
+      return; // the sections say when the server cannot be reached
+    }
+    const warning = backupWarning(status, Date.now());
+    this.backupBanner.hidden = !warning;
+    this.backupBanner.className = `banner ${warning?.level ?? ''}`;
+    this.backupBanner.replaceChildren(...(warning
+      ? [h('span', {}, warning.text), ' ', h('a', { href: '#/backups' }, 'Backups')]
+      : []));
   }
 
   /** Fills the picker from the server's figures; the chosen database stays even if it holds no data yet. */
