@@ -15,7 +15,7 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from app_actions import comment, open_post, publish
-from browser_support import wait_for, wait_until
+from browser_support import launch_server, stop_server, wait_for, wait_until
 from test_app_accessibility import dismiss_toasts
 from test_app_account_deletion import admin_get
 from test_app_core import go, run_js, sign_up
@@ -222,3 +222,56 @@ def test_a_new_message_shows_on_chats_in_the_title_and_in_a_toast_that_opens_it(
     wait_until(ava, lambda d: "See you." in d.find_element(By.CSS_SELECTOR, "[data-testid=chat-messages]").text, LIVE)
     assert not ava.find_elements(By.CSS_SELECTOR, "[data-testid=message-toast-open]")
     assert visible_badge(ava, "unread-badge-chats") is None
+
+
+# MARK: Photos come back
+
+
+def image_state(driver, css: str) -> list:
+    """For each image matching `css`: whether it is drawn (loaded with pixels)."""
+    return driver.execute_script(
+        "return [...document.querySelectorAll(arguments[0])].map((image) => image.complete && image.naturalWidth > 0)", css)
+
+
+def test_photos_seen_open_offline_and_broken_ones_load_when_the_server_is_back(browser_factory, tmp_path):
+    from test_app_core import PHOTO
+    from test_app_offline import flush_cache, reload, shell_ready
+
+    server = launch_server(tmp_path / "data")
+    port = int(server.url.rsplit(":", 1)[1])
+    try:
+        driver = browser_factory()
+        sign_up(driver, server, f"Pam {word()}")
+        # A demo post with a photo, read while online (so its text is in the offline cache)...
+        other = next(key for key, post in (admin_get(server, "posts") or {}).items() if post.get("photos"))
+        go(driver, f"#/post/{other}")
+        wait_until(driver, lambda d: image_state(d, ".photos img") == [True], LIVE, "the demo photo did not show")
+        other_photo = driver.execute_script("return document.querySelector('.photos img').src")
+        post_id = publish(driver, "Seen once", "Its photo is kept for offline.", PHOTO)
+        wait_until(driver, lambda d: image_state(d, ".photos img") == [True], LIVE, "the photo did not show")
+        shell_ready(driver)
+        flush_cache(driver)
+        # ... whose photo was not kept (as one the browser had not shown yet).
+        assert run_js(driver, f"""
+            const cache = await caches.open('hearth-photos');
+            const kept = (await cache.keys()).map((request) => request.url);
+            if (!kept.includes({json.dumps(other_photo)})) return 'not kept: ' + kept.join(' ');
+            await cache.delete({json.dumps(other_photo)});
+            return true;""") is True
+        unseen = other
+
+        stop_server(server)
+        # Reloaded with the server down: the photo seen before is drawn from what was kept.
+        reload(driver, server.url, f"#/post/{post_id}")
+        wait_until(driver, lambda d: image_state(d, ".photos img") == [True], LIVE, "the photo seen before is broken offline")
+        # One never seen cannot be: broken for now.
+        go(driver, f"#/post/{unseen}")
+        wait_until(driver, lambda d: d.execute_script(
+            "const image = document.querySelector('.photos img'); return Boolean(image && image.complete && image.naturalWidth === 0)"),
+            LIVE, "the unseen photo did not fail")
+
+        # The server is back: without a reload, the broken photo loads.
+        server = launch_server(tmp_path / "data", port)
+        wait_until(driver, lambda d: image_state(d, ".photos img") == [True], 40, "the broken photo stayed broken")
+    finally:
+        stop_server(server)

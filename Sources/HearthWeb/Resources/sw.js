@@ -1,7 +1,8 @@
 // The web app's service worker: keeps the app's own files (its shell) so the app opens, and
-// every screen's module loads, while the server cannot be reached. Data is not its business:
-// the database client keeps its own offline cache (IndexedDB), and nothing the server answers
-// for the database, accounts or files passes through here (see docs/web-app-offline.md).
+// every screen's module loads, while the server cannot be reached, and the photos it showed.
+// Data is not its business: the database client keeps its own offline cache (IndexedDB), and
+// nothing the server answers for the database or accounts passes through here (see
+// docs/web-app-offline.md).
 //
 // The shell is kept as one snapshot of every file, named after a hash of their contents, and
 // served from it first (stale-while-revalidate): a page never mixes files of two versions, and
@@ -204,7 +205,46 @@ async function fromShell(event, path) {
   return (await (await opened.cache).match(path)) ?? fetch(event.request);
 }
 
+// --- Photos -------------------------------------------------------------------------------
+
+/** Stored files the app has shown (photos, avatars), kept so the app opens with them offline. */
+const PHOTOS = 'hearth-photos';
+/** At most this many; the oldest go first. */
+const PHOTOS_KEPT = 400;
+
+/** Whether `request` downloads a stored file of this server (Firebase Storage's `?alt=media`). */
+function isPhoto(request) {
+  if (request.method !== 'GET' || request.headers.has('range')) return false;
+  const url = new URL(request.url);
+  return url.origin === self.location.origin && /^\/v0\/b\/[^/]+\/o\/[^/]+$/.test(url.pathname) && url.searchParams.get('alt') === 'media';
+}
+
+/** From the server when it answers (and kept); from what was kept when it cannot be reached. */
+async function photo(event) {
+  const cache = await caches.open(PHOTOS);
+  let response;
+  try {
+    response = await fetch(event.request);
+  } catch (error) {
+    const kept = await cache.match(event.request);
+    if (kept) return kept;
+    throw error;
+  }
+  if (response.status === 200) event.waitUntil(cache.put(event.request, response.clone()).then(() => trimPhotos(cache)).catch(() => {}));
+  else if (response.status === 404) event.waitUntil(cache.delete(event.request));
+  return response;
+}
+
+async function trimPhotos(cache) {
+  const kept = await cache.keys();
+  for (const request of kept.slice(0, Math.max(0, kept.length - PHOTOS_KEPT))) await cache.delete(request);
+}
+
 self.addEventListener('fetch', (event) => {
+  if (isPhoto(event.request)) {
+    event.respondWith(photo(event));
+    return;
+  }
   const path = shellPath(event.request);
   // Not answered here: the database (/.ws, /.lp, ….json), accounts, files, the console's own
   // files, init.json. (The console's /lib/ modules come from the snapshot too.)

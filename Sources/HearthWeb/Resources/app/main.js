@@ -250,6 +250,8 @@ class App {
       const now = snapshot.val() === true;
       // Back after being cut off: the server may have been updated meanwhile.
       if (now && lost) navigator.serviceWorker?.controller?.postMessage({ type: 'hearth-shell-check' });
+      // Connected (again, or at last after an offline start): photos that failed load now.
+      if (now && !connected) retryBrokenImages();
       lost ||= connected && !now;
       if (now) lost = false;
       connected = now;
@@ -584,6 +586,16 @@ async function start() {
       h('h1', {}, 'Hearth is not reachable'),
       h('p', { class: 'error', role: 'alert', 'data-testid': 'error' }, errorWords(error)),
       h('p', {}, h('button', { type: 'button', class: 'button', 'on:click': () => location.reload() }, 'Try again'))));
+  }
+}
+
+/** Loads again every image that failed (the server was out of reach), each from its address. */
+function retryBrokenImages() {
+  for (const image of document.querySelectorAll('img')) {
+    if (!image.complete || image.naturalWidth > 0 || !image.getAttribute('src')) continue;
+    const source = image.getAttribute('src');
+    image.removeAttribute('src');
+    image.setAttribute('src', source);
   }
 }
 

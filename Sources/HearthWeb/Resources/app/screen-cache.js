@@ -79,7 +79,12 @@ export function clearScreens() {
   } catch {
     // Unavailable storage holds nothing to clear.
   }
+  // The photos the service worker kept for offline (sw.js) were this person's screens' too.
+  globalThis.caches?.delete(PHOTOS_CACHE).catch(() => {});
 }
+
+/** The service worker's cache of photos seen (sw.js's PHOTOS). */
+const PHOTOS_CACHE = 'hearth-photos';
 
 /** Who the kept screens belong to (undefined when none are kept). */
 export function screensOwner() {
