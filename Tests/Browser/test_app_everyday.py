@@ -275,3 +275,67 @@ def test_photos_seen_open_offline_and_broken_ones_load_when_the_server_is_back(b
         wait_until(driver, lambda d: image_state(d, ".photos img") == [True], 40, "the broken photo stayed broken")
     finally:
         stop_server(server)
+
+
+# MARK: Back keeps your place; the post page on a desktop
+
+
+def scroll_y(driver) -> int:
+    return driver.execute_script("return Math.round(window.scrollY)")
+
+
+@pytest.mark.parametrize("phone,dark", SIZES, ids=SIZE_IDS)
+def test_back_returns_to_the_list_where_it_was_left(server, browser_factory, phone, dark):
+    driver = browser_for(browser_factory, phone, dark)
+    sign_up(driver, server, f"Bo {word()}")
+    go(driver, "#/")
+    wait_until(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "[data-testid=post-card]")) >= 5, LIVE, "too few posts")
+    # Down the list to its last card, and into that post.
+    card = driver.find_elements(By.CSS_SELECTOR, "[data-testid=post-card]")[-1]
+    driver.execute_script("arguments[0].scrollIntoView({ block: 'center' })", card)
+    wait_until(driver, lambda d: scroll_y(d) > 200, LIVE, "the list did not scroll")
+    left_at = scroll_y(driver)
+    post_id = card.get_attribute("data-post-id")
+    dismiss_toasts(driver)
+    driver.execute_script("arguments[0].querySelector('a[href^=\"#/post/\"]').click()", card)
+    wait_until(driver, lambda d: d.execute_script("return location.hash") == f"#/post/{post_id}", LIVE)
+    wait_for(driver, "[data-testid=post-title]", LIVE)
+    assert scroll_y(driver) == 0, "a new screen starts at its top"
+    # "← Back" (not "All posts") goes back, to the same place.
+    back = wait_for(driver, "[data-testid=back-link]", LIVE)
+    assert back.text == "← Back"
+    back.click()
+    wait_until(driver, lambda d: d.execute_script("return location.hash") in ("#/", ""), LIVE)
+    wait_until(driver, lambda d: abs(scroll_y(d) - left_at) <= 2, LIVE, f"the list is not where it was left ({left_at})")
+    # The browser's own Back and Forward do the same.
+    driver.execute_script("history.forward()")
+    wait_for(driver, "[data-testid=post-title]", LIVE)
+    driver.back()
+    wait_until(driver, lambda d: abs(scroll_y(d) - left_at) <= 2, LIVE, "Back did not keep the place")
+    # Opened from elsewhere (the feed), Back goes there, not to Recent.
+    go(driver, "#/top")
+    wait_for(driver, "[data-testid=post-card]", LIVE)
+    top_card = driver.find_elements(By.CSS_SELECTOR, "[data-testid=post-card]")[0]
+    driver.execute_script("arguments[0].querySelector('a[href^=\"#/post/\"]').click()", top_card)
+    wait_for(driver, "[data-testid=back-link]", LIVE).click()
+    wait_until(driver, lambda d: d.execute_script("return location.hash") == "#/top", LIVE, "Back did not go to Top")
+    # A post opened directly offers the recent posts.
+    driver.get("about:blank")
+    driver.get(f"{server.url}/#/post/{post_id}")
+    wait_until(driver, lambda d: d.execute_script("return Boolean(window.hearth)"), LIVE)
+    wait_until(driver, lambda d: d.find_element(By.CSS_SELECTOR, "[data-testid=back-link]").text == "← All posts", LIVE)
+
+
+def test_a_desktop_post_shows_its_photo_beside_the_talk_and_small_links_are_big_enough(server, browser_factory, tmp_path):
+    driver = browser_for(browser_factory, False, False)
+    sign_up(driver, server, f"Di {word()}")
+    publish(driver, "Wide", "A photo and its talk side by side.", made_photo(driver, tmp_path, 1600, 1200))
+    comment(driver, "Mine, to edit or delete.")
+    photo, talk, actions = rect(driver, ".photos"), rect(driver, ".comments"), rect(driver, "[data-testid=like-button]")
+    # The photo on the left, the comments and the actions to its right, and on the first screen.
+    assert photo["right"] <= talk["left"] and photo["right"] <= actions["left"], (photo, talk)
+    assert talk["top"] < 900 and actions["bottom"] < 900, (talk, actions)
+    assert photo["bottom"] <= 900 + 1, photo
+    for testid in ("edit-comment", "delete-comment"):
+        box = rect(driver, f"[data-testid={testid}]")
+        assert box["width"] >= 44 and box["height"] >= 44, (testid, box)

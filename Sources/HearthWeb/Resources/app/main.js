@@ -129,7 +129,12 @@ class App {
   }
 
   start() {
-    window.addEventListener('hashchange', () => this.render({ focus: true }));
+    window.addEventListener('hashchange', () => {
+      // Where the reader comes from, for a "← Back" that keeps its place.
+      this.cameFromApp = this.shownHash;
+      this.render({ focus: true });
+    });
+    this.keepScrollPositions();
     // The screen's copy for the next start: kept when the page goes away or out of sight.
     window.addEventListener('pagehide', () => this.saveShown());
     document.addEventListener('visibilitychange', () => {
@@ -390,6 +395,8 @@ class App {
       user: this.user,
       presence: this.presence,
       push: this.push,
+      /** The screen shown before this one (in this page), or null: a "← Back" goes there. */
+      cameFromApp: this.cameFromApp ?? null,
       bucket: this.hearth.bucket,
       toast,
       navigate,
@@ -558,10 +565,50 @@ class App {
       container.replaceChildren(h('p', { class: 'error', role: 'alert', 'data-testid': 'error' }, errorWords(error)));
     }
     if (focus) {
-      window.scrollTo(0, 0);
+      // Back (or Forward) to a screen seen before: where it was left; a new one: its top.
+      const saved = history.state?.scroll;
+      if (saved > 0) this.restoreScroll(saved, mount);
+      else window.scrollTo(0, 0);
       // Screen readers start at the new content, unless the view focused a field itself.
       if (!container.contains(document.activeElement)) this.main.focus({ preventScroll: true });
     }
+  }
+
+  /**
+   * Each screen's scroll position is kept in its own history entry (as the browser does for
+   * pages, which it cannot do here: screens draw after their data comes), saved once scrolling
+   * stops (the browser limits how often an entry may change).
+   */
+  keepScrollPositions() {
+    if ('scrollRestoration' in history) history.scrollRestoration = 'manual';
+    let timer = null;
+    const save = () => {
+      clearTimeout(timer);
+      history.replaceState({ ...(history.state ?? {}), scroll: Math.round(window.scrollY) }, '');
+    };
+    window.addEventListener('scroll', () => {
+      clearTimeout(timer);
+      timer = setTimeout(save, 120);
+    }, { passive: true });
+    // A tap on a link leaves the screen at once: its position is saved first (capture runs
+    // before the link changes the address), and a save still waiting would land on the next.
+    document.addEventListener('click', save, { capture: true });
+    window.addEventListener('hashchange', () => clearTimeout(timer));
+  }
+
+  /** Scrolls to `y` once the screen is tall enough (its data may still be coming), for up to 3 s. */
+  restoreScroll(y, mount) {
+    const until = performance.now() + 3000;
+    const step = () => {
+      if (mount !== this.mountCount) return;
+      const reachable = document.documentElement.scrollHeight - window.innerHeight;
+      if (reachable >= y || performance.now() > until) {
+        window.scrollTo(0, Math.min(y, Math.max(0, reachable)));
+        return;
+      }
+      requestAnimationFrame(step);
+    };
+    step();
   }
 }
 

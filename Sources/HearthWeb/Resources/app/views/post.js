@@ -44,7 +44,7 @@ export function mount(container, ctx, params) {
   const status = h('div', { role: 'status' }, h('span', { class: 'visually-hidden' }, 'Loading the post…'), skeleton('post'));
   // The error note is on the page from the start: a refused read of the post must show.
   const page = h('article', { class: 'page narrow post-detail', 'aria-labelledby': 'post-title' },
-    h('a', { href: '#/', class: 'small' }, '← All posts'), status, error.element);
+    backLink(ctx), status, error.element);
   container.replaceChildren(page);
 
   let post = null;
@@ -71,7 +71,7 @@ export function mount(container, ctx, params) {
     subscriptions.offAll();
     view = null;
     page.replaceChildren(
-      h('a', { href: '#/', class: 'small' }, '← All posts'),
+      backLink(ctx),
       h('div', { class: 'empty', 'data-testid': 'post-missing' },
         h('h1', { id: 'post-title' }, wasThere ? 'This post was deleted' : 'This post is not there'),
         h('p', {}, 'It may have been deleted by its author, or removed by a moderator.'),
@@ -147,7 +147,7 @@ export function mount(container, ctx, params) {
     const pendingSlot = h('div', { class: 'post-pending' });
     markPending(hearth, title, `posts/${postId}/author`, { slot: pendingSlot });
     page.replaceChildren(
-      h('a', { href: '#/', class: 'small' }, '← All posts'),
+      backLink(ctx),
       authorBox, title, pendingSlot, moderated, photos, body, error.element, actions, shareBox, comments.element);
 
     return {
@@ -168,6 +168,8 @@ export function mount(container, ctx, params) {
           }, h('img', { src: photo.src, alt: photo.alt, 'data-testid': 'post-photo' }))));
         }
         photos.hidden = list.length === 0;
+        // On a wide screen the photos take the left and the rest sits beside them (app.css).
+        page.classList.toggle('with-photos', list.length > 0);
         like.update(next);
         const own = user?.uid === next.author.uid;
         remove.hidden = !own;
@@ -355,4 +357,19 @@ function moderatedNote(testId) {
 function showReported(button) {
   button.textContent = 'Reported';
   button.setAttribute('aria-disabled', 'true');
+}
+
+/**
+ * Back where the reader came from (the feed, a profile, a tag: Back, which keeps its place), or
+ * to the recent posts when the post was opened directly.
+ */
+function backLink(ctx) {
+  if (!ctx.cameFromApp) return h('a', { href: '#/', class: 'small back-link', 'data-testid': 'back-link' }, '← All posts');
+  return h('a', {
+    href: ctx.cameFromApp, class: 'small back-link', 'data-testid': 'back-link',
+    'on:click': (event) => {
+      event.preventDefault();
+      history.back();
+    },
+  }, '← Back');
 }
