@@ -132,17 +132,8 @@ public final class FunctionProcess: Sendable {
             logger.info("\(line)", metadata: ["function": "\(function)"])
             activity?.add(line: line, function: function, time: now())
         }
-        if let output = process.output {
-            // Read on a thread of its own until the process and its workers close their end.
-            Thread.detachNewThread {
-                while true {
-                    let data = output.availableData
-                    if data.isEmpty { break }
-                    lines.append(data)
-                }
-                lines.finish()
-            }
-        }
+        // Until the process and its workers close their end.
+        if let output = process.output { ChildProcess.drain(output, { lines.append($0) }, done: { lines.finish() }) }
         let exit = await process.exit()
         // Its workers go with it (the group outlives its leader while they run).
         kill(-process.pid, SIGKILL)

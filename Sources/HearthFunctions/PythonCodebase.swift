@@ -58,15 +58,7 @@ public struct PythonCodebase: Sendable {
             throw FunctionError.unloadable("cannot run \(python.path) for the functions in \(folder.path): \(error)")
         }
         let captured = CapturedOutput()
-        if let output = process.output {
-            Thread.detachNewThread {
-                while true {
-                    let data = output.availableData
-                    if data.isEmpty { break }
-                    captured.append(data)
-                }
-            }
-        }
+        if let output = process.output { ChildProcess.drain(output) { captured.append($0) } }
         defer {
             // It quits when asked (below); if it did not, or never got that far, it is ended.
             process.signalGroup(SIGKILL)

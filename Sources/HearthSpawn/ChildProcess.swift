@@ -223,6 +223,21 @@ public final class ChildProcess: Sendable {
     /// SIGTERM.
     public func terminate() { signal(SIGTERM) }
 
+    /// Reads `handle` (a child's output) on a thread of its own until its end, giving each
+    /// chunk to `chunk`, then calls `done`: a blocked read never holds a task's thread.
+    public static func drain(
+        _ handle: FileHandle, _ chunk: @escaping @Sendable (Data) -> Void, done: @escaping @Sendable () -> Void = {}
+    ) {
+        Thread.detachNewThread {
+            while true {
+                let data = handle.availableData
+                if data.isEmpty { break }
+                chunk(data)
+            }
+            done()
+        }
+    }
+
     /// A pipe whose ends are close-on-exec (a child gets its end by dup2 alone; spawns in other
     /// threads meanwhile close every inherited descriptor anyway).
     private static func makePipe(_ ends: inout [Int32]) -> Int32 {

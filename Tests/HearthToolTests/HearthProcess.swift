@@ -88,13 +88,7 @@ final class HearthProcess: Sendable {
             directory: directory, output: .pipe, errors: .pipe)
         let out = process.output!
         let errors = process.errors!
-        Thread.detachNewThread { [logged] in
-            while true {
-                let chunk = errors.availableData
-                if chunk.isEmpty { break }
-                logged.append(String(decoding: chunk, as: UTF8.self))
-            }
-        }
+        ChildProcess.drain(errors) { [logged] chunk in logged.append(String(decoding: chunk, as: UTF8.self)) }
         // Read until the "serving http://127.0.0.1:<port>/" line.
         var seen = ""
         let deadline = Date().addingTimeInterval(60)
@@ -116,13 +110,7 @@ final class HearthProcess: Sendable {
         self.port = port
         printed.set(seen)
         // Keep draining stdout so the child never blocks on a full pipe.
-        Thread.detachNewThread { [printed] in
-            while true {
-                let chunk = out.availableData
-                if chunk.isEmpty { break }
-                printed.append(String(decoding: chunk, as: UTF8.self))
-            }
-        }
+        ChildProcess.drain(out) { [printed] chunk in printed.append(String(decoding: chunk, as: UTF8.self)) }
     }
 
     /// What the server has printed, once it contains `text` (or after `timeout`).
