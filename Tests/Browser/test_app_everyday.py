@@ -339,3 +339,34 @@ def test_a_desktop_post_shows_its_photo_beside_the_talk_and_small_links_are_big_
     for testid in ("edit-comment", "delete-comment"):
         box = rect(driver, f"[data-testid={testid}]")
         assert box["width"] >= 44 and box["height"] >= 44, (testid, box)
+
+
+# MARK: Notifications one tap away on a phone
+
+
+def test_on_a_phone_the_header_bell_counts_and_opens_the_notifications(server, browser_factory):
+    import time
+
+    phone = browser_for(browser_factory, True, True)
+    uid = sign_up(phone, server, f"Nia {word()}")
+    bell = wait_for(phone, "[data-testid=header-notifications]", LIVE)
+    box = rect(phone, "[data-testid=header-notifications]")
+    assert box["width"] >= 44 and box["height"] >= 44, box
+    # Someone follows her (written as the app writes it, past the rules here).
+    status = json.loads(urllib.request.urlopen(urllib.request.Request(
+        f"{server.url}/notifications/{uid}/follow_someone.json?auth={server.admin_token}", method="PUT",
+        data=json.dumps({"type": "follow", "from": "someone", "name": "Some One", "timestamp": int(time.time() * 1000), "read": False}).encode(),
+    ), timeout=10).read())
+    assert status["type"] == "follow"
+    wait_until(phone, lambda d: d.execute_script(
+        "const badge = document.querySelector('[data-testid=header-unread-badge]'); return badge && !badge.hidden && badge.textContent"),
+        LIVE, "no count on the bell") == "1"
+    assert bell.get_attribute("aria-label") == "Notifications, 1 unread"
+    dismiss_toasts(phone)
+    bell.click()
+    wait_until(phone, lambda d: d.execute_script("return location.hash") == "#/notifications", LIVE)
+    wait_for(phone, "[data-testid=notification]", LIVE)
+    # On a desktop the navigation has Notifications: no bell in the header.
+    desktop = browser_for(browser_factory, False, False)
+    sign_up(desktop, server, f"Dex {word()}")
+    assert not desktop.find_element(By.CSS_SELECTOR, "[data-testid=header-notifications]").is_displayed()

@@ -346,13 +346,13 @@ class App {
     const counts = this.unread;
     const words = (count) => (count ? `, ${count} unread` : '');
     const badgeText = (count) => (count > 99 ? '99+' : String(count));
-    for (const badge of this.nav.querySelectorAll('[data-unread-badge]')) {
+    for (const badge of [...this.nav.querySelectorAll('[data-unread-badge]'), ...this.account.querySelectorAll('[data-unread-badge]')]) {
       const kinds = badge.dataset.unreadBadge.split(' ');
       const count = kinds.reduce((sum, kind) => sum + (counts[kind] ?? 0), 0);
       badge.textContent = badgeText(count);
       badge.hidden = count === 0;
     }
-    for (const link of this.nav.querySelectorAll('a[href="#/notifications"]')) {
+    for (const link of [...this.nav.querySelectorAll('a[href="#/notifications"]'), ...this.account.querySelectorAll('a[href="#/notifications"]')]) {
       link.setAttribute('aria-label', `Notifications${words(counts.notifications)}`);
     }
     for (const link of this.nav.querySelectorAll('a[href="#/chats"]')) {
@@ -414,6 +414,11 @@ class App {
     const author = this.user && authorOf(this.user);
     this.account.replaceChildren(signedIn
       ? h('div', { class: 'row' },
+        // On phones Notifications are under "More": the bell is one tap away in the header.
+        h('a', { href: '#/notifications', class: 'header-bell', 'data-testid': 'header-notifications', 'aria-label': 'Notifications' },
+          icon('bell', 22), h('span', {
+            class: 'unread-badge', 'data-unread-badge': 'notifications', 'data-testid': 'header-unread-badge', 'aria-hidden': 'true', hidden: true,
+          })),
         h('a', { href: '#/compose', class: 'button primary compose-link', 'data-testid': 'compose-link' },
           h('span', { 'aria-hidden': 'true' }, '+'), h('span', { class: 'label' }, ' New post')),
         h('a', { href: '#/account', class: 'account-link', 'data-testid': 'account-link', title: 'Your account' },
@@ -421,6 +426,7 @@ class App {
       : h('div', { class: 'row' },
         h('a', { href: '#/signin', class: 'button secondary', 'data-testid': 'signin-link' }, 'Sign in'),
         h('a', { href: '#/signup', class: 'button primary', 'data-testid': 'signup-link' }, 'Sign up')));
+    this.showUnread();
   }
 
   /**
