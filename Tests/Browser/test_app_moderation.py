@@ -273,6 +273,9 @@ def test_moderation_reports_the_admin_queue_and_mentions(server, browser_factory
     toasts_say(ada, f"{ava_name} was suspended.")
     entry_button(ada, "post", "report-reinstate")
     harness.wait_until(lambda: sign_in_refusal(server, ava_email) == "USER_DISABLED", LIVE, "Ava's account to be disabled")
+    # Her open page is signed out at once, and says why (disabling means disabled).
+    toasts_say(ava, "You have been signed out. This account has been disabled.")
+    wait_until(ava, lambda d: d.execute_script("return window.hearth.auth.currentUser") is None, LIVE)
 
     # Removing the post: it leaves the queue, and Rex, on its page, sees it gone.
     entry_button(ada, "post", "report-remove").click()
@@ -294,14 +297,13 @@ def test_moderation_reports_the_admin_queue_and_mentions(server, browser_factory
     assert stored_files(server, f"{ava_uid}/thumb/{post_id}/") == []
     assert [path for path in stored_files(server, f"{ava_uid}/") if post_id in path] == []
 
-    # Ava's next sign-in is refused: her account is disabled. (Her page, loaded again, finds her
-    # session ended, and says why.)
+    # Ava's next sign-in is refused: her account is disabled. (Her page, loaded again, is still
+    # signed out.)
     go(ava, "#/signin")
     ava.refresh()
     wait_until(ava, lambda d: d.execute_script("return Boolean(window.hearth)"), LIVE, "the app did not start again")
     wait_until(ava, lambda d: d.execute_script("return window.hearth.auth.currentUser") is None, LIVE,
                "the suspended session was not ended")
-    toasts_say(ava, "You have been signed out. This account has been disabled.")
     wait_for(ava, "[data-testid=signin-email]", LIVE).send_keys(ava_email)
     ava.find_element(By.CSS_SELECTOR, "[data-testid=signin-password]").send_keys(PASSWORD)
     ava.find_element(By.CSS_SELECTOR, "[data-testid=signin-submit]").click()

@@ -87,6 +87,7 @@ struct ModerationTests {
         try await SocialHarness.withServerSide { harness in
             let (bob, carol, dave) = (try await harness.user("Bob Martin"), try await harness.user("Carol Diaz"), try await harness.user("Dave Admin"))
             let (bobID, carolID, daveID) = (bob.auth.currentUser!.uid, carol.auth.currentUser!.uid, dave.auth.currentUser!.uid)
+            let carolsOldToken = try await carol.auth.idToken()
             let compose = ComposeViewModel(client: bob)
             compose.title = "Holiday"
             compose.body = "By the sea"
@@ -166,7 +167,11 @@ struct ModerationTests {
 
             // Suspending: Carol can no longer sign in; reinstated, she can.
             await daveQueue.suspend(carolID)
-            let carolAgain = SessionViewModel(client: harness.client())
+            // Her open app is signed out at once, and knows why (disabling means disabled).
+            await eventually("Carol's open app to be signed out", seconds: 20) { carol.auth.currentUser == nil }
+            #expect(carol.auth.sessionEndedBy == "USER_DISABLED")
+            let carolClient = harness.client()
+            let carolAgain = SessionViewModel(client: carolClient)
             carolAgain.email = "carol.diaz@example.com"
             carolAgain.password = "secret-Carol Diaz"
             let until = Date().addingTimeInterval(30)
@@ -174,11 +179,11 @@ struct ModerationTests {
                 await carolAgain.signIn()
             } while carolAgain.errorMessage == nil && Date() < until
             #expect(carolAgain.errorMessage == "This account has been disabled.")
-            // Her open app, whose ID token is still valid, can write nothing either.
+            // Her ID token, still unexpired, can write nothing either.
             try await Self.wait("suspended/\(carolID)", harness, as: Bool.self) { $0 == true }
-            await #expect(throws: HearthClientError.self) {
-                try await carol.database.root.child("people/\(carolID)/bio").setValue("Still here").acknowledged()
-            }
+            let carolsToken = try #require(carolsOldToken)
+            #expect(try await harness.server.request(
+                "PUT", "/people/\(carolID)/bio.json?auth=\(carolsToken)", body: #""Still here""#).status == 401)
             // Nor can an admin suspend themself.
             await daveQueue.suspend(daveID)
             #expect(daveQueue.errorMessage == "You are not allowed to do that.")
@@ -189,7 +194,7 @@ struct ModerationTests {
             } while carolAgain.errorMessage != nil && Date() < back
             #expect(carolAgain.errorMessage == nil && carolAgain.user?.uid == carolID)
             #expect(try await Self.read("suspended/\(carolID)", harness, as: Bool.self) == nil)
-            try await carol.database.root.child("people/\(carolID)/bio").setValue("Back").acknowledged()
+            try await carolClient.database.root.child("people/\(carolID)/bio").setValue("Back").acknowledged()
 
             // The operator takes the role back.
             try await harness.admin.root.child("admins/\(daveID)").removeValue().acknowledged()
