@@ -8,6 +8,7 @@ import { Presence } from '/app/presence.js';
 import { DevicePush } from '/app/push.js';
 import { icon } from '/app/icons.js';
 import { saveScreen, clearScreens, hasSettled, screensOwner } from '/app/screen-cache.js';
+import { keepNotificationsSynced } from '/app/notifications-sync.js';
 
 /** How long the copy of the last screen (see /app/boot.js) may wait for the live one to load. */
 const CACHED_PAINT_MS = 1500;
@@ -279,6 +280,7 @@ class App {
     if (this.unreadWatch?.uid === uid) return;
     if (this.unreadWatch) this.unreadWatch.query.off('value', this.unreadWatch.listener);
     if (this.chatWatch) this.chatWatch.query.off('value', this.chatWatch.listener);
+    this.unreadWatch?.stopKeeping();
     this.unreadWatch = null;
     this.chatWatch = null;
     this.unread = { notifications: 0, chats: 0 };
@@ -289,7 +291,8 @@ class App {
       this.unread.notifications = snapshot.numChildren();
       this.showUnread();
     };
-    this.unreadWatch = { uid, query, listener };
+    // The screen's newest page is kept too: cached, Notifications opens offline (as Chats).
+    this.unreadWatch = { uid, query, listener, stopKeeping: keepNotificationsSynced(this.hearth.db, uid) };
     query.on('value', listener, () => {});
     this.watchChats(uid);
   }

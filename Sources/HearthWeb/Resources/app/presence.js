@@ -4,6 +4,10 @@
 // registration belongs to one connection, so it is made again whenever `.info/connected`
 // turns true.
 import { ServerValue } from '/lib/hearth.js';
+import { connectionState, CONNECT_PATIENCE_MS } from '/app/connection-state.js';
+
+// What a status reads as (kept where the other pure presence words are).
+export { presenceText } from '/app/connection-state.js';
 
 export class Presence {
   constructor(hearth) {
@@ -55,14 +59,33 @@ export class Presence {
   }
 }
 
-/** What a status reads as: "Online", "Last seen 5 min ago", or nothing when unknown. */
-export function presenceText(status, now = Date.now()) {
-  if (status?.state === 'online') return 'Online';
-  if (typeof status?.lastChanged !== 'number') return '';
-  const minutes = Math.max(0, Math.round((now - status.lastChanged) / 60000));
-  if (minutes < 1) return 'Last seen just now';
-  if (minutes < 60) return `Last seen ${minutes} min ago`;
-  const hours = Math.round(minutes / 60);
-  if (hours < 24) return `Last seen ${hours} h ago`;
-  return `Last seen ${new Date(status.lastChanged).toLocaleDateString()}`;
+/**
+ * This page's connection as 'online', 'connecting' or 'offline' (connection-state.js), told to
+ * `callback` at once and at every change. Answers a function that stops watching.
+ */
+export function watchConnection(hearth, callback) {
+  let connected = false;
+  let everConnected = false;
+  let last = null;
+  const report = () => {
+    const state = connectionState({ connected, everConnected, reachable: hearth.isOnline !== false, waitedMs: performance.now() });
+    if (state === last) return;
+    last = state;
+    callback(state);
+  };
+  const ref = hearth.db.ref('.info/connected');
+  const listener = ref.on('value', (snapshot) => {
+    connected = snapshot.val() === true;
+    everConnected ||= connected;
+    report();
+  });
+  const stopObserving = hearth.onConnectionChange(report);
+  // A page that never connects turns offline once it has waited long enough.
+  const timer = setTimeout(report, Math.max(0, CONNECT_PATIENCE_MS - performance.now()) + 50);
+  report();
+  return () => {
+    ref.off('value', listener);
+    stopObserving?.();
+    clearTimeout(timer);
+  };
 }

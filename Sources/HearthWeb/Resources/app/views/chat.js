@@ -5,7 +5,8 @@
 import { h, errorNote, avatar, agoTime, signInPrompt, viewStatus, emptyState, skeleton } from '/app/ui.js';
 import { ServerValue } from '/lib/hearth.js';
 import { Subscriptions, conversationId, otherMember, profileReader } from '/app/social.js';
-import { presenceText } from '/app/presence.js';
+import { watchConnection } from '/app/presence.js';
+import { presenceLine } from '/app/connection-state.js';
 import { PagedList, loadOlderButton, syncChildren } from '/app/paging.js';
 import { markPending } from '/app/pending.js';
 import { richText } from '/app/rich-text.js';
@@ -141,12 +142,27 @@ function mountConversation(container, ctx, me, other) {
         h('span', { class: 'chat-person-text' }, title, presence))),
     error.element, status.element, placeholder, h('div', { class: 'list-footer' }, older), messages, form));
 
-  // Whether they are here now (status/{uid}, kept by their app's connection; see presence.js).
+  // Whether they are here now (status/{uid}, kept by their app's connection; see presence.js),
+  // known only while this page is connected: offline, a cached "Online" would be a guess.
+  let otherStatus = null;
+  let connection = 'connecting';
+  const showPresence = () => {
+    const line = presenceLine(otherStatus, connection);
+    if (presence.textContent !== line.text) presence.textContent = line.text;
+    presence.classList.toggle('online', line.online);
+    presence.classList.toggle('reader-offline', connection === 'offline');
+  };
   subscriptions.on(hearth.db.ref(`status/${other}`), 'value', (snapshot) => {
-    const status = snapshot.val();
-    presence.textContent = presenceText(status);
-    presence.classList.toggle('online', status?.state === 'online');
-  }, () => { presence.textContent = ''; });
+    otherStatus = snapshot.val();
+    showPresence();
+  }, () => {
+    otherStatus = null;
+    showPresence();
+  });
+  subscriptions.add(watchConnection(hearth, (state) => {
+    connection = state;
+    showPresence();
+  }));
 
   let otherName = 'Them';
   profileReader(hearth)(other).then((person) => {

@@ -15,6 +15,7 @@ import { markPending } from '/app/pending.js';
 import { mentionsIn, richText } from '/app/rich-text.js';
 import { mentionSuggestions } from '/app/mentions.js';
 import { icon } from '/app/icons.js';
+import { likedBy } from '/app/liked-by.js';
 
 /** Comments shown at first, and added by each "Show earlier comments". */
 const COMMENT_PAGE = 20;
@@ -93,6 +94,9 @@ export function mount(container, ctx, params) {
     const remove = h('button', { type: 'button', class: 'chip danger', 'data-testid': 'delete-post' }, 'Delete post');
     const shareBox = h('div', { class: 'share-field', hidden: true });
     const actions = h('div', { class: 'post-actions', role: 'group', 'aria-label': 'Post actions' }, like, save, share, report, remove);
+    // Who liked it, under the like button (live; nothing without likes).
+    const likers = likedBy(ctx, postId);
+    subscriptions.add(() => likers.stop());
     const comments = commentsSection();
 
     let saved = false;
@@ -148,7 +152,7 @@ export function mount(container, ctx, params) {
     markPending(hearth, title, `posts/${postId}/author`, { slot: pendingSlot });
     page.replaceChildren(
       backLink(ctx),
-      authorBox, title, pendingSlot, moderated, photos, body, error.element, actions, shareBox, comments.element);
+      authorBox, title, pendingSlot, moderated, photos, body, error.element, actions, likers.element, shareBox, comments.element);
 
     return {
       update(next) {

@@ -1,0 +1,32 @@
+// The page's connection in three states, and what a chat's presence line says in each
+// (app/connection-state.js).
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { CONNECT_PATIENCE_MS, connectionState, presenceLine, presenceText } from '../../Sources/HearthWeb/Resources/app/connection-state.js';
+
+test('connected is online; lost, failed or waited too long is offline; just started is connecting', () => {
+  const base = { connected: false, everConnected: false, reachable: true, waitedMs: 100 };
+  assert.equal(connectionState({ ...base, connected: true, everConnected: true }), 'online');
+  assert.equal(connectionState(base), 'connecting');
+  assert.equal(connectionState({ ...base, everConnected: true }), 'offline');
+  assert.equal(connectionState({ ...base, reachable: false }), 'offline');
+  assert.equal(connectionState({ ...base, waitedMs: CONNECT_PATIENCE_MS }), 'offline');
+});
+
+test('the presence line never claims "Online" while the reader is offline, and says nothing while connecting', () => {
+  const now = 1_800_000_000_000;
+  const online = { state: 'online', lastChanged: now - 1000 };
+  assert.deepEqual(presenceLine(online, 'online', now), { text: 'Online', online: true });
+  assert.deepEqual(presenceLine(online, 'offline', now), { text: 'You are offline', online: false });
+  assert.deepEqual(presenceLine(online, 'connecting', now), { text: '', online: false });
+  assert.deepEqual(presenceLine({ state: 'offline', lastChanged: now - 5 * 60000 }, 'online', now), { text: 'Last seen 5 min ago', online: false });
+  assert.deepEqual(presenceLine(null, 'online', now), { text: '', online: false });
+});
+
+test('a status reads as online, or when last seen', () => {
+  const now = 1_800_000_000_000;
+  assert.equal(presenceText({ state: 'offline', lastChanged: now - 10_000 }, now), 'Last seen just now');
+  assert.equal(presenceText({ state: 'offline', lastChanged: now - 3 * 3600_000 }, now), 'Last seen 3 h ago');
+  assert.equal(presenceText(undefined, now), '');
+});
