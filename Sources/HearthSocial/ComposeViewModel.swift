@@ -2,9 +2,10 @@ import Foundation
 import HearthClient
 import Observation
 
-/// Writing a new post: a title, a body and up to three photos (each a full image and a
-/// thumbnail, made by the caller: UIKit, AppKit or a browser canvas), checked, uploaded and
-/// published in one atomic write.
+/// Writing a new post: up to three photos (each a full image and a thumbnail, made by the
+/// caller: UIKit, AppKit or a browser canvas, in the order chosen, each with optional alt text),
+/// a title and a body, checked, uploaded and published in one atomic write. With a photo, the
+/// title and body are optional; without one, both are needed.
 @MainActor
 @Observable
 public final class ComposeViewModel {
@@ -13,11 +14,14 @@ public final class ComposeViewModel {
         public var full: Data
         public var thumbnail: Data
         public var contentType: String
+        /// What the photo shows, for people who cannot see it (blank for none).
+        public var alt: String
 
-        public init(full: Data, thumbnail: Data, contentType: String = "image/jpeg") {
+        public init(full: Data, thumbnail: Data, contentType: String = "image/jpeg", alt: String = "") {
             self.full = full
             self.thumbnail = thumbnail
             self.contentType = contentType
+            self.alt = alt
         }
     }
 
@@ -43,10 +47,14 @@ public final class ComposeViewModel {
     public var problem: String? {
         let title = title.trimmingCharacters(in: .whitespacesAndNewlines)
         let body = body.trimmingCharacters(in: .whitespacesAndNewlines)
-        if title.isEmpty { return "Add a title." }
-        if body.isEmpty { return "Say something in the post." }
+        if photos.isEmpty && title.isEmpty && body.isEmpty { return "Add a photo, or say something." }
+        if photos.isEmpty && title.isEmpty { return "Add a title." }
+        if photos.isEmpty && body.isEmpty { return "Say something in the post." }
         if title.count > Post.maxTitleLength { return "The title is longer than \(Post.maxTitleLength) characters." }
         if body.count > Post.maxBodyLength { return "The post is longer than \(Post.maxBodyLength) characters." }
+        if photos.contains(where: { $0.alt.trimmingCharacters(in: .whitespacesAndNewlines).count > Photo.maxAltLength }) {
+            return "A photo's description is longer than \(Photo.maxAltLength) characters."
+        }
         return nil
     }
 
@@ -65,6 +73,18 @@ public final class ComposeViewModel {
     public func removePhoto(at index: Int) {
         guard photos.indices.contains(index) else { return }
         photos.remove(at: index)
+    }
+
+    /// Moves the photo at `index` to `destination` (the first is the one lists show).
+    public func movePhoto(from index: Int, to destination: Int) {
+        guard photos.indices.contains(index), photos.indices.contains(destination), index != destination else { return }
+        photos.insert(photos.remove(at: index), at: destination)
+    }
+
+    /// Describes the photo at `index` for people who cannot see it.
+    public func setAlt(_ alt: String, forPhotoAt index: Int) {
+        guard photos.indices.contains(index) else { return }
+        photos[index].alt = alt
     }
 
     /// Uploads the photos (full image and thumbnail) and publishes the post.
@@ -92,7 +112,8 @@ public final class ComposeViewModel {
                 try await client.storage.reference(thumb).putData(photo.thumbnail, contentType: photo.contentType)
                 done += Double(photo.thumbnail.count)
                 progress = total > 0 ? done / total : 1
-                stored.append(Photo(full: full, thumb: thumb))
+                let alt = photo.alt.trimmingCharacters(in: .whitespacesAndNewlines)
+                stored.append(Photo(full: full, thumb: thumb, alt: alt.isEmpty ? nil : alt))
             }
             let post = Post(
                 id: id, author: author, title: title.trimmingCharacters(in: .whitespacesAndNewlines),

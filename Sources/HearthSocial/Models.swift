@@ -40,20 +40,27 @@ public struct Author: Codable, Equatable, Hashable, Sendable {
     }
 }
 
-/// A photo of a post: where its full image and thumbnail are in file storage.
+/// A photo of a post: where its full image and thumbnail are in file storage, and what it shows.
 public struct Photo: Codable, Equatable, Hashable, Sendable {
     /// Storage path of the full image.
     public var full: String
     /// Storage path of the thumbnail.
     public var thumb: String
+    /// What the photo shows, for people who cannot see it (absent when none was given).
+    public var alt: String?
 
-    public init(full: String, thumb: String) {
+    /// The longest alt text the rules accept.
+    public static let maxAltLength = 1000
+
+    public init(full: String, thumb: String, alt: String? = nil) {
         self.full = full
         self.thumb = thumb
+        self.alt = alt
     }
 }
 
-/// A post: a title, a body, up to three photos, its author and its stars.
+/// A post: a title, a body, up to three photos, its author and its stars. A post with photos
+/// may have no title and no body (both are then empty strings).
 public struct Post: Codable, Equatable, Identifiable, Sendable {
     /// The push ID it is stored under (not stored inside it).
     public var id: String = ""

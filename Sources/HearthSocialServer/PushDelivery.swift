@@ -43,7 +43,8 @@ struct PushDelivery: Sendable {
         guard let kind = notification.at("type").string, let from = notification.at("from").string else { return nil }
         let name = notification.at("name").string ?? "Someone"
         let post = notification.at("post").string
-        let about = postTitle.map { " “\(String($0.prefix(80)))”" } ?? ""
+        // A photo-only post has an empty title: the post is then just "your post".
+        let about = postTitle.flatMap { $0.isEmpty ? nil : " “\(String($0.prefix(80)))”" } ?? ""
         let words: String
         switch kind {
         case "like": words = "liked your post\(about)"

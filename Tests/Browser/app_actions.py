@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from selenium.webdriver.common.by import By
 
-from browser_support import shown_texts, wait_for, wait_until
+from browser_support import shown_texts, tap, wait_for, wait_until
 from test_app_core import go
 
 LIVE = 20
@@ -31,7 +31,7 @@ def publish(driver, title: str, body: str, photo=None, exact_title: bool = True)
     if photo:
         driver.find_element(By.CSS_SELECTOR, "[data-testid=compose-photos]").send_keys(str(photo))
         wait_for(driver, "[data-testid=photo-preview] img")
-    driver.find_element(By.CSS_SELECTOR, "[data-testid=compose-submit]").click()
+    tap(driver, driver.find_element(By.CSS_SELECTOR, "[data-testid=compose-submit]"))
     wait_until(driver, lambda d: hash_of(d).startswith("#/post/"), LIVE, f"{title!r} was not published")
     shown = wait_for(driver, "[data-testid=post-title]", LIVE).text
     if exact_title:

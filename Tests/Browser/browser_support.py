@@ -245,6 +245,13 @@ def shown_texts(driver, css: str) -> list[str]:
         "return [...document.querySelectorAll(arguments[0])].map((element) => element.innerText.trim())", css)
 
 
+def tap(driver, element):
+    """Clicks `element` once it is in the middle of the screen: on a phone, one near the bottom
+    may sit under the fixed tab bar, where a click lands on the bar."""
+    driver.execute_script("arguments[0].scrollIntoView({ block: 'center' })", element)
+    element.click()
+
+
 def wait_until(driver, condition, timeout: float = 10, message: str = ""):
     """Waits until ``condition(driver)`` is truthy and returns its value. A condition that
     reads an element the page redraws meanwhile is asked again, not failed."""

@@ -10,7 +10,7 @@ import uuid
 
 from selenium.webdriver.common.by import By
 
-from browser_support import REPO, js_errors, launch_server, shown_texts, stop_server, text_of, wait_for, wait_until
+from browser_support import REPO, js_errors, launch_server, shown_texts, stop_server, tap, text_of, wait_for, wait_until
 
 PHOTO = REPO / "Sources" / "HearthSocial" / "Resources" / "demo" / "beach.jpg"
 
@@ -87,7 +87,7 @@ def test_two_users_post_like_and_comment_live(server, browser_factory, screensho
     alice.find_element(By.CSS_SELECTOR, "[data-testid=compose-photos]").send_keys(str(PHOTO))
     wait_for(alice, "[data-testid=photo-preview] img")
     screenshot(alice, "compose")
-    alice.find_element(By.CSS_SELECTOR, "[data-testid=compose-submit]").click()
+    tap(alice, alice.find_element(By.CSS_SELECTOR, "[data-testid=compose-submit]"))
     wait_until(alice, lambda d: d.current_url.split("#")[-1].startswith("/post/"), 20, "the post page did not open")
     post_id = alice.current_url.split("/post/")[-1]
     assert wait_for(alice, "[data-testid=post-title]").text == "Harbour at dusk"
@@ -226,7 +226,7 @@ def test_phone_signed_out_light_and_dark(server, browser_factory, screenshot):
     post_url = phone.current_url
     like_count = "[data-testid=like-count]"
     before = int(text_of(phone, like_count))
-    phone.find_element(By.CSS_SELECTOR, "[data-testid=like-button]").click()
+    tap(phone, phone.find_element(By.CSS_SELECTOR, "[data-testid=like-button]"))
     wait_until(phone, lambda d: "#/signin?next=" in d.current_url, message="liking signed out did not lead to sign-in")
 
     # Browsing without an account: an anonymous user, back on the post, who can like.

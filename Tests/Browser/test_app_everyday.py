@@ -15,7 +15,7 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from app_actions import comment, open_post, publish
-from browser_support import launch_server, stop_server, wait_for, wait_until
+from browser_support import launch_server, stop_server, tap, wait_for, wait_until
 from test_app_accessibility import dismiss_toasts
 from test_app_account_deletion import admin_get
 from test_app_core import go, run_js, sign_up
@@ -370,3 +370,158 @@ def test_on_a_phone_the_header_bell_counts_and_opens_the_notifications(server, b
     desktop = browser_for(browser_factory, False, False)
     sign_up(desktop, server, f"Dex {word()}")
     assert not desktop.find_element(By.CSS_SELECTOR, "[data-testid=header-notifications]").is_displayed()
+
+
+# MARK: Posting like people post
+
+
+def previews(driver) -> list[str]:
+    """The chosen photos' alt texts, in the order shown."""
+    return driver.execute_script("return [...document.querySelectorAll('[data-testid=photo-preview] img')].map((image) => image.alt)")
+
+
+def stored_size(driver, path: str) -> list[int]:
+    """The pixel size of the stored image at `path`, as the browser draws it from the server."""
+    return run_js(driver, f"""
+        const image = new Image();
+        image.src = window.hearth.storage.ref({json.dumps(path)}).mediaURL();
+        await image.decode();
+        return [image.naturalWidth, image.naturalHeight];""")
+
+
+@pytest.mark.parametrize("phone,dark", SIZES, ids=SIZE_IDS)
+def test_a_photo_is_a_post_chosen_first_reordered_and_described(server, browser_factory, tmp_path, phone, dark):
+    from test_app_accessibility import check_screen, report
+
+    driver = browser_for(browser_factory, phone, dark)
+    name = f"Pia {word()}"
+    uid = sign_up(driver, server, name)
+    wide, tall, square = (made_photo(driver, tmp_path, *size) for size in ((800, 600), (600, 800), (700, 700)))
+    go(driver, "#/compose")
+    title = wait_for(driver, "[data-testid=compose-title]", LIVE)
+    # The photo picker comes first.
+    assert rect(driver, "[data-testid=compose-picker]")["bottom"] <= rect(driver, "[data-testid=compose-title]")["top"]
+    # Nothing at all: the one thing asked is a photo or words, and nothing is written.
+    tap(driver, driver.find_element(By.CSS_SELECTOR, "[data-testid=compose-submit]"))
+    assert wait_for(driver, "[role=alert]", LIVE).text == "Add a photo, or say something."
+    assert driver.execute_script("return location.hash") == "#/compose"
+    # Three photos, then the words become optional.
+    picker = driver.find_element(By.CSS_SELECTOR, "[data-testid=compose-photos]")
+    picker.send_keys("\n".join(str(path) for path in (wide, tall, square)))
+    wait_until(driver, lambda d: len(previews(d)) == 3, LIVE, "the three photos were not shown")
+    assert previews(driver) == ["Photo 1", "Photo 2", "Photo 3"]
+    assert driver.find_element(By.CSS_SELECTOR, "label[for=compose-title]").text == "Title (optional)"
+    assert "3 photos chosen" in text_of_css(driver, "[data-testid=compose-picker]")
+    alts = driver.find_elements(By.CSS_SELECTOR, "[data-testid=photo-alt]")
+    alts[0].send_keys("A wide field at dusk")
+    alts[2].send_keys("A square window")
+    # The square one moves first (two steps earlier); the tall one is removed.
+    tap(driver, driver.find_elements(By.CSS_SELECTOR, "[data-testid=photo-earlier]")[2])
+    assert previews(driver) == ["A wide field at dusk", "A square window", "Photo 3"]
+    assert driver.switch_to.active_element.get_attribute("aria-label") == "Move photo 2 earlier", "the focus did not follow the photo"
+    tap(driver, driver.switch_to.active_element)
+    assert previews(driver) == ["A square window", "A wide field at dusk", "Photo 3"]
+    assert driver.find_elements(By.CSS_SELECTOR, "[data-testid=photo-earlier]")[0].get_attribute("disabled") is not None
+    tap(driver, driver.find_elements(By.CSS_SELECTOR, "[data-testid=photo-remove]")[2])
+    assert previews(driver) == ["A square window", "A wide field at dusk"]
+    for testid in ("photo-earlier", "photo-later", "photo-remove"):
+        box = rect(driver, f"[data-testid={testid}]")
+        assert box["width"] >= 44 and box["height"] >= 44, (testid, box)
+    dismiss_toasts(driver)
+    problems = check_screen(driver, f"compose with photos ({'phone' if phone else 'desktop'})", phone)
+    assert not problems, report(problems)
+
+    # Posted with no title and no words.
+    assert title.get_attribute("value") == ""
+    tap(driver, driver.find_element(By.CSS_SELECTOR, "[data-testid=compose-submit]"))
+    wait_until(driver, lambda d: d.execute_script("return location.hash").startswith("#/post/"), LIVE, "the photo was not posted")
+    post_id = driver.execute_script("return decodeURIComponent(location.hash.slice('#/post/'.length))")
+    wait_until(driver, lambda d: d.execute_script("return window.hearth.db.pendingWriteCount()") == 0, LIVE)
+    stored = admin_get(server, f"posts/{post_id}")
+    assert stored["title"] == "" and stored["body"] == ""
+    assert [photo.get("alt") for photo in stored["photos"]] == ["A square window", "A wide field at dusk"]
+    assert [photo["full"] for photo in stored["photos"]] == [f"{uid}/full/{post_id}/0.jpg", f"{uid}/full/{post_id}/1.jpg"]
+    # In the order chosen: the first stored photo is the square one.
+    assert stored_size(driver, stored["photos"][0]["full"]) == [700, 700]
+    assert stored_size(driver, stored["photos"][1]["full"]) == [800, 600]
+    # The post page describes each photo with its alt text, and names no "Untitled".
+    wait_until(driver, lambda d: d.execute_script(
+        "return [...document.querySelectorAll('.photos img')].map((image) => image.alt)") == ["A square window", "A wide field at dusk"],
+        LIVE, "the photos do not carry their alt text")
+    assert "Untitled" not in text_of_css(driver, "main")
+    # A card names it after its author.
+    go(driver, "#/")
+    card = wait_until(driver, lambda d: d.find_element(By.CSS_SELECTOR, f"[data-post-id='{post_id}']"), LIVE)
+    assert card.find_element(By.CSS_SELECTOR, ".card-title").text == f"Photo by {name}"
+    # The rules keep words required without a photo: a client writing one anyway is refused.
+    refused = run_js(driver, f"""
+        const ref = window.hearth.db.ref('posts').push();
+        try {{
+          await ref.set({{ author: {{ uid: {json.dumps(uid)}, full_name: {json.dumps(name)} }}, title: '', body: '',
+                           timestamp: {{ '.sv': 'timestamp' }}, starCount: 0 }});
+          return 'written ' + ref.key;
+        }} catch (error) {{ return error.code; }}""")
+    assert refused == "permission-denied", refused
+    assert len(admin_get(server, f"user-posts/{uid}") or {}) == 1
+
+
+def text_of_css(driver, css: str) -> str:
+    return driver.execute_script("return document.querySelector(arguments[0])?.innerText ?? ''", css)
+
+
+# MARK: Offline as promised
+
+
+def test_a_post_with_photos_made_offline_waits_and_is_sent_when_back(browser_factory, tmp_path):
+    from test_app_offline import flush_cache, offline_banner_shown, reload, shell_ready
+
+    server = launch_server(tmp_path / "data")
+    port = int(server.url.rsplit(":", 1)[1])
+    try:
+        driver = browser_for(browser_factory, False, False)
+        name = f"Ola {word()}"
+        uid = sign_up(driver, server, name)
+        photo = made_photo(driver, tmp_path, 640, 480)
+        go(driver, "#/compose")
+        wait_for(driver, "[data-testid=compose-title]", LIVE)
+        shell_ready(driver)
+        flush_cache(driver)
+        stop_server(server)
+        wait_until(driver, offline_banner_shown, LIVE, "the page did not say it is offline")
+
+        def compose_offline(title: str):
+            go(driver, "#/compose")
+            wait_for(driver, "[data-testid=compose-title]", LIVE).send_keys(title)
+            driver.find_element(By.CSS_SELECTOR, "[data-testid=compose-photos]").send_keys(str(photo))
+            wait_for(driver, "[data-testid=photo-preview] img", LIVE)
+            tap(driver, driver.find_element(By.CSS_SELECTOR, "[data-testid=compose-submit]"))
+            wait_until(driver, lambda d: d.execute_script("return location.hash") in ("#/", ""), LIVE, f"{title!r} was refused offline")
+
+        compose_offline("From the mountain")
+        compose_offline("Second thoughts")
+        queued = lambda d: d.execute_script("return [...document.querySelectorAll('[data-testid=queued-post] strong')].map((e) => e.textContent)")
+        wait_until(driver, lambda d: queued(d) == ["From the mountain", "Second thoughts"], LIVE, "the posts are not shown as waiting")
+        assert "Waiting to send" in text_of_css(driver, "[data-testid=queued-posts]")
+        assert "could not be reached" not in text_of_css(driver, "main")
+        # A reload with the server still down: both still wait; one is cancelled.
+        reload(driver, server.url, "#/")
+        wait_until(driver, lambda d: queued(d) == ["From the mountain", "Second thoughts"], LIVE, "the waiting posts were lost in a reload")
+        driver.find_elements(By.CSS_SELECTOR, "[data-testid=queued-post-cancel]")[1].click()
+        wait_until(driver, lambda d: queued(d) == ["From the mountain"], LIVE, "the post was not cancelled")
+
+        # The server is back: the photo goes up, then the post; the waiting card makes way for it.
+        server = launch_server(tmp_path / "data", port)
+        wait_until(driver, lambda d: queued(d) == [], 40, "the waiting post was not sent")
+        mine = admin_get(server, f"user-posts/{uid}") or {}
+        assert [post["title"] for post in mine.values()] == ["From the mountain"]
+        post_id = next(iter(mine))
+        stored = admin_get(server, f"posts/{post_id}")
+        assert stored["photos"][0]["thumb"] == f"{uid}/thumb/{post_id}/0.jpg"
+        assert stored_size(driver, stored["photos"][0]["full"]) == [640, 480]
+        card = wait_until(driver, lambda d: d.find_element(By.CSS_SELECTOR, f"[data-post-id='{post_id}']"), LIVE)
+        wait_until(driver, lambda d: image_state(d, f"[data-post-id='{post_id}'] img") == [True], LIVE, "its photo does not show")
+        assert card.find_element(By.CSS_SELECTOR, ".card-title").text == "From the mountain"
+        # Sent once, and the cancelled one never.
+        assert admin_get(server, f"feed/{uid}") == {post_id: True}
+    finally:
+        stop_server(server)

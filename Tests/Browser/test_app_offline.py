@@ -21,7 +21,7 @@ import uuid
 
 from selenium.webdriver.common.by import By
 
-from browser_support import REPO, WEB_ROOT, js_errors, launch_server, stop_server, text_of, wait_for, wait_until
+from browser_support import REPO, WEB_ROOT, js_errors, launch_server, stop_server, tap, text_of, wait_for, wait_until
 
 LIVE = 20  # seconds for anything that crosses the network or a restart
 RECONNECT = 45  # the client retries after 1 s, doubling to 30 s
@@ -171,7 +171,7 @@ def test_offline_reload_keeps_pending_writes_then_converges(browser_factory, tmp
         go(page, "#/compose")
         wait_for(page, "[data-testid=compose-title]").send_keys("Offline thoughts")
         page.find_element(By.CSS_SELECTOR, "[data-testid=compose-body]").send_keys("Posted with no network at all.")
-        page.find_element(By.CSS_SELECTOR, "[data-testid=compose-submit]").click()
+        tap(page, page.find_element(By.CSS_SELECTOR, "[data-testid=compose-submit]"))
         wait_until(page, lambda d: "/post/" in d.current_url, 5, "the offline post did not open")
         new_id = page.current_url.split("/post/")[-1]
         assert wait_for(page, "[data-testid=post-title]").text == "Offline thoughts"

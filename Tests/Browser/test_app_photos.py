@@ -8,7 +8,7 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from browser_support import REPO, js_errors, wait_for, wait_until
+from browser_support import REPO, js_errors, tap, wait_for, wait_until
 from test_app_core import go, open_app, sign_up
 
 DEMO = REPO / "Sources" / "HearthSocial" / "Resources" / "demo"
@@ -45,7 +45,7 @@ def test_the_photo_viewer(server, browser_factory, screenshot, phone, dark):
     driver.find_element(By.CSS_SELECTOR, "[data-testid=compose-photos]").send_keys(
         "\n".join(str(path) for path in sorted(DEMO.glob("*.jpg"))[:2]))
     wait_until(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "[data-testid=photo-preview] img")) == 2, 20)
-    driver.find_element(By.CSS_SELECTOR, "[data-testid=compose-submit]").click()
+    tap(driver, driver.find_element(By.CSS_SELECTOR, "[data-testid=compose-submit]"))
     try:
         wait_until(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "[data-testid=post-photo]")) == 2, 30)
     except Exception:

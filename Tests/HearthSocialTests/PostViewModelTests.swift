@@ -43,7 +43,7 @@ struct PostViewModelTests {
             let ann = try await harness.user("Ann")
             let compose = ComposeViewModel(client: ann)
             // Given an empty post, it cannot be sent
-            #expect(compose.problem == "Add a title.")
+            #expect(compose.problem == "Add a photo, or say something.")
             compose.title = "Sunset"
             #expect(compose.problem == "Say something in the post.")
             compose.body = String(repeating: "x", count: 2001)
@@ -78,6 +78,63 @@ struct PostViewModelTests {
             #expect(try await harness.admin.root.child("feed/\(post.author.uid)/\(post.id)").getData().bool == true)
             let thumbnail = try await ann.storage.reference(stored.photos[1].thumb).data()
             #expect(thumbnail == jpeg(4_000))
+        }
+    }
+
+    @Test func aPhotoIsAPostInTheOrderChosenWithItsAltText() async throws {
+        try await SocialHarness.with { harness in
+            let ann = try await harness.user("Ann")
+            let compose = ComposeViewModel(client: ann)
+            #expect(compose.problem == "Add a photo, or say something.")
+            // Three photos, told apart by their bytes; the third moved first, the second removed.
+            for index in 0..<3 {
+                compose.addPhoto(.init(full: jpeg(30_000 + index, seed: UInt8(index)), thumbnail: jpeg(3_000 + index)))
+            }
+            #expect(compose.problem == nil)
+            compose.setAlt("  A square window ", forPhotoAt: 2)
+            compose.setAlt("A wide field", forPhotoAt: 0)
+            compose.movePhoto(from: 2, to: 0)
+            compose.movePhoto(from: 5, to: 0)
+            compose.removePhoto(at: 2)
+            #expect(compose.photos.map(\.full.count) == [30_002, 30_000])
+            compose.setAlt(String(repeating: "x", count: 1001), forPhotoAt: 1)
+            #expect(compose.problem == "A photo's description is longer than 1000 characters.")
+            compose.setAlt("A wide field", forPhotoAt: 1)
+
+            // Posted with no title and no body.
+            let post = try #require(await compose.post(), "\(compose.errorMessage ?? "")")
+            let stored = try await harness.admin.root.child("posts/\(post.id)").getData().value(as: Post.self)
+            #expect(stored.title.isEmpty && stored.body.isEmpty)
+            #expect(stored.photos.map(\.alt) == ["A square window", "A wide field"])
+            #expect(try await ann.storage.reference(stored.photos[0].full).data() == jpeg(30_002, seed: 2))
+            #expect(try await ann.storage.reference(stored.photos[1].thumb).data() == jpeg(3_000))
+        }
+    }
+
+    @Test func withoutAPhotoTheWordsAreStillNeeded() async throws {
+        try await SocialHarness.with { harness in
+            let ann = try await harness.user("Ann")
+            let uid = try #require(ann.auth.currentUser?.uid)
+            let compose = ComposeViewModel(client: ann)
+            compose.body = "Only words"
+            #expect(compose.problem == "Add a title.")
+            compose.addPhoto(.init(full: jpeg(10_000), thumbnail: jpeg(1_000)))
+            #expect(compose.problem == nil)
+            // A client skipping the check is refused by the rules: empty words need a photo, and
+            // an alt text must be a short string.
+            let author = Author(uid: uid, fullName: "Ann")
+            for (id, value) in [
+                ("bare", try DatabaseValue.encoding(Post(id: "bare", author: author, title: "", body: ""))),
+                ("untitled", try DatabaseValue.encoding(Post(id: "untitled", author: author, title: "", body: "Just words"))),
+                ("longAlt", try DatabaseValue.encoding(Post(id: "longAlt", author: author, title: "", body: "", photos: [
+                    Photo(full: "\(uid)/full/longAlt/0.jpg", thumb: "\(uid)/thumb/longAlt/0.jpg", alt: String(repeating: "x", count: 1001)),
+                ]))),
+            ] {
+                await #expect(throws: HearthClientError.self, "\(id)") {
+                    try await ann.database.root.updateChildValues(["posts/\(id)": value]).acknowledged()
+                }
+                #expect(try await harness.admin.root.child("posts/\(id)").getData().exists == false)
+            }
         }
     }
 

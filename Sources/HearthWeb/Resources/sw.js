@@ -32,6 +32,7 @@ const SHELL = [
   '/app/paging.js',
   '/app/people-words.js',
   '/app/photo-viewer.js',
+  '/app/post-queue.js',
   '/app/pending.js',
   '/app/presence.js',
   '/app/profile-editor.js',

@@ -8,6 +8,8 @@ export const MAX_BODY = 2000;
 export const MAX_COMMENT = 2000;
 export const MAX_NAME = 100;
 export const MAX_BIO = 300;
+/** The longest description (alt text) of a photo the rules accept. */
+export const MAX_ALT = 1000;
 
 function requireUser(hearth) {
   const user = hearth.auth.currentUser;
@@ -203,6 +205,18 @@ export function photosOf(post) {
   const photos = post?.photos;
   if (!photos) return [];
   return (Array.isArray(photos) ? photos : Object.values(photos)).filter((photo) => photo?.full && photo?.thumb);
+}
+
+/**
+ * What names a post in a sentence or a link: its title, else the first line of its body, else
+ * (a photo-only post) "Photo by <author>" — or null with `photoFallback: false`.
+ */
+export function postHeadline(post, { photoFallback = true } = {}) {
+  if (post?.title) return post.title;
+  const firstLine = (post?.body ?? '').split('\n').find((line) => line.trim())?.trim() ?? '';
+  if (firstLine) return [...firstLine].length > 80 ? `${[...firstLine].slice(0, 79).join('')}…` : firstLine;
+  if (!photoFallback) return null;
+  return photosOf(post).length ? `Photo by ${post?.author?.full_name || 'Anonymous'}` : 'Untitled';
 }
 
 /** A link to a post in this web app. */

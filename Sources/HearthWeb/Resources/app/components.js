@@ -1,7 +1,7 @@
 // Pieces of post lists shared by the views: a post card (with a working like button), a
 // grid of post tiles, and an author line.
 import { h, avatar, agoTime, toast, errorWords, counted } from '/app/ui.js';
-import { toggleLike, photosOf } from '/app/actions.js';
+import { toggleLike, photosOf, postHeadline } from '/app/actions.js';
 import { icon } from '/app/icons.js';
 import { markPending } from '/app/pending.js';
 
@@ -35,7 +35,7 @@ export function likeButton(ctx, postId, post) {
     const likes = current?.starCount ?? 0;
     button.setAttribute('aria-pressed', String(liked));
     // Named after its post: a list of cards is not a list of identical "Like" buttons.
-    const title = current?.title ? `“${current.title}”` : 'this post';
+    const title = current ? `“${postHeadline(current)}”` : 'this post';
     button.setAttribute('aria-label', `Like ${title} (${counted(likes, 'like')})${waiting ? ', waiting to be sent' : ''}`);
     count.textContent = String(likes);
   };
@@ -103,8 +103,9 @@ export function postCard(ctx, postId, post) {
       media.replaceChildren(h('span', {}, next.body ?? ''));
     }
     media.classList.toggle('text-only', !thumb);
-    excerpt.hidden = !thumb;
-    title.textContent = next.title || 'Untitled';
+    // The excerpt repeats nothing: a post without a title is named by its body's first line.
+    excerpt.hidden = !thumb || !next.title;
+    title.textContent = postHeadline(next);
     moderated.hidden = next.moderated !== true;
     // The excerpt is clipped to a few lines: links in it could be focused out of sight, so it
     // stays plain text (the post's page has the links).
@@ -128,8 +129,40 @@ export function postGrid(ctx, entries) {
       const likes = post.starCount ?? 0;
       return h('li', {},
         h('a', { href: `#/post/${encodeURIComponent(postId)}`, class: 'tile', 'data-testid': 'post-tile',
-          'aria-label': `${post.title || 'Untitled'}, ${counted(likes, 'like')}` },
-          thumb ? h('img', { src: photoURL(ctx, thumb), alt: '', loading: 'lazy' }) : h('span', { class: 'tile-title' }, post.title || 'Untitled'),
+          'aria-label': `${postHeadline(post)}, ${counted(likes, 'like')}` },
+          thumb ? h('img', { src: photoURL(ctx, thumb), alt: '', loading: 'lazy' }) : h('span', { class: 'tile-title' }, postHeadline(post)),
           h('span', { class: 'tile-stars', 'aria-hidden': 'true' }, `♥ ${likes}`)));
     }));
+}
+
+/**
+ * The signed-in person's posts with photos made offline and waiting for the connection (the
+ * post queue), above a list of posts: each with its first photo, "Waiting to send" and Cancel.
+ * Answers `{ element, stop }`.
+ */
+export function queuedPosts(ctx) {
+  const list = h('ul', { class: 'queued-posts', 'aria-label': 'Posts waiting to be sent', 'data-testid': 'queued-posts', hidden: true });
+  let previews = [];
+  const forget = () => {
+    for (const url of previews) URL.revokeObjectURL(url);
+    previews = [];
+  };
+  const stop = ctx.postQueue?.observe((entries) => {
+    forget();
+    list.hidden = entries.length === 0;
+    list.replaceChildren(...entries.map((entry) => {
+      const first = entry.photos[0]?.thumbnail;
+      const url = first ? URL.createObjectURL(first) : null;
+      if (url) previews.push(url);
+      const name = postHeadline({ ...entry.value, photos: entry.photos.map(() => ({ full: 'x', thumb: 'x' })) });
+      return h('li', { class: 'queued-post card', 'data-testid': 'queued-post' },
+        url ? h('img', { src: url, alt: entry.photos[0].alt || '' }) : null,
+        h('div', { class: 'stack' },
+          h('strong', {}, name),
+          h('span', { class: 'pending-note' }, `Waiting to send, with ${counted(entry.photos.length, 'photo')}: it is posted when the connection is back.`)),
+        h('button', { type: 'button', class: 'button secondary small', 'data-testid': 'queued-post-cancel',
+          'aria-label': `Cancel the post “${name}”`, 'on:click': () => ctx.postQueue.cancel(entry.id) }, 'Cancel'));
+    }));
+  }) ?? (() => {});
+  return { element: list, stop: () => { stop(); forget(); } };
 }

@@ -20,11 +20,12 @@ const DRAWINGS = {
   close: [['path', { d: 'M6 6l12 12M18 6 6 18' }]],
   heart: [['path', { d: 'M12 20s-7.5-4.6-7.5-10.1A4.4 4.4 0 0 1 12 7.2a4.4 4.4 0 0 1 7.5 2.7C19.5 15.4 12 20 12 20z' }]],
   shield: [['path', { d: 'M12 3.5 19 6v5.5c0 4.3-3 7.7-7 9-4-1.3-7-4.7-7-9V6z' }], ['path', { d: 'm9 12 2.2 2.2L15.5 10' }]],
+  camera: [['path', { d: 'M4 8h3l1.5-2.5h7L17 8h3a1 1 0 0 1 1 1v9.5a1 1 0 0 1-1 1H4a1 1 0 0 1-1-1V9a1 1 0 0 1 1-1z' }], ['circle', { cx: 12, cy: 13.5, r: 3.5 }]],
   bell: [['path', { d: 'M6 16.5V11a6 6 0 0 1 12 0v5.5l1.5 2h-15z' }], ['path', { d: 'M10 20.5a2 2 0 0 0 4 0' }]],
 };
 
 /**
- * An icon (`recent`, `top`, `feed`, `search`, `chats`, `saved`, `mine`, `more`, `close`, `heart`, `bell`, `shield`),
+ * An icon (`recent`, `top`, `feed`, `search`, `chats`, `saved`, `mine`, `more`, `close`, `heart`, `bell`, `shield`, `camera`),
  * `size` pixels square, hidden from screen readers.
  * @returns {SVGSVGElement}
  */

@@ -6,6 +6,7 @@ import { cachedOrRead } from '/app/social.js';
 import { authorOf } from '/app/actions.js';
 import { Presence } from '/app/presence.js';
 import { DevicePush } from '/app/push.js';
+import { PostQueue } from '/app/post-queue.js';
 import { icon } from '/app/icons.js';
 import { saveScreen, clearScreens, hasSettled, screensOwner } from '/app/screen-cache.js';
 import { keepNotificationsSynced } from '/app/notifications-sync.js';
@@ -105,6 +106,11 @@ class App {
     this.presence = new Presence(hearth);
     /** Push notifications in this browser (app/push.js). */
     this.push = new DevicePush(hearth);
+    /** Posts with photos made offline, sent when the connection is back (app/post-queue.js). */
+    this.postQueue = new PostQueue(hearth, {
+      onSent: () => toast('Your post waiting to be sent is published.', 'success'),
+      onRefused: (entry, error) => toast(`A post waiting to be sent was refused: ${errorWords(error)}`, 'error'),
+    });
     /**
      * People's current profile pictures, by uid, read once each (posts and comments keep the
      * one their author had then); one's own is followed live (see followOwnPicture).
@@ -166,6 +172,7 @@ class App {
       this.admin = user?.claims?.admin === true;
       this.presence.follow(user);
       this.push.follow(user?.uid ?? null).catch((error) => console.warn(`Hearth: push notifications: ${error.message}`));
+      this.postQueue.follow(user?.uid ?? null);
       this.followOwnPicture(user);
       this.watchUnread();
       this.watchAdmin();
@@ -398,6 +405,7 @@ class App {
       user: this.user,
       presence: this.presence,
       push: this.push,
+      postQueue: this.postQueue,
       /** The screen shown before this one (in this page), or null: a "← Back" goes there. */
       cameFromApp: this.cameFromApp ?? null,
       bucket: this.hearth.bucket,

@@ -6,7 +6,8 @@ import { h, errorNote, confirmDialog, toast, busy, skeleton } from '/app/ui.js';
 import { authorLine, photoURL, likeButton } from '/app/components.js';
 import { openPhotoViewer } from '/app/photo-viewer.js';
 import {
-  MAX_COMMENT, addComment, deleteComment, deletePost, editComment, hasReportedComment, hasReportedPost, photosOf, reportComment, reportPost,
+  MAX_COMMENT, addComment, deleteComment, deletePost, editComment, hasReportedComment, hasReportedPost, photosOf, postHeadline, reportComment,
+  reportPost,
   setSaved, shareLink,
 } from '/app/actions.js';
 import { Subscriptions } from '/app/social.js';
@@ -157,18 +158,20 @@ export function mount(container, ctx, params) {
     return {
       update(next) {
         authorBox.replaceChildren(authorLine(next.author, next.timestamp, 40));
-        title.replaceChildren(next.title ? richText(next.title, next.mentions) : 'Untitled');
+        // Without a title (a photo is a post by itself) the heading stays for screen readers only.
+        title.replaceChildren(next.title ? richText(next.title, next.mentions) : postHeadline(next));
+        title.classList.toggle('visually-hidden', !next.title);
         body.replaceChildren(richText(next.body ?? '', next.mentions));
         moderated.hidden = next.moderated !== true;
         const list = photosOf(next);
-        const key = list.map((photo) => photo.full).join('|');
+        const key = JSON.stringify(list.map((photo) => [photo.full, photo.alt]));
         if (key !== shownPhotos) {
           shownPhotos = key;
           const shown = list.map((photo, index) => ({
-            src: photoURL(ctx, photo.full), alt: `Photo ${index + 1} of ${list.length} in “${next.title}”` }));
+            src: photoURL(ctx, photo.full), alt: photo.alt || `Photo ${index + 1} of ${list.length} in “${postHeadline(next)}”` }));
           photos.replaceChildren(...shown.map((photo, index) => h('button', {
             type: 'button', class: 'photo-button', 'aria-label': `${photo.alt}, open full screen`,
-            'on:click': (event) => openPhotoViewer(shown, index, { opener: event.currentTarget, title: next.title || 'Photos' }),
+            'on:click': (event) => openPhotoViewer(shown, index, { opener: event.currentTarget, title: postHeadline(next) }),
           }, h('img', { src: photo.src, alt: photo.alt, 'data-testid': 'post-photo' }))));
         }
         photos.hidden = list.length === 0;

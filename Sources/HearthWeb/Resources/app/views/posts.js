@@ -3,7 +3,7 @@
 // Changes to shown posts appear in place; posts that would appear above the ones shown wait
 // behind a "N new posts" banner, so the list never jumps. Cached posts show at once.
 import { h, errorNote, counted, signInPrompt, viewStatus, emptyState, skeleton } from '/app/ui.js';
-import { postCard } from '/app/components.js';
+import { postCard, queuedPosts } from '/app/components.js';
 import { PagedList, loadOlderButton, syncChildren } from '/app/paging.js';
 
 const PAGE_SIZE = 10;
@@ -49,8 +49,11 @@ export function mount(container, ctx, params) {
   const list = h('div', { class: 'post-list', role: 'feed', 'data-testid': 'post-list', 'aria-labelledby': 'list-title', 'aria-busy': 'true' },
     skeleton('cards', 3));
   const more = loadOlderButton('Load older posts', () => posts.loadOlder());
+  // One's own posts with photos made offline wait above the newest (not among the top ones).
+  const queued = kind === 'top' ? null : queuedPosts(ctx);
   container.replaceChildren(h('section', { class: 'page' },
-    header, error.element, h('div', { 'aria-live': 'polite' }, banner), status.element, list, h('div', { class: 'list-footer' }, more)));
+    header, error.element, queued?.element, h('div', { 'aria-live': 'polite' }, banner), status.element, list,
+    h('div', { class: 'list-footer' }, more)));
 
   /** postId → card, in display order in `list`. */
   const cards = new Map();
@@ -66,8 +69,10 @@ export function mount(container, ctx, params) {
     cursorOf: ([id, post]) => (byStars ? [post.starCount ?? 0, id] : [id]),
     keep: ([, post]) => Boolean(post?.author),
     holdNewer: true,
-    // One's own new post, not on the server yet, shows at once (offline too).
-    showAtOnce: ([id]) => ctx.hearth.db.pendingWriteCount(`posts/${id}/author`) > 0,
+    // One's own new posts show at once (offline too, and those sent from the post queue):
+    // only other people's wait behind the banner.
+    showAtOnce: ([id, post]) => ctx.hearth.db.pendingWriteCount(`posts/${id}/author`) > 0
+      || (Boolean(ctx.user) && post?.author?.uid === ctx.user.uid),
     onChange: show,
     onError: (failure) => {
       status.clear();
@@ -99,5 +104,8 @@ export function mount(container, ctx, params) {
     heading.focus();
   });
 
-  return () => posts.stop();
+  return () => {
+    posts.stop();
+    queued?.stop();
+  };
 }
