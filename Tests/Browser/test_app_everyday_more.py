@@ -218,6 +218,12 @@ def test_notifications_of_one_kind_on_one_post_are_one_entry(server, browser_fac
 # MARK: Notifications offline
 
 
+def kept_screen(driver, hash_: str) -> str | None:
+    """The copy of the screen at `hash_` kept for the next start (screen-cache.js), or None."""
+    return driver.execute_script(
+        "return JSON.parse(localStorage.getItem('hearth:screens') || 'null')?.screens?.[arguments[0]]?.main ?? null", hash_)
+
+
 @pytest.mark.parametrize("phone,dark", SIZES, ids=SIZE_IDS)
 def test_notifications_render_from_the_cache_after_a_reload_with_the_server_stopped(browser_factory, tmp_path, phone, dark):
     from test_app_offline import flush_cache, reload, shell_ready
@@ -258,6 +264,14 @@ def test_notifications_render_from_the_cache_after_a_reload_with_the_server_stop
         assert note.get_attribute("role") == "status"
         assert not driver.find_elements(By.CSS_SELECTOR, "#main .skeleton"), "placeholders are still shown"
         accessible(driver, phone, "notifications offline")
+        # The screen's copy kept for the next start has the notifications, not the note (only
+        # true now).
+        go(driver, "#/")
+        wait_until(driver, lambda d: "notification-list" in (kept_screen(d, "#/notifications") or ""), LIVE, "the screen was not kept")
+        assert "notifications-offline" not in kept_screen(driver, "#/notifications")
+        go(driver, "#/notifications")
+        wait_until(driver, lambda d: len(group_items(d)) == 2 and d.find_element(By.CSS_SELECTOR, "[data-testid=notifications-offline]").is_displayed(),
+                   LIVE, "back on the screen offline, it is not as before")
 
         # The server is back: the note goes, and the screen is live again.
         server = launch_server(tmp_path / "data", port)

@@ -44,6 +44,8 @@ export function saveScreen(hash, uid, { main, nav, account }) {
   const copy = main.cloneNode(true);
   // Object URLs (photos not yet uploaded) do not outlive the page.
   for (const image of copy.querySelectorAll('img[src^="blob:"]')) image.removeAttribute('src');
+  // What is only true now (an "Offline — showing what was saved" note) is not painted at the next start.
+  for (const element of copy.querySelectorAll('[data-not-kept]')) element.remove();
   // The page's CSP refuses style attributes in parsed HTML: boot.js sets them back through the
   // CSSOM (as the app draws them).
   const html = keptHTML(copy);

@@ -27,7 +27,9 @@ export function mount(container, ctx) {
   const error = errorNote();
   const status = viewStatus('Loading your notifications…');
   // Offline: what the cache held is shown, and this says so (or that nothing was saved).
-  const offlineNote = h('p', { class: 'offline-note', role: 'status', 'data-testid': 'notifications-offline', hidden: true });
+  const offlineNote = h('p', {
+    class: 'offline-note', role: 'status', 'data-testid': 'notifications-offline', 'data-not-kept': true, hidden: true,
+  });
   const list = h('ol', { class: 'notification-list', 'data-testid': 'notification-list', 'aria-busy': 'true', 'aria-labelledby': 'notifications-title' },
     skeleton('rows', 4).map((placeholder) => h('li', { class: 'skeleton-item' }, placeholder)));
   const older = loadOlderButton('Show older notifications', () => notifications.loadOlder(), 'load-older-notifications');
