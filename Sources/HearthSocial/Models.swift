@@ -74,6 +74,8 @@ public struct Post: Codable, Equatable, Identifiable, Sendable {
     public var stars: [String: Bool]
     /// True when the server's moderation changed its text (set by the server only).
     public var moderated = false
+    /// How many comments it has (kept by the server only; 0 when absent).
+    public var commentCount = 0
 
     public static let maxPhotos = 3
     public static let maxTitleLength = 200
@@ -94,7 +96,7 @@ public struct Post: Codable, Equatable, Identifiable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case author, title, body, photos, timestamp, starCount, stars, moderated
+        case author, title, body, photos, timestamp, starCount, stars, moderated, commentCount
     }
 
     public init(from decoder: any Decoder) throws {
@@ -107,6 +109,7 @@ public struct Post: Codable, Equatable, Identifiable, Sendable {
         starCount = try container.decodeIfPresent(Int.self, forKey: .starCount) ?? 0
         stars = try container.decodeIfPresent([String: Bool].self, forKey: .stars) ?? [:]
         moderated = try container.decodeIfPresent(Bool.self, forKey: .moderated) ?? false
+        commentCount = try container.decodeIfPresent(Int.self, forKey: .commentCount) ?? 0
     }
 
     public func encode(to encoder: any Encoder) throws {

@@ -70,10 +70,12 @@ public struct SocialFunctions: Sendable {
         self.logger = logger
     }
 
-    /// Called once the server handed over its parts: publishes what browsers subscribe with.
+    /// Called once the server handed over its parts: publishes what browsers subscribe with,
+    /// and counts the comments of posts that have none counted (data from before the count).
     public func started() async throws {
-        guard let push else { return }
-        try await backend.parts().data.update([.of("pushConfig", "vapidPublicKey"): .string(push.publicKey)])
+        let data = try backend.parts().data
+        if let push { try await data.update([.of("pushConfig", "vapidPublicKey"): .string(push.publicKey)]) }
+        try await CommentCount(data: data).countUncounted()
     }
 
     /// The functions run on a schedule, for ``HearthFunctions/Scheduler``.
@@ -146,7 +148,7 @@ public struct SocialFunctions: Sendable {
     /// Every function, for ``HearthFunctions/FunctionsService``.
     public var definitions: [FunctionDefinition] {
         get throws {
-            [deleteUserData, try moderatePosts, try moderateComments, try queuePostReports, try queueCommentReports,
+            [deleteUserData, try moderatePosts, try moderateComments, try countComments, try queuePostReports, try queueCommentReports,
              try runAdminRequests, try syncAdmins] + (try pushFunctions)
         }
     }
@@ -215,6 +217,17 @@ public struct SocialFunctions: Sendable {
                 } else if event.before.at("text") != event.after.at("text") {
                     try await ContentModeration(data: parts.data, moderation: moderation()).moderateComment(post: post, comment: comment)
                 }
+            }
+        }
+    }
+
+    /// A comment added or removed changes its post's `commentCount` (``CommentCount``).
+    var countComments: FunctionDefinition {
+        get throws {
+            let backend = backend
+            return try FunctionDefinition.onValue(.written, ref: "comments/{postId}/{commentId}", name: "countComments") { event in
+                guard let post = event.parameters["postId"], event.before.isNull != event.after.isNull else { return }
+                try await CommentCount(data: try backend.parts().data).recount(post: post)
             }
         }
     }

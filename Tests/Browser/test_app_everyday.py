@@ -525,3 +525,39 @@ def test_a_post_with_photos_made_offline_waits_and_is_sent_when_back(browser_fac
         assert admin_get(server, f"feed/{uid}") == {post_id: True}
     finally:
         stop_server(server)
+
+
+# MARK: Comment counts on cards
+
+
+@pytest.mark.parametrize("phone,dark", SIZES, ids=SIZE_IDS)
+def test_cards_count_comments_live_and_open_the_talk(server, browser_factory, phone, dark):
+    from test_app_accessibility import check_screen, report
+
+    reader = browser_for(browser_factory, phone, dark)
+    sign_up(reader, server, f"Rae {word()}")
+    title = f"Talk {word()}"
+    post_id = publish(reader, title, "Say something below.")
+    go(reader, "#/")
+    card = f"[data-post-id='{post_id}']"
+    count = lambda d: d.execute_script(f"return document.querySelector(\"{card} [data-testid=comment-count]\")?.textContent")
+    wait_until(reader, lambda d: count(d) == "0", LIVE, "the card has no comment count")
+    # Someone else comments twice: the reader's card counts them without a reload.
+    writer = browser_for(browser_factory, False, False)
+    sign_up(writer, server, f"Wes {word()}")
+    open_post(writer, post_id)
+    comment(writer, "First!")
+    comment(writer, "And a second thought.")
+    wait_until(reader, lambda d: count(d) == "2", LIVE, "the count did not follow the comments")
+    link = reader.find_element(By.CSS_SELECTOR, f"{card} [data-testid=comments-link]")
+    assert link.get_attribute("aria-label") == f"2 comments on “{title}”"
+    box = rect(reader, f"{card} [data-testid=comments-link]")
+    assert box["width"] >= 44 and box["height"] >= 44, box
+    like = rect(reader, f"{card} [data-testid=like-button]")
+    assert like["height"] >= 44, like
+    dismiss_toasts(reader)
+    problems = check_screen(reader, f"recent with comment counts ({'phone' if phone else 'desktop'})", phone)
+    assert not problems, report(problems)
+    tap(reader, link)
+    wait_until(reader, lambda d: d.execute_script("return location.hash") == f"#/post/{post_id}", LIVE)
+    wait_until(reader, lambda d: len(d.find_elements(By.CSS_SELECTOR, "[data-testid=comment-text]")) == 2, LIVE)

@@ -83,13 +83,16 @@ export function postCard(ctx, postId, post) {
   const moderated = h('p', { class: 'moderated-note', 'data-testid': 'card-moderated', hidden: true },
     icon('shield', 16), h('span', {}, 'Edited by moderation'));
   const author = h('div', { class: 'card-author' });
+  // How many comments (kept by the server in the post), opening the post's talk.
+  const commentCount = h('span', { class: 'count', 'data-testid': 'comment-count' });
+  const comments = h('a', { href: link, class: 'chip comments-link', 'data-testid': 'comments-link' }, icon('chats', 18), commentCount);
   const card = h('article', { class: 'card post-card', 'data-testid': 'post-card', 'data-post-id': postId },
     media,
     h('div', { class: 'card-body' },
       h('h2', { class: 'card-heading' }, title),
       moderated,
       excerpt,
-      h('div', { class: 'card-footer' }, author, like)));
+      h('div', { class: 'card-footer' }, author, h('div', { class: 'card-actions' }, comments, like))));
   // A post written here and not yet on the server (its creation, not its likes).
   markPending(ctx.hearth, card, `posts/${postId}/author`, { slot: card.querySelector('.card-body') });
 
@@ -111,6 +114,9 @@ export function postCard(ctx, postId, post) {
     // stays plain text (the post's page has the links).
     excerpt.textContent = next.body ?? '';
     author.replaceChildren(authorLine(next.author, next.timestamp, 28));
+    const count = Number.isInteger(next.commentCount) && next.commentCount > 0 ? next.commentCount : 0;
+    commentCount.textContent = String(count);
+    comments.setAttribute('aria-label', `${counted(count, 'comment')} on “${postHeadline(next)}”`);
     like.update(next);
   };
   card.update(post);
