@@ -561,3 +561,48 @@ def test_cards_count_comments_live_and_open_the_talk(server, browser_factory, ph
     tap(reader, link)
     wait_until(reader, lambda d: d.execute_script("return location.hash") == f"#/post/{post_id}", LIVE)
     wait_until(reader, lambda d: len(d.find_elements(By.CSS_SELECTOR, "[data-testid=comment-text]")) == 2, LIVE)
+
+
+# MARK: Back brings the pages that were loaded
+
+
+@pytest.mark.parametrize("phone,dark", SIZES, ids=SIZE_IDS)
+def test_back_brings_back_the_pages_loaded_and_the_place(browser_factory, tmp_path, phone, dark):
+    server = launch_server(tmp_path / "data")
+    try:
+        # 30 posts newer than the demo's (written past the rules, as an import would).
+        author = {"uid": "writer", "full_name": "Wren Writer"}
+        posts = {f"-Zz{index:03d}": {"author": author, "title": f"Post {index:03d}", "body": "More to read.", "timestamp": 1_700_000_000_000 + index,
+                                      "starCount": 0} for index in range(30)}
+        request = urllib.request.Request(f"{server.url}/posts.json?auth={server.admin_token}", method="PATCH", data=json.dumps(posts).encode())
+        assert sorted(json.loads(urllib.request.urlopen(request, timeout=10).read())) == sorted(posts)
+        driver = browser_for(browser_factory, phone, dark)
+        sign_up(driver, server, f"Lou {word()}")
+        cards = lambda d: d.execute_script("return document.querySelectorAll('[data-testid=post-card]').length")
+        wait_until(driver, lambda d: cards(d) == 10, LIVE, "the first page did not show")
+        for shown in (20, 30):
+            tap(driver, wait_for(driver, "[data-testid=load-more]", LIVE))
+            wait_until(driver, lambda d: cards(d) == shown, LIVE, f"no {shown} posts after Load older")
+        # The 26th post, in the third page, opened from the middle of the screen.
+        target = driver.find_elements(By.CSS_SELECTOR, "[data-testid=post-card]")[25]
+        assert target.get_attribute("data-post-id") == "-Zz004"
+        driver.execute_script("arguments[0].scrollIntoView({ block: 'center' })", target)
+        wait_until(driver, lambda d: d.execute_script("return history.state?.scroll") == scroll_y(d), LIVE, "the place was not kept")
+        left_at = scroll_y(driver)
+        driver.execute_script("arguments[0].querySelector('a[href^=\"#/post/\"]').click()", target)
+        wait_for(driver, "[data-testid=post-title]", LIVE)
+        driver.back()
+        # The three pages are there again, and the list is where it was left.
+        wait_until(driver, lambda d: cards(d) == 30, LIVE, "the pages loaded were not loaded again")
+        wait_until(driver, lambda d: abs(scroll_y(d) - left_at) <= 2, LIVE, f"the list is not where it was left ({left_at})")
+        assert driver.execute_script(
+            "const card = document.querySelector(`[data-post-id='-Zz004']`).getBoundingClientRect();"
+            "return card.top >= 0 && card.bottom <= innerHeight")
+        # A new visit to the list (not Back) starts with one page, at the top.
+        go(driver, "#/top")
+        wait_for(driver, "[data-testid=post-card]", LIVE)
+        driver.find_element(By.CSS_SELECTOR, "a[href='#/']").click() if not phone else driver.execute_script("location.hash = '#/'")
+        wait_until(driver, lambda d: cards(d) == 10, LIVE, "a new visit did not start with one page")
+        assert scroll_y(driver) == 0
+    finally:
+        stop_server(server)

@@ -21,9 +21,15 @@ export class PagedList {
    * @param {(state: {entries: Array<[string, *]>, hasMore: boolean, waiting: number, loaded: boolean}) => void} options.onChange
    *   told after every change (the first time possibly inside the constructor, from the cache)
    * @param {(error: Error) => void} [options.onError]
+   * @param {{get: () => number, set: (count: number) => void}} [options.remembered] where the
+   *   number of pages loaded is kept (see rememberedPages): as many are loaded again at the start
    */
-  constructor({ query, pageSize, compare, cursorOf, keep = () => true, holdNewer = false, showAtOnce = () => false, onChange, onError }) {
-    Object.assign(this, { makeQuery: query, pageSize, compare, cursorOf, keep, holdNewer, showAtOnce, onChange, onError });
+  constructor({
+    query, pageSize, compare, cursorOf, keep = () => true, holdNewer = false, showAtOnce = () => false, onChange, onError, remembered = null,
+  }) {
+    Object.assign(this, { makeQuery: query, pageSize, compare, cursorOf, keep, holdNewer, showAtOnce, onChange, onError, remembered });
+    /** Pages to load again before the reader asks (Back to a list that had loaded more). */
+    this.restoring = Math.max(1, Math.min(MAX_RESTORED_PAGES, remembered?.get() ?? 1));
     /** id → value of what is shown. */
     this.shown = new Map();
     /** id → value of newer entries held back. */
@@ -47,6 +53,7 @@ export class PagedList {
     const oldest = this.entries().pop();
     if (!oldest || !this.hasMore) return;
     this.openPage(this.cursorOf(oldest));
+    this.remembered?.set(this.pages.length);
   }
 
   /** Shows the held-back entries (and only the newest page: the reader starts over at the top). */
@@ -54,6 +61,8 @@ export class PagedList {
     const [newest] = this.pages;
     for (const page of this.pages.slice(1)) page.query.off('value', page.listener);
     this.pages = [newest];
+    this.restoring = 1;
+    this.remembered?.set(1);
     this.shown.clear();
     this.waiting.clear();
     newest.ids.clear();
@@ -111,9 +120,27 @@ export class PagedList {
         page.ids.add(id);
       }
     }
+    const first = !page.loaded;
     page.loaded = true;
     this.onChange({ entries: this.entries(), hasMore: this.hasMore, waiting: this.waiting.size, loaded: this.loaded });
+    // Back to a list that had loaded more: the next page, once this one (the oldest) came.
+    if (first && page === this.pages[this.pages.length - 1] && this.pages.length < this.restoring && page.hasMore) this.loadOlder();
   }
+}
+
+/** At most this many pages are loaded again on Back (a list read far down starts closer). */
+const MAX_RESTORED_PAGES = 20;
+
+/**
+ * Where a list keeps how many pages it loaded: the screen's history entry, beside its scroll
+ * position (main.js), so Back to the list loads as many again and the place it was left can
+ * be scrolled to. `key` tells a screen's lists apart.
+ */
+export function rememberedPages(key) {
+  return {
+    get: () => history.state?.pages?.[key] ?? 1,
+    set: (count) => history.replaceState({ ...(history.state ?? {}), pages: { ...(history.state?.pages ?? {}), [key]: count } }, ''),
+  };
 }
 
 /**

@@ -8,7 +8,7 @@
 import { h, errorNote, counted, signInPrompt, viewStatus, emptyState, skeleton, avatar } from '/app/ui.js';
 import { postCard } from '/app/components.js';
 import { Subscriptions, cachedOrRead, childKeys, firstValue, personOf } from '/app/social.js';
-import { PagedList, syncChildren } from '/app/paging.js';
+import { PagedList, rememberedPages, syncChildren } from '/app/paging.js';
 
 const PAGE_SIZE = 10;
 /** How many of everyone's newest posts are watched for new posts by the people followed. */
@@ -81,6 +81,7 @@ export function mount(container, ctx) {
   // The feed's entries, newest first, a page at a time: each older page ends before the
   // oldest entry shown. Shown from the local cache at once; the catch-up runs behind.
   const feed = new PagedList({
+    remembered: rememberedPages('feed'),
     pageSize: PAGE_SIZE,
     query: (cursor) => {
       const ordered = hearth.db.ref(`feed/${me}`).orderByKey();

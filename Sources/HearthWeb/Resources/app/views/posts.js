@@ -4,7 +4,7 @@
 // behind a "N new posts" banner, so the list never jumps. Cached posts show at once.
 import { h, errorNote, counted, signInPrompt, viewStatus, emptyState, skeleton } from '/app/ui.js';
 import { postCard, queuedPosts } from '/app/components.js';
-import { PagedList, loadOlderButton, syncChildren } from '/app/paging.js';
+import { PagedList, rememberedPages, loadOlderButton, syncChildren } from '/app/paging.js';
 
 const PAGE_SIZE = 10;
 
@@ -60,6 +60,7 @@ export function mount(container, ctx, params) {
   const byStars = kind === 'top';
   // Each page ends before the oldest post shown: by key, or for top posts by stars then key.
   const posts = new PagedList({
+    remembered: rememberedPages(`posts-${kind}`),
     pageSize: PAGE_SIZE,
     query: (cursor) => {
       const ordered = byStars ? root.orderByChild('starCount') : root.orderByKey();

@@ -6,7 +6,7 @@ import { h, errorNote, avatar, confirmDialog, counted, emptyState, skeleton, vie
 import { postGrid } from '/app/components.js';
 import { Subscriptions, childKeys, personOf } from '/app/social.js';
 import { notification, notificationPath } from '/app/actions.js';
-import { PagedList } from '/app/paging.js';
+import { PagedList, rememberedPages } from '/app/paging.js';
 import { profileEditor } from '/app/profile-editor.js';
 import { richText } from '/app/rich-text.js';
 
@@ -135,6 +135,7 @@ export function mount(container, ctx, params) {
 
   // Their posts, newest first, a page at a time: each older page ends before the oldest shown.
   const posts = new PagedList({
+    remembered: rememberedPages('profile-posts'),
     pageSize: PAGE_SIZE,
     query: (cursor) => {
       const ordered = hearth.db.ref(`user-posts/${uid}`).orderByKey();

@@ -3,7 +3,7 @@
 import { h, errorNote, viewStatus, emptyState, skeleton, showListError } from '/app/ui.js';
 import { postCard } from '/app/components.js';
 import { loadPosts } from '/app/social.js';
-import { PagedList, loadOlderButton, syncChildren } from '/app/paging.js';
+import { PagedList, rememberedPages, loadOlderButton, syncChildren } from '/app/paging.js';
 
 const PAGE_SIZE = 10;
 /** The tags actions.js `hashtags()` indexes. */
@@ -34,6 +34,7 @@ export function mount(container, ctx, params) {
   let stopped = false;
   // Post IDs are push IDs: by key is by time. Each older page ends before the oldest shown.
   const index = new PagedList({
+    remembered: rememberedPages('tag'),
     pageSize: PAGE_SIZE,
     query: (cursor) => {
       const ordered = hearth.db.ref(`hashtags/${tag}`).orderByKey();
