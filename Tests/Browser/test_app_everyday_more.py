@@ -8,8 +8,9 @@ phone size (390×844, dark), with the accessibility audit on every new state:
   “…”"), with the newest time, unread while any member is, and every member marked read;
 - Notifications opens from the device's cache after a reload with the server stopped (never
   opened before going offline), says it is offline, and is live again once the server is back;
-- an open conversation never says the other person is "Online" while the reader is offline,
-  and says the truth again at once when the reader reconnects.
+- an open conversation never says the other person is "Online" while the reader is offline
+  (their connection closed, or the page reloaded with the server stopped), and says the truth
+  again at once when the reader reconnects.
 
 The likes and notifications of other people are written through the REST API as the app writes
 them (with their own tokens, past the rules) or, for notifications alone, as the admin.
@@ -246,6 +247,11 @@ def test_notifications_render_from_the_cache_after_a_reload_with_the_server_stop
         like(server, post_id, author, ben, 2)
         notify(server, author.uid, f"follow_{ada.uid}", "follow", ada)
         wait_until(driver, lambda d: badge_state(d)["link"] == "Notifications, 3 unread", LIVE, "the notifications did not arrive")
+        # Ada has the app open (her status, as her app writes it): her conversation says so.
+        status, body = call(server, f"status/{ada.uid}", None, "PUT", {"state": "online", "lastChanged": TIMESTAMP})
+        assert status == 200, body
+        go(driver, f"#/chat/with/{ada.uid}")
+        wait_until(driver, lambda d: presence_text(d) == "Online", LIVE, "Ada is not shown online")
         # The post's title, for the entry (the cache holds what was read).
         go(driver, f"#/post/{post_id}")
         wait_for(driver, "[data-testid=post-title]", LIVE)
@@ -273,8 +279,18 @@ def test_notifications_render_from_the_cache_after_a_reload_with_the_server_stop
         wait_until(driver, lambda d: len(group_items(d)) == 2 and d.find_element(By.CSS_SELECTOR, "[data-testid=notifications-offline]").is_displayed(),
                    LIVE, "back on the screen offline, it is not as before")
 
-        # The server is back: the note goes, and the screen is live again.
+        # Her conversation with Ada, opened offline: the cached "Online" is never said.
+        driver.execute_script(RECORD_PRESENCE)
+        go(driver, f"#/chat/with/{ada.uid}")
+        wait_until(driver, lambda d: presence_text(d) == "You are offline", LIVE, f"it says {presence_text(driver)!r}")
+        assert "Online" not in driver.execute_script("return window.__presenceSaid"), driver.execute_script("return window.__presenceSaid")
+        accessible(driver, phone, "a conversation offline")
+
+        # The server is back: the conversation says what it knows again, the note goes, and the
+        # screen is live again.
         server = launch_server(tmp_path / "data", port)
+        wait_until(driver, lambda d: presence_text(d) == "Online", RECONNECT, f"not online again: {presence_text(driver)!r}")
+        go(driver, "#/notifications")
         wait_until(driver, lambda d: not d.find_element(By.CSS_SELECTOR, "[data-testid=notifications-offline]").is_displayed(), RECONNECT,
                    "the offline note stayed")
         cy = person(server, f"Cy {family}")
@@ -290,6 +306,17 @@ def test_notifications_render_from_the_cache_after_a_reload_with_the_server_stop
 
 def presence_text(driver) -> str:
     return driver.execute_script("return document.querySelector('[data-testid=chat-presence]')?.textContent ?? null")
+
+
+# Records every text the chat's presence line shows from now on (in window.__presenceSaid).
+RECORD_PRESENCE = """
+    window.__presenceSaid = [];
+    const note = () => {
+      const text = document.querySelector('[data-testid=chat-presence]')?.textContent;
+      if (text !== undefined && window.__presenceSaid[window.__presenceSaid.length - 1] !== text) window.__presenceSaid.push(text);
+    };
+    new MutationObserver(note).observe(document.body, { subtree: true, childList: true, characterData: true });
+"""
 
 
 def connected(driver):
