@@ -82,7 +82,7 @@ def has_no_likes(driver, post_id: str) -> bool:
 
 
 @pytest.mark.parametrize("phone,dark", SIZES, ids=SIZE_IDS)
-def test_who_liked_a_post_shows_under_its_like_button_and_opens_a_list(server, browser_factory, phone, dark):
+def test_who_liked_a_post_shows_under_its_like_button_and_opens_a_list(server, browser_factory, screenshot, phone, dark):
     family = word()
     author = person(server, f"Ann {family}")
     post_id = publish(server, author, "Liked by many")
@@ -108,6 +108,7 @@ def test_who_liked_a_post_shows_under_its_like_button_and_opens_a_list(server, b
     # Under the like button.
     assert box["y"] >= reader.find_element(By.CSS_SELECTOR, "[data-testid=like-button]").rect["y"] + 20, box
     accessible(reader, phone, "the like line")
+    screenshot(reader, f"liked-by-{'phone-dark' if phone else 'desktop'}")
 
     # Opened: a dialog naming all five, newest first, each a link to their profile.
     dismiss_toasts(reader)
@@ -123,6 +124,7 @@ def test_who_liked_a_post_shows_under_its_like_button_and_opens_a_list(server, b
     close = reader.find_element(By.CSS_SELECTOR, "[data-testid=likers-close]").rect
     assert close["width"] >= 44 and close["height"] >= 44, close
     accessible(reader, phone, "the likers dialog")
+    screenshot(reader, f"likers-dialog-{'phone-dark' if phone else 'desktop'}")
     # Escape closes it, and focus is back on the line.
     reader.switch_to.active_element.send_keys(Keys.ESCAPE)
     wait_until(reader, lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-testid=likers-dialog]"), LIVE, "Escape did not close the dialog")
@@ -155,7 +157,7 @@ def group_items(driver) -> list[dict]:
 
 
 @pytest.mark.parametrize("phone,dark", SIZES, ids=SIZE_IDS)
-def test_notifications_of_one_kind_on_one_post_are_one_entry(server, browser_factory, phone, dark):
+def test_notifications_of_one_kind_on_one_post_are_one_entry(server, browser_factory, screenshot, phone, dark):
     family = word()
     driver = browser_for(browser_factory, phone, dark)
     name = f"Nora {family}"
@@ -197,6 +199,7 @@ def test_notifications_of_one_kind_on_one_post_are_one_entry(server, browser_fac
                "not every member was marked read")
     wait_until(driver, lambda d: badge_state(d)["badge"] == [], LIVE, "the badge did not clear")
     accessible(driver, phone, "grouped notifications")
+    screenshot(driver, f"notifications-grouped-{'phone-dark' if phone else 'desktop'}")
     assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1")
 
     # One more like while the screen is open: the same entry, one more person, new again, and
@@ -226,7 +229,7 @@ def kept_screen(driver, hash_: str) -> str | None:
 
 
 @pytest.mark.parametrize("phone,dark", SIZES, ids=SIZE_IDS)
-def test_notifications_render_from_the_cache_after_a_reload_with_the_server_stopped(browser_factory, tmp_path, phone, dark):
+def test_notifications_render_from_the_cache_after_a_reload_with_the_server_stopped(browser_factory, tmp_path, screenshot, phone, dark):
     from test_app_offline import flush_cache, reload, shell_ready
 
     server = launch_server(tmp_path / "data")
@@ -270,6 +273,7 @@ def test_notifications_render_from_the_cache_after_a_reload_with_the_server_stop
         assert note.get_attribute("role") == "status"
         assert not driver.find_elements(By.CSS_SELECTOR, "#main .skeleton"), "placeholders are still shown"
         accessible(driver, phone, "notifications offline")
+        screenshot(driver, f"notifications-offline-{'phone-dark' if phone else 'desktop'}")
         # The screen's copy kept for the next start has the notifications, not the note (only
         # true now).
         go(driver, "#/")
