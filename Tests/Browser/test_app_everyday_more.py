@@ -72,6 +72,15 @@ def liked_by(driver) -> str | None:
         return line && line.checkVisibility() ? line.textContent : null;""")
 
 
+def dialog_state(driver) -> dict:
+    """What is on the screen when the dialog is expected (for a failure's message)."""
+    return driver.execute_script("""
+        const dialog = document.querySelector('[data-testid=likers-dialog]');
+        return { dialog: Boolean(dialog), open: dialog?.open ?? null, likers: document.querySelectorAll('[data-testid=liker]').length,
+                 line: document.querySelector('[data-testid=liked-by]')?.textContent ?? null, focus: document.activeElement?.outerHTML.slice(0, 120),
+                 toasts: [...document.querySelectorAll('#toasts > *')].map((toast) => toast.textContent) };""")
+
+
 def has_no_likes(driver, post_id: str) -> bool:
     """Whether the server says the post has no likes (asked after the page's own listener was
     made, on the same connection: its answer has come too)."""
@@ -137,12 +146,16 @@ def test_who_liked_a_post_shows_under_its_like_button_and_opens_a_list(server, b
     wait_until(reader, lambda d: d.execute_script("return window.hearth.db.pendingWriteCount()") == 0, LIVE)
     reader.find_element(By.CSS_SELECTOR, "[data-testid=like-button][aria-pressed=true]").click()
     wait_until(reader, lambda d: liked_by(d) == expected[-1], LIVE, "taking the like back did not show")
+    # (Sent: the like button's "not sent" mark is gone, and the line stays where it is.)
+    wait_until(reader, lambda d: d.execute_script("return window.hearth.db.pendingWriteCount()") == 0, LIVE)
     # A liker's name opens their profile (and closes the dialog).
+    dismiss_toasts(reader)
     line.click()
-    wait_until(reader, lambda d: len(d.find_elements(By.CSS_SELECTOR, "[data-testid=liker]")) == 5, LIVE)
+    wait_until(reader, lambda d: len(d.find_elements(By.CSS_SELECTOR, "[data-testid=liker]")) == 5, LIVE,
+               f"the dialog did not open again: {dialog_state(reader)}")
     reader.find_elements(By.CSS_SELECTOR, "[data-testid=liker]")[0].click()
     wait_until(reader, lambda d: d.execute_script("return decodeURIComponent(location.hash)") == f"#/profile/{likers[-1].uid}", LIVE)
-    assert not reader.find_elements(By.CSS_SELECTOR, "[data-testid=likers-dialog]")
+    assert not reader.find_elements(By.CSS_SELECTOR, "[data-testid=likers-dialog]"), "the dialog stayed over the profile"
     assert reader_uid and js_errors(reader) == []
 
 

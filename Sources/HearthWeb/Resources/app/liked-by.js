@@ -61,27 +61,39 @@ export function likedBy(ctx, postId) {
     await readNames(shown);
     if (!dialog || stopped) return;
     list.replaceChildren(...shown.map((uid) => h('li', {},
-      h('a', { href: `#/profile/${encodeURIComponent(uid)}`, class: 'liker', 'data-testid': 'liker', 'on:click': () => dialog?.close() },
+      h('a', { href: `#/profile/${encodeURIComponent(uid)}`, class: 'liker', 'data-testid': 'liker', 'on:click': () => closeDialog(false) },
         avatar({ uid, full_name: nameOf(uid) }, 36), h('span', { class: 'liker-name' }, uid === me ? `${nameOf(uid)} (you)` : nameOf(uid))))));
     more.hidden = likers.length <= MAX_LISTED;
     more.textContent = `and ${likers.length - MAX_LISTED} more`;
   }
 
+  /**
+   * Closes and removes the dialog now (its `close` event comes later); focus goes back to the
+   * line that opened it, unless a link in it leads elsewhere.
+   */
+  function closeDialog(refocus = true) {
+    if (!dialog) return;
+    const closing = dialog;
+    dialog = null;
+    if (closing.open) closing.close();
+    closing.remove();
+    list.replaceChildren();
+    if (refocus && button.isConnected) button.focus();
+  }
+
   button.addEventListener('click', () => {
     if (dialog || !likers.length) return;
     const close = h('button', { type: 'button', class: 'icon-button likers-close', 'aria-label': 'Close', 'data-testid': 'likers-close',
-      'on:click': () => dialog?.close() }, icon('close', 20));
-    dialog = h('dialog', { class: 'dialog likers-dialog', 'aria-labelledby': 'likers-title', 'data-testid': 'likers-dialog' },
+      'on:click': () => closeDialog() }, icon('close', 20));
+    const opened = h('dialog', { class: 'dialog likers-dialog', 'aria-labelledby': 'likers-title', 'data-testid': 'likers-dialog' },
       h('div', { class: 'row likers-heading' }, h('h2', { id: 'likers-title' }, 'Liked by'), close), list, more);
-    // Escape closes it (the dialog's own cancel); focus goes back to the line that opened it.
-    dialog.addEventListener('close', () => {
-      dialog?.remove();
-      dialog = null;
-      list.replaceChildren();
-      if (button.isConnected) button.focus();
+    // Escape closes it too (the dialog's own cancel, then this).
+    opened.addEventListener('close', () => {
+      if (dialog === opened) closeDialog();
     });
-    document.body.append(dialog);
-    dialog.showModal();
+    dialog = opened;
+    document.body.append(opened);
+    opened.showModal();
     fillDialog();
   });
 
@@ -90,7 +102,7 @@ export function likedBy(ctx, postId) {
     stop() {
       stopped = true;
       ref.off('value', listener);
-      dialog?.close();
+      closeDialog(false);
     },
   };
 }
