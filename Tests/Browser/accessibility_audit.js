@@ -192,8 +192,12 @@ const HEARTH_INTERACTIVE = 'a[href], button, input:not([type="hidden"]), select,
 
 // MARK: Focus
 
-/** What Tab reaches, in order (positive tabindex values first, which the checks refuse anyway). */
+/**
+ * What Tab reaches, in order (positive tabindex values first, which the checks refuse anyway).
+ * With a modal dialog open, only what is inside it: the rest of the page is inert.
+ */
 function hearthTabbables() {
+  const modal = document.querySelector('dialog:modal');
   const candidates = [...document.querySelectorAll(`${HEARTH_INTERACTIVE}, summary`)];
   // Chromium also stops at a scrolling box that holds nothing focusable.
   for (const element of document.querySelectorAll('body *')) {
@@ -204,7 +208,7 @@ function hearthTabbables() {
   }
   const position = (a, b) => (a === b ? 0 : a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1);
   return candidates
-    .filter((element) => element.tabIndex >= 0 && !element.disabled && !element.closest('[inert]')
+    .filter((element) => element.tabIndex >= 0 && !element.disabled && !element.closest('[inert]') && (!modal || modal.contains(element))
       && element.checkVisibility({ visibilityProperty: true }) && !element.closest('details:not([open]) > :not(summary)'))
     .sort((a, b) => (a.tabIndex || Infinity) - (b.tabIndex || Infinity) || position(a, b));
 }

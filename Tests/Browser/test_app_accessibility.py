@@ -128,7 +128,8 @@ def tab_walk(driver) -> list[dict]:
         const start = document.createElement('span');
         start.id = 'walk-start';
         start.tabIndex = -1;
-        document.body.prepend(start);
+        // Inside an open modal dialog, the walk starts at its top (the page behind is inert).
+        (document.querySelector('dialog:modal') ?? document.body).prepend(start);
         window.scrollTo(0, 0);
         start.focus();
         return hearthTabbables().map(hearthSelector);""")

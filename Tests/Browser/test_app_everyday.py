@@ -35,6 +35,16 @@ def browser_for(browser_factory, phone: bool, dark: bool):
     return driver
 
 
+def audited(driver, label: str, phone: bool):
+    """The accessibility checks (accessibility_audit.js and a walk with Tab) pass on the screen
+    shown, in both themes."""
+    from test_app_accessibility import check_screen, report
+
+    dismiss_toasts(driver)
+    problems = check_screen(driver, f"{label} ({'phone' if phone else 'desktop'})", phone)
+    assert not problems, report(problems)
+
+
 def made_photo(driver, tmp_path, width: int, height: int):
     """A JPEG of `width`×`height` drawn by the browser (a gradient), saved for the file picker."""
     data = run_js(driver, f"""
@@ -88,6 +98,7 @@ def test_the_photo_viewer_shows_the_whole_photo(server, browser_factory, tmp_pat
     assert zoom_out.get_attribute("disabled") is None
     zoom_out.click()
     assert rect(driver, "[data-testid=viewer-image]")["height"] == pytest.approx(box["height"], abs=1)
+    audited(driver, "the photo viewer", phone)
 
 
 # MARK: Profiles agree
@@ -144,6 +155,7 @@ def test_a_new_profile_photo_shows_everywhere_and_stays_round(server, browser_fa
     wait_for(reader, ".profile-picture img.avatar", LIVE)
     box = rect(reader, ".profile-picture .avatar")
     assert box["width"] == pytest.approx(box["height"], abs=0.5) and box["width"] >= 72, box
+    audited(reader, "a profile with a picture and a bio", phone)
 
 
 # MARK: A profile that is not there
@@ -158,7 +170,7 @@ def test_a_profile_that_does_not_exist_says_so(server, browser_factory, phone, d
     assert driver.find_element(By.CSS_SELECTOR, "[data-testid=profile-heading]").text == "No such person"
     for button in ("follow-button", "message-button", "block-button"):
         assert not any(element.is_displayed() for element in driver.find_elements(By.CSS_SELECTOR, f"[data-testid={button}]")), button
-    dismiss_toasts(driver)
+    audited(driver, "no such person", phone)
     driver.find_element(By.CSS_SELECTOR, "[data-testid=no-such-person] [data-testid=empty-action]").click()
     wait_until(driver, lambda d: d.execute_script("return location.hash") in ("#/", ""), LIVE)
     # A real profile still offers them.
@@ -210,6 +222,9 @@ def test_a_new_message_shows_on_chats_in_the_title_and_in_a_toast_that_opens_it(
     assert f"{ben_name}: Coffee at four?" in toast.text
     send_message(ben, ava_uid, "Or five.")
     wait_until(ava, lambda d: visible_badge(d, "unread-badge-chats") == "2", LIVE)
+    audited(ava, "recent posts with unread messages counted", phone)
+    send_message(ben, ava_uid, "Or six.")
+    wait_until(ava, lambda d: visible_badge(d, "unread-badge-chats") == "3", LIVE)
     # The toast's Open goes to the conversation, which marks it read.
     wait_for(ava, "[data-testid=message-toast-open]", LIVE).click()
     conversation = "_".join(sorted([ava_uid, ben_uid]))
@@ -242,6 +257,8 @@ def test_photos_seen_open_offline_and_broken_ones_load_when_the_server_is_back(b
     try:
         driver = browser_factory()
         sign_up(driver, server, f"Pam {word()}")
+        # The service worker controls the page first (on a first visit it takes over a moment later).
+        shell_ready(driver)
         # A demo post with a photo, read while online (so its text is in the offline cache)...
         other = next(key for key, post in (admin_get(server, "posts") or {}).items() if post.get("photos"))
         go(driver, f"#/post/{other}")
@@ -324,6 +341,7 @@ def test_back_returns_to_the_list_where_it_was_left(server, browser_factory, pho
     driver.get(f"{server.url}/#/post/{post_id}")
     wait_until(driver, lambda d: d.execute_script("return Boolean(window.hearth)"), LIVE)
     wait_until(driver, lambda d: d.find_element(By.CSS_SELECTOR, "[data-testid=back-link]").text == "← All posts", LIVE)
+    audited(driver, "a post opened directly", phone)
 
 
 def test_a_desktop_post_shows_its_photo_beside_the_talk_and_small_links_are_big_enough(server, browser_factory, tmp_path):
@@ -339,6 +357,7 @@ def test_a_desktop_post_shows_its_photo_beside_the_talk_and_small_links_are_big_
     for testid in ("edit-comment", "delete-comment"):
         box = rect(driver, f"[data-testid={testid}]")
         assert box["width"] >= 44 and box["height"] >= 44, (testid, box)
+    audited(driver, "a post with a photo beside its talk", False)
 
 
 # MARK: Notifications one tap away on a phone
@@ -366,6 +385,7 @@ def test_on_a_phone_the_header_bell_counts_and_opens_the_notifications(server, b
     bell.click()
     wait_until(phone, lambda d: d.execute_script("return location.hash") == "#/notifications", LIVE)
     wait_for(phone, "[data-testid=notification]", LIVE)
+    audited(phone, "notifications opened from the bell", True)
     # On a desktop the navigation has Notifications: no bell in the header.
     desktop = browser_for(browser_factory, False, False)
     sign_up(desktop, server, f"Dex {word()}")
