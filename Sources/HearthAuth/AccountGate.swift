@@ -12,7 +12,9 @@ import Synchronization
 /// (realtime connections signed in as that account check again); a change made by another
 /// process or cluster node is seen within `ttl`. At most `capacity` accounts are kept.
 ///
-/// Threading: the cache and the observers are behind one lock each; lookups run unlocked.
+/// Threading: the cache and the observers are behind one lock each; lookups run unlocked. A
+/// lookup that overlapped a ``changed(uid:)`` (of any account) answers its own request but is
+/// not kept: it may have read the store before the change.
 public final class AccountGate: Sendable {
     /// Why an account's token is refused.
     public enum Refusal: Sendable, Equatable, CustomStringConvertible {
@@ -41,7 +43,13 @@ public final class AccountGate: Sendable {
     private let ttl: Int64
     private let capacity: Int
     private let clock: @Sendable () -> Int64
-    private let entries = Mutex<[String: Entry]>([:])
+    private struct Cache {
+        var entries: [String: Entry] = [:]
+        /// Counts ``changed(uid:)`` calls: a lookup keeps its answer only if none came meanwhile.
+        var changes: UInt64 = 0
+    }
+
+    private let cache = Mutex(Cache())
     private let observers = Mutex<[@Sendable (String) -> Void]>([])
 
     /// - Parameters:
@@ -63,7 +71,8 @@ public final class AccountGate: Sendable {
     /// an outage of the account store must not sign everyone out.
     public func refusal(uid: String, issuedAt: Int64?) async -> Refusal? {
         let now = clock()
-        if let entry = entries.withLock({ $0[uid] }), now - entry.checked < ttl { return Self.refusal(entry, issuedAt: issuedAt) }
+        let (cached, changesBefore) = cache.withLock { ($0.entries[uid], $0.changes) }
+        if let cached, now - cached.checked < ttl { return Self.refusal(cached, issuedAt: issuedAt) }
         let user: UserRecord?
         do {
             user = try await lookup(uid)
@@ -71,12 +80,13 @@ public final class AccountGate: Sendable {
             return nil
         }
         let entry = Entry(disabled: user.map(\.disabled), validSince: user?.validSince ?? 0, checked: now)
-        entries.withLock { entries in
-            if entries.count >= capacity {
-                entries = entries.filter { now - $0.value.checked < ttl }
-                if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+        cache.withLock { cache in
+            guard cache.changes == changesBefore else { return }
+            if cache.entries.count >= capacity {
+                cache.entries = cache.entries.filter { now - $0.value.checked < ttl }
+                if cache.entries.count >= capacity { cache.entries.removeAll(keepingCapacity: true) }
             }
-            entries[uid] = entry
+            cache.entries[uid] = entry
         }
         return Self.refusal(entry, issuedAt: issuedAt)
     }
@@ -92,7 +102,10 @@ public final class AccountGate: Sendable {
     /// `uid` was disabled, deleted, or its sessions ended through this process: its answer is
     /// looked up again, and the observers are told.
     public func changed(uid: String) {
-        _ = entries.withLock { $0.removeValue(forKey: uid) }
+        cache.withLock { cache in
+            cache.entries.removeValue(forKey: uid)
+            cache.changes &+= 1
+        }
         for observer in observers.withLock({ $0 }) { observer(uid) }
     }
 
