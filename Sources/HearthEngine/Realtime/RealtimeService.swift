@@ -28,6 +28,8 @@ public final class RealtimeService: Sendable {
     /// Makes session IDs (random; injected for tests).
     private let makeID: @Sendable () -> String
     private let sessions = Mutex<[String: RealtimeSession]>([:])
+    /// Whether a round's re-check of signed-in sessions is still running (the next round skips).
+    private let rechecking = Atomic<Bool>(false)
 
     /// `admin` and `issuer` check credentials, `disconnects` keeps onDisconnect operations, `accounts` revokes those of removed users; `makeID` is injected by tests.
     public init(
@@ -110,9 +112,15 @@ public final class RealtimeService: Sendable {
             session.expireCredential(now: now)
             session.livenessCheck.withLock { $0 }?.run(now, step * index)
         }
-        // An account changed by another process or node (the gate's answers are short-lived).
-        if gate != nil {
-            for session in open where session.signedInUID != nil { Task { await session.recheckCredential() } }
+        // An account changed by another process or node (the gate's answers are short-lived):
+        // one task per round goes through the signed-in sessions (the gate asks the store once
+        // per account), and a round still going when the next comes is not doubled.
+        let signedIn = gate == nil ? [] : open.filter { $0.signedInUID != nil }
+        if !signedIn.isEmpty, rechecking.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged {
+            Task {
+                for session in signedIn { await session.recheckCredential() }
+                rechecking.store(false, ordering: .releasing)
+            }
         }
     }
 
