@@ -566,7 +566,7 @@ def test_every_section_passes_the_accessibility_checks(browser_factory, server, 
     for section, ready in [
         ("data", "[data-testid=data-status][data-state=live]"),
         ("rules", "#section-title"),
-        ("users", "[data-testid=users-search]"),
+        ("users", "[data-testid=user-row]"),
         ("files", "#section-title"),
         ("server", "#section-title"),
         ("logs", "#section-title"),
