@@ -3,6 +3,7 @@ import HearthCore
 @testable import HearthEngine
 @testable import HearthServer
 import HearthTesting
+import Synchronization
 import Testing
 
 /// The server's figures kept over the last hours for the console's graphs
@@ -94,6 +95,33 @@ struct MetricsHistoryTests {
             let user = try await server.request("GET", "/.hearth/metrics/history", headers: TestServer.userHeaders("u1"))
             #expect(user.status == 401 || user.status == 403)
             #expect(!user.text.contains("samples"))
+        }
+    }
+
+    @Test func samplesAreTimedByTheInjectedClock() async throws {
+        // The server's clock, not the wall's: a test (or a replay) decides what time it is.
+        let now = Mutex<Int64>(1_700_000_000_000)
+        try await withServer(configure: {
+            $0.metricsHistoryInterval = .milliseconds(50)
+            $0.clock = { now.withLock { time in
+                time += 10_000
+                return time
+            } }
+        }) { server in
+            var times: [Int64] = []
+            for _ in 0..<200 where times.count < 2 {
+                let read = try await server.request("GET", "/.hearth/metrics/history", headers: TestServer.adminHeaders)
+                let body = try #require(try JSONSerialization.jsonObject(with: read.body) as? [String: Any])
+                times = try #require(body["samples"] as? [[String: Any]]).compactMap { ($0["time"] as? NSNumber)?.int64Value }
+                if times.count < 2 { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(times.count >= 2)
+            #expect(times.allSatisfy { $0 > 1_700_000_000_000 && $0 % 10_000 == 0 }, "\(times)")
+            #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 })
+            let since = try await server.request(
+                "GET", "/.hearth/metrics/history?since=\(times[1])", headers: TestServer.adminHeaders)
+            let kept = try #require((try JSONSerialization.jsonObject(with: since.body) as? [String: Any])?["samples"] as? [[String: Any]])
+            #expect(kept.compactMap { ($0["time"] as? NSNumber)?.int64Value }.allSatisfy { $0 >= times[1] })
         }
     }
 
