@@ -235,6 +235,12 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "How many of the latest requests to keep for the console's request log (0 keeps none).")
     var requestLogSize = RequestLog.defaultCapacity
 
+    @Option(name: .long, help: "Seconds between two samples of the server's figures kept for the console's graphs.")
+    var metricsHistorySeconds = 10.0
+
+    @Option(name: .long, help: "How many samples of the server's figures to keep (the default, 2160 at 10 seconds, is 6 hours).")
+    var metricsHistorySize = 2_160
+
     @Option(name: .long, help: "Databases open at once at most; past it idle ones close early, and with none idle a request for another gets 503.")
     var maxOpenDatabases = 256
 
@@ -248,6 +254,10 @@ struct Serve: AsyncParsableCommand {
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
         guard (0...100_000).contains(requestLogSize) else { throw ValidationError("--request-log-size must be between 0 and 100000.") }
+        guard metricsHistorySeconds >= 0.05, metricsHistorySeconds <= 3_600 else {
+            throw ValidationError("--metrics-history-seconds must be from 0.05 to 3600.")
+        }
+        guard (1...100_000).contains(metricsHistorySize) else { throw ValidationError("--metrics-history-size must be between 1 and 100000.") }
         guard maxOpenDatabases >= 1 else { throw ValidationError("--max-open-databases must be at least 1.") }
         guard idleDatabaseSeconds >= 1 else { throw ValidationError("--idle-database-seconds must be at least 1.") }
         guard keepAliveSeconds > 0 else { throw ValidationError("--keep-alive-seconds must be positive.") }
@@ -432,6 +442,8 @@ struct Serve: AsyncParsableCommand {
         }
         configuration.accessLog = accessLog
         configuration.requestLogSize = requestLogSize
+        configuration.metricsHistoryInterval = .milliseconds(Int64((metricsHistorySeconds * 1000).rounded()))
+        configuration.metricsHistorySize = metricsHistorySize
         configuration.maxOpenDatabases = maxOpenDatabases
         configuration.idleDatabaseTimeout = .seconds(idleDatabaseSeconds)
         configuration.metricsHost = metricsHost

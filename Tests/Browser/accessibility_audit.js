@@ -342,6 +342,31 @@ function hearthAudit(options = {}) {
       }
     }
   }
+  // Menu buttons say that they open a menu and whether it is open; a shown menu has items.
+  for (const button of document.querySelectorAll('[aria-haspopup="menu"], [aria-haspopup="true"]')) {
+    if (!hearthExposed(button)) continue;
+    if (!['true', 'false'].includes(button.getAttribute('aria-expanded'))) report('menu', button, 'a menu button without aria-expanded');
+    const menu = document.getElementById(button.getAttribute('aria-controls') ?? '');
+    if (!menu || menu.getAttribute('role') !== 'menu') report('menu', button, 'a menu button that controls no role=menu');
+    else if ((button.getAttribute('aria-expanded') === 'true') !== menu.checkVisibility()) {
+      report('menu', button, `aria-expanded=${button.getAttribute('aria-expanded')} but the menu is ${menu.checkVisibility() ? 'shown' : 'hidden'}`);
+    }
+  }
+  for (const menu of document.querySelectorAll('[role="menu"]')) {
+    if (menu.checkVisibility() && !menu.querySelector('[role="menuitem"], [role="menuitemcheckbox"], [role="menuitemradio"]')) {
+      report('menu', menu, 'a shown menu without menu items');
+    }
+  }
+  // Text cut short with an ellipsis in a table can be read whole: its title (a tooltip) holds it.
+  for (const element of checked) {
+    if (!hearthShown(element) || !element.closest('td, th')) continue;
+    const style = getComputedStyle(element);
+    if (style.textOverflow !== 'ellipsis' || element.scrollWidth <= element.clientWidth + 1) continue;
+    const titled = element.closest('[title]');
+    if (!titled || !titled.getAttribute('title').includes(element.textContent.trim())) {
+      report('truncation', element, `"${element.textContent.trim().slice(0, 40)}" is cut short with no title holding it whole`);
+    }
+  }
   for (const element of document.querySelectorAll('[tabindex]')) {
     if (element.tabIndex > 0) report('focus-order', element, `tabindex=${element.tabIndex} changes the order from the document's`);
   }

@@ -234,7 +234,7 @@ def test_an_anonymous_visitor_connects_a_provider_and_keeps_their_uid(accounts, 
 # MARK: - The console's Users page
 
 def test_console_searches_users_and_disables_resets_and_revokes(accounts, smtp, browser, screenshot):
-    from test_console import open_console, wait_through_redraws
+    from test_console import open_console, row_action, wait_through_redraws
 
     marker = uuid.uuid4().hex[:8]
     emails = [f"console-{marker}-{i}@example.com" for i in range(3)]
@@ -256,7 +256,7 @@ def test_console_searches_users_and_disables_resets_and_revokes(accounts, smtp, 
     # server refuses their sign-in and refresh, and their ID token at once.
     database_read = requests.get(f"{accounts.url}/people.json?shallow=true&auth={sessions[0]['idToken']}", timeout=10)
     assert database_read.status_code == 200, database_read.text
-    row(emails[0]).find_element(By.CSS_SELECTOR, "[data-testid=user-toggle-disabled]").click()
+    row_action(row(emails[0]), "user-toggle-disabled")
     assert "open sessions end now" in wait_for(browser, "dialog[open]").text
     wait_for(browser, "dialog [data-testid=confirm-ok]").click()
     wait_through_redraws(browser, lambda d: row(emails[0]).find_elements(By.CSS_SELECTOR, "[data-testid=user-disabled]"), "no badge")
@@ -275,12 +275,12 @@ def test_console_searches_users_and_disables_resets_and_revokes(accounts, smtp, 
     screenshot(browser, "console-users-search")
 
     # A reset email for the second goes through the mail server, with a working link.
-    row(emails[1]).find_element(By.CSS_SELECTOR, "[data-testid=user-reset]").click()
+    row_action(row(emails[1]), "user-reset")
     message = smtp.wait_for(lambda m: emails[1] in m.rcpt_tos, timeout=20)
     assert "/__/auth/action?mode=resetPassword&oobCode=" in message.text
 
     # Revoking the third's sessions ends its refresh token.
-    row(emails[2]).find_element(By.CSS_SELECTOR, "[data-testid=user-revoke]").click()
+    row_action(row(emails[2]), "user-revoke")
     wait_for(browser, "dialog [data-testid=confirm-ok]").click()
     # Its own toast (an earlier action's may still be showing).
     wait_through_redraws(browser, lambda d: any("Ended every session" in toast.text

@@ -86,6 +86,20 @@ def bucket(server):
     return requests.get(f"{server.url}/__/firebase/init.json", timeout=10).json()["storageBucket"]
 
 
+def row_action(row, testid):
+    """Chooses an action from a table row's Actions menu (the menu button, then its item)."""
+    row.find_element(By.CSS_SELECTOR, "[data-testid=user-actions]").click()
+    item = row.find_element(By.CSS_SELECTOR, f"[role=menu] [data-testid={testid}]")
+    WebDriverWait(row.parent, 5).until(lambda d: item.is_displayed(), f"the {testid} item never showed")
+    item.click()
+
+
+def open_new_user(driver):
+    """Opens the New user dialog of the Users page."""
+    driver.find_element(By.CSS_SELECTOR, "[data-testid=new-user-open]").click()
+    wait_for(driver, "dialog[open] [data-testid=new-user-email]")
+
+
 def no_page_errors(driver, *expected):
     """Asserts the page logged no errors but the ``expected`` ones (substrings, e.g. a refused request)."""
     errors = [message for message in js_errors(driver) if not any(text in message for text in expected)]
@@ -409,10 +423,14 @@ def test_users_list_create_claims_and_delete(browser, server, screenshot):
                                                 for cell in d.find_elements(By.CSS_SELECTOR, "[data-testid=user-email]")),
                          "the user made through the API is not listed")
 
+    open_new_user(browser)
     browser.find_element(By.CSS_SELECTOR, "[data-testid=new-user-email]").send_keys("console-form@example.com")
     browser.find_element(By.CSS_SELECTOR, "[data-testid=new-user-password]").send_keys("secret-456")
     browser.find_element(By.CSS_SELECTOR, "[data-testid=new-user-name]").send_keys("From the Form")
     browser.find_element(By.CSS_SELECTOR, "[data-testid=new-user-submit]").click()
+    # The dialog closes once the user is made.
+    wait_until(browser, lambda d: not d.find_elements(By.CSS_SELECTOR, "dialog[open][data-testid=new-user-dialog]"), 10,
+               "the New user dialog stayed open")
     row_css = 'tr[data-testid=user-row]'
 
     def row_for(email):
@@ -422,13 +440,16 @@ def test_users_list_create_claims_and_delete(browser, server, screenshot):
     wait_through_redraws(browser, lambda d: row_for("console-form@example.com"), "the new user is not listed")
     uid = row_for("console-form@example.com").get_attribute("data-uid")
 
-    # The same address again is refused in words.
+    # The same address again is refused in words, in the dialog, which stays open with what was typed.
+    open_new_user(browser)
     browser.find_element(By.CSS_SELECTOR, "[data-testid=new-user-email]").send_keys("console-form@example.com")
     browser.find_element(By.CSS_SELECTOR, "[data-testid=new-user-password]").send_keys("secret-456")
     browser.find_element(By.CSS_SELECTOR, "[data-testid=new-user-submit]").click()
-    assert "already" in wait_for(browser, ".toast-error").text
+    assert "already" in wait_for(browser, "dialog[open] [data-testid=new-user-error]").text
+    assert browser.find_element(By.CSS_SELECTOR, "[data-testid=new-user-email]").get_attribute("value") == "console-form@example.com"
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=new-user-cancel]").click()
 
-    row_for("console-form@example.com").find_element(By.CSS_SELECTOR, "[data-testid=user-claims]").click()
+    row_action(row_for("console-form@example.com"), "user-claims")
     claims = wait_for(browser, "[data-testid=claims-input]")
     claims.clear()
     claims.send_keys('{"admin": true, "level": 3}')
@@ -438,7 +459,7 @@ def test_users_list_create_claims_and_delete(browser, server, screenshot):
     assert json.loads(looked_up["users"][0]["customAttributes"]) == {"admin": True, "level": 3}
     screenshot(browser, "console-users")
 
-    row_for("console-form@example.com").find_element(By.CSS_SELECTOR, "[data-testid=user-delete]").click()
+    row_action(row_for("console-form@example.com"), "user-delete")
     wait_for(browser, "dialog [data-testid=confirm-ok]").click()
     wait_through_redraws(browser, lambda d: row_for("console-form@example.com") is None, "the user was not removed from the list")
     looked_up = requests.post(accounts_url(server, "accounts:lookup"), headers=admin_headers(server), json={"localId": [uid]}, timeout=10).json()
@@ -545,7 +566,7 @@ def test_every_section_passes_the_accessibility_checks(browser_factory, server, 
     for section, ready in [
         ("data", "[data-testid=data-status][data-state=live]"),
         ("rules", "#section-title"),
-        ("users", "[data-testid=users-search]"),
+        ("users", "[data-testid=user-row]"),
         ("files", "#section-title"),
         ("server", "#section-title"),
         ("logs", "#section-title"),

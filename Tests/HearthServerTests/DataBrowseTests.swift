@@ -97,7 +97,7 @@ struct DataBrowseTests {
     @Test func badRequestsGetAClearErrorAndOthersAreRefused() async throws {
         try await TestServer.with { server in
             try await Self.seed(server)
-            for target in ["/.hearth/data/summary?path=/posts", "/.hearth/data/children?path=/posts"] {
+            for target in ["/.hearth/data/summary?path=/posts", "/.hearth/data/children?path=/posts", "/.hearth/data/search?q=name"] {
                 let anonymous = try await server.request("GET", target)
                 #expect(anonymous.status == 401)
                 #expect(anonymous.text.contains("Permission denied"))
@@ -111,6 +111,9 @@ struct DataBrowseTests {
                 ("/.hearth/data/children?path=/posts&startAt=a&startAfter=b", "cannot both"),
                 ("/.hearth/data/children?path=/posts&startAt=a%23b", "key bound"),
                 ("/.hearth/data/children?path=/a%5Bb", "Invalid path"),
+                ("/.hearth/data/search?path=/", "q must be"),
+                ("/.hearth/data/search?q=a&limit=0", "limit must be"),
+                ("/.hearth/data/search?q=a&maxNodes=99999999", "maxNodes must be"),
             ]
             for (target, words) in cases {
                 let result = try await server.request("GET", target, headers: Self.admin)
@@ -123,6 +126,38 @@ struct DataBrowseTests {
             // Nothing changed.
             let root = try Self.json(try await server.request("GET", "/.hearth/data/summary?path=/", headers: Self.admin))
             #expect(root["nodes"] as? Int == 758)
+        }
+    }
+
+    @Test func searchFindsKeysAnywhereBoundedForAdminsOnly() async throws {
+        try await TestServer.with { server in
+            try await Self.seed(server)
+            let deep = #"{"a":{"b":{"c":{"d":{"Needle-Key":7}}}}}"#
+            #expect(try await server.request("PUT", "/deep.json", body: deep, headers: Self.admin).status == 200)
+            let found = try Self.json(try await server.request("GET", "/.hearth/data/search?q=needle", headers: Self.admin))
+            let matches = try #require(found["matches"] as? [[String: Any]])
+            #expect(matches.map { $0["path"] as? String } == ["/deep/a/b/c/d/Needle-Key"])
+            #expect(matches.first?["value"] as? Int == 7)
+            #expect(found["complete"] as? Bool == true)
+            #expect(found["visited"] as? Int == 758 - 1 + 6)
+
+            // From a location: only what is under it, with paths from the root.
+            let users = try Self.json(try await server.request("GET", "/.hearth/data/search?path=/users&q=NAME", headers: Self.admin))
+            let userPaths = try #require(users["matches"] as? [[String: Any]]).compactMap { $0["path"] as? String }
+            #expect(userPaths == ["/users/ann/name", "/users/bob/name"])
+
+            let capped = try Self.json(try await server.request("GET", "/.hearth/data/search?q=p&limit=3", headers: Self.admin))
+            #expect((capped["matches"] as? [[String: Any]])?.count == 3)
+            #expect(capped["complete"] as? Bool == false)
+            #expect(capped["stoppedAt"] as? String == "results")
+            let few = try Self.json(try await server.request("GET", "/.hearth/data/search?q=Needle&maxNodes=10", headers: Self.admin))
+            #expect(few["stoppedAt"] as? String == "nodes")
+            #expect(few["visited"] as? Int == 10)
+
+            // The rules do not apply and do not help: a signed-in user is refused.
+            let user = try await server.request("GET", "/.hearth/data/search?q=needle", headers: TestServer.userHeaders("u1"))
+            #expect(user.status == 401 || user.status == 403)
+            #expect(!user.text.contains("Needle"))
         }
     }
 }

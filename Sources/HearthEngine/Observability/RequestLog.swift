@@ -40,13 +40,19 @@ public final class RequestLog: Sendable {
         public var statusClass: Int?
         /// Only paths starting with this.
         public var pathPrefix: String?
+        /// Only requests that arrived at or after this time.
+        public var since: Date?
+        /// Only requests that arrived at or before this time.
+        public var until: Date?
         /// Entries returned at most, newest first.
         public var limit: Int
 
         /// A filter that keeps everything, up to `limit` entries, unless narrowed.
-        public init(statusClass: Int? = nil, pathPrefix: String? = nil, limit: Int = 200) {
+        public init(statusClass: Int? = nil, pathPrefix: String? = nil, since: Date? = nil, until: Date? = nil, limit: Int = 200) {
             self.statusClass = statusClass
             self.pathPrefix = pathPrefix
+            self.since = since
+            self.until = until
             self.limit = limit
         }
 
@@ -55,6 +61,8 @@ public final class RequestLog: Sendable {
                 guard let status = entry.status, status / 100 == statusClass else { return false }
             }
             if let pathPrefix, !pathPrefix.isEmpty, !entry.path.hasPrefix(pathPrefix) { return false }
+            if let since, entry.time < since { return false }
+            if let until, entry.time > until { return false }
             return true
         }
     }

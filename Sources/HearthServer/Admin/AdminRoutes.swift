@@ -2,7 +2,8 @@ import Hummingbird
 
 /// The server's own endpoints for admins and the console, as one Hummingbird router: figures
 /// (`/metrics`, `/.hearth/stats`), logs (`/.hearth/logs`, `/.hearth/requests`), backups
-/// (`/.hearth/backups…`), data browsing (`/.hearth/data/…`), functions (`/.hearth/functions…`)
+/// (`/.hearth/backups…`), data browsing and key search (`/.hearth/data/…`), the figures' recent
+/// history (`/.hearth/metrics/history`), functions (`/.hearth/functions…`)
 /// and the hosted app's releases (`/.hearth/hosting…`). Each endpoint admits its
 /// caller and its methods itself (``AdminCredential/admit(_:methods:)``), so every method is
 /// routed to it; refusals are written in the Realtime Database's format.
@@ -10,6 +11,7 @@ struct AdminRoutes: Sendable {
     typealias Context = HearthRequestContext
 
     let metrics: MetricsResponder
+    let history: MetricsHistoryResponder
     let stats: StatsResponder
     let logs: RecentLogsResponder
     let requests: RequestLogResponder
@@ -19,10 +21,9 @@ struct AdminRoutes: Sendable {
     let hosting: HostingAdminResponder
 
     static let paths: Set<String> = Set(FunctionsAdminResponder.paths).union(HostingAdminResponder.paths).union([
-        MetricsResponder.path, StatsResponder.path, RecentLogsResponder.path, RequestLogResponder.path,
+        MetricsResponder.path, MetricsHistoryResponder.path, StatsResponder.path, RecentLogsResponder.path, RequestLogResponder.path,
         BackupsResponder.path, BackupsResponder.previewPath, BackupsResponder.restorePath,
-        DataBrowseResponder.summaryPath, DataBrowseResponder.childrenPath,
-    ])
+    ]).union(DataBrowseResponder.paths)
 
     /// True for the paths these routes answer.
     static func handles(_ path: String) -> Bool { paths.contains(path) }
@@ -34,13 +35,14 @@ struct AdminRoutes: Sendable {
             router.endpoint(RouterPath(path), Dictionary(uniqueKeysWithValues: Router<Context>.refusedMethods.map { ($0, handler) }))
         }
         route(MetricsResponder.path) { request, context in try await metrics.respond(to: request, context: context) }
+        route(MetricsHistoryResponder.path) { request, _ in try await history.respond(to: request) }
         route(StatsResponder.path) { request, _ in try await stats.respond(to: request) }
         route(RecentLogsResponder.path) { request, _ in try await logs.respond(to: request) }
         route(RequestLogResponder.path) { request, _ in try await requests.respond(to: request) }
         for path in [BackupsResponder.path, BackupsResponder.previewPath, BackupsResponder.restorePath] {
             route(path) { request, _ in try await backups.respond(to: request) }
         }
-        for path in [DataBrowseResponder.summaryPath, DataBrowseResponder.childrenPath] {
+        for path in DataBrowseResponder.paths {
             route(path) { request, _ in try await dataBrowse.respond(to: request) }
         }
         for path in FunctionsAdminResponder.paths {

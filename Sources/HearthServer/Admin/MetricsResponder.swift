@@ -34,7 +34,7 @@ struct MetricsResponder: Sendable {
     }
 
     /// The figures read at each scrape rather than counted as they happen.
-    private func recordGauges() async {
+    func recordGauges() async {
         let figures = await stats.figures()
         metrics.gauge("hearth_uptime_seconds", [:], figures.uptimeSeconds)
         if let memory = figures.memoryBytes { metrics.gauge("hearth_resident_memory_bytes", [:], Double(memory)) }

@@ -3,9 +3,10 @@ import HearthCore
 import HearthEngine
 import Hummingbird
 
-/// `GET /.hearth/requests?limit=&status=&path=`, for admins: the latest requests the server
-/// answered, newest first (what the console's request log shows). `status` is a class (`2xx`,
-/// `4xx`, `5xx`, or `2`, `4`, `5`), `path` a path prefix, `limit` at most the ring's size.
+/// `GET /.hearth/requests?limit=&status=&path=&since=&until=`, for admins: the latest requests
+/// the server answered, newest first (what the console's request log shows). `status` is a class
+/// (`2xx`, `4xx`, `5xx`, or `2`, `4`, `5`), `path` a path prefix, `since` and `until` times
+/// (``TimeFilter``: milliseconds since 1970 or ISO 8601, inclusive), `limit` at most the ring's size.
 struct RequestLogResponder: Sendable {
     static let path = "/.hearth/requests"
 
@@ -42,6 +43,9 @@ struct RequestLogResponder: Sendable {
             filter.statusClass = statusClass
         }
         if let path = parameters["path"], !path.isEmpty { filter.pathPrefix = path.hasPrefix("/") ? path : "/" + path }
+        let times = try TimeFilter(parameters)
+        filter.since = times.since
+        filter.until = times.until
         return filter
     }
 }

@@ -150,6 +150,7 @@ public func buildApplication(
         started: configuration.clock())
     var metricsResponder = MetricsResponder(metrics: metrics, stats: stats, admin: admin)
     metricsResponder.functions = functions
+    let metricsHistory = MetricsHistory(capacity: configuration.metricsHistorySize, interval: configuration.metricsHistoryInterval)
     // Backups on a schedule and from the console share one gate: one runs at a time.
     let backupGate = BackupGate()
     let backups = configuration.backupFolder.flatMap { backupFolder -> BackupSchedule? in
@@ -195,6 +196,7 @@ public func buildApplication(
         proxies: proxies,
         metrics: metrics,
         metricsResponder: metricsResponder,
+        metricsHistory: MetricsHistoryResponder(history: metricsHistory, admin: admin),
         logs: RecentLogsResponder(recent: recentLogs, admin: admin),
         requests: RequestLogResponder(log: requestLog, admin: admin),
         backups: BackupsResponder(
@@ -221,6 +223,7 @@ public func buildApplication(
         StreamKeepAliveService(hub: hub, realtime: realtime, longPolling: longPolling, interval: configuration.keepAliveInterval, clock: configuration.clock),
         IdentityProviderHTTP.ShutdownService(http: providerHTTP),
         IdleDatabaseService(operations: operations, interval: min(configuration.idleDatabaseTimeout / 4, .seconds(60))),
+        MetricsHistoryService(history: metricsHistory, metrics: metricsResponder, clock: configuration.clock),
         UploadSweepService(
             store: files, interval: configuration.uploadSweepInterval, metrics: metrics, logger: logger,
             onSweep: configuration.onUploadSweep),

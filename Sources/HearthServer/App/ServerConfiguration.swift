@@ -117,6 +117,11 @@ public struct ServerConfiguration: Sendable {
     /// How many of the latest requests the server keeps for the console's request log
     /// (`GET /.hearth/requests`); 0 keeps none.
     public var requestLogSize = RequestLog.defaultCapacity
+    /// How often the server keeps a sample of its figures for the console's graphs
+    /// (`GET /.hearth/metrics/history`), and how many samples it keeps: by default one every 10
+    /// seconds for 6 hours.
+    public var metricsHistoryInterval: Duration = .seconds(10)
+    public var metricsHistorySize = 2_160
     /// The cluster this server joins: a PostgreSQL URL, or nil for a single node.
     public var clusterURL: String?
     /// This node's ID in the cluster (default: host name and port).

@@ -10,18 +10,28 @@ import Hummingbird
 ///   (default 20,000; `more` when there are more);
 /// - `GET /.hearth/data/children?path=&ns=&startAt=|startAfter=&endAt=&limit=`: up to `limit`
 ///   (default 100) children in key order, bounds given as plain keys:
-///   `{"children": N, "keys": [{"key": k, "value": leaf} | {"key": k, "children": n}], "more": bool}`.
+///   `{"children": N, "keys": [{"key": k, "value": leaf} | {"key": k, "children": n}], "more": bool}`;
+/// - `GET /.hearth/data/search?path=&ns=&q=&limit=&maxNodes=`: every location under `path` whose
+///   key contains `q` (ignoring case), depth first in key order, at most `limit` (default 100)
+///   of them and looking at no more than `maxNodes` (default 1,000,000) nodes:
+///   `{"matches": [{"path": p, "value": leaf} | {"path": p, "children": n}], "visited": n,
+///   "complete": bool, "stoppedAt": "results" | "nodes" | null}`.
 ///
 /// A thin transport over ``DatabaseOperations/summary(_:at:cap:)`` and
-/// ``DatabaseOperations/childPage(_:at:startAt:startAfter:endAt:limit:)``.
+/// ``DatabaseOperations/childPage(_:at:startAt:startAfter:endAt:limit:)`` and
+/// ``DatabaseOperations/findKeys(_:under:containing:maxResults:maxNodes:)``.
 struct DataBrowseResponder: Sendable {
     static let summaryPath = "/.hearth/data/summary"
     static let childrenPath = "/.hearth/data/children"
+    static let searchPath = "/.hearth/data/search"
+    static let paths = [summaryPath, childrenPath, searchPath]
+    static let defaultSearchResults = 100
+    static let defaultSearchNodes = 1_000_000
     static let defaultCap = 20_000
     static let defaultLimit = 100
 
     static func handles(_ path: String) -> Bool {
-        path == summaryPath || path == childrenPath
+        paths.contains(path)
     }
 
     let operations: DatabaseOperations
@@ -37,6 +47,13 @@ struct DataBrowseResponder: Sendable {
             if request.uri.path == Self.summaryPath {
                 let cap = try Self.number(parameters["cap"], name: "cap", default: Self.defaultCap)
                 return Self.encode(try operations.summary(database, at: path, cap: cap))
+            }
+            if request.uri.path == Self.searchPath {
+                let found = try operations.findKeys(
+                    database, under: path, containing: parameters["q"] ?? "",
+                    maxResults: try Self.number(parameters["limit"], name: "limit", default: Self.defaultSearchResults),
+                    maxNodes: try Self.number(parameters["maxNodes"], name: "maxNodes", default: Self.defaultSearchNodes))
+                return Self.encode(found)
             }
             let page = try operations.childPage(
                 database, at: path, startAt: try Self.key(parameters["startAt"]), startAfter: try Self.key(parameters["startAfter"]),
@@ -64,6 +81,25 @@ struct DataBrowseResponder: Sendable {
 
     private static func encode(_ summary: DatabaseOperations.DataSummary) -> Response {
         JSONResponse.make(bytes: Array(#"{"children":\#(summary.children),"more":\#(summary.more),"nodes":\#(summary.nodes)}"#.utf8))
+    }
+
+    private static func encode(_ found: Node.KeyMatches) -> Response {
+        var bytes = Array(#"{"matches":["#.utf8)
+        for (index, match) in found.matches.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes += Array(#"{"path":"#.utf8)
+            bytes += JSONWriter.bytes(.string(match.path.description), format: .compact)
+            if let children = match.node.children {
+                bytes += Array(#","children":\#(children.count)"#.utf8)
+            } else {
+                bytes += Array(#","value":"#.utf8)
+                bytes += JSONWriter.bytes(match.node.unprioritized, format: .compact)
+            }
+            bytes.append(UInt8(ascii: "}"))
+        }
+        let stop = found.stoppedAt.map { "\"\($0.rawValue)\"" } ?? "null"
+        bytes += Array(#"],"visited":\#(found.visited),"complete":\#(found.stoppedAt == nil),"stoppedAt":\#(stop)}"#.utf8)
+        return JSONResponse.make(bytes: bytes)
     }
 
     private static func encode(_ page: DatabaseOperations.ChildPage) -> Response {

@@ -36,6 +36,7 @@ struct HearthResponder: HTTPResponder {
         proxies: ProxyTrust,
         metrics: ServerMetrics,
         metricsResponder: MetricsResponder,
+        metricsHistory: MetricsHistoryResponder,
         logs: RecentLogsResponder,
         requests: RequestLogResponder,
         backups: BackupsResponder,
@@ -50,7 +51,7 @@ struct HearthResponder: HTTPResponder {
         let filesOnAppOrigin = files.responder(onAppOrigin: true)
         let cloudStorageOnAppOrigin = cloudStorage.responder(onAppOrigin: true)
         let adminRoutes = AdminRoutes(
-            metrics: metricsResponder, stats: stats, logs: logs, requests: requests, backups: backups, dataBrowse: dataBrowse,
+            metrics: metricsResponder, history: metricsHistory, stats: stats, logs: logs, requests: requests, backups: backups, dataBrowse: dataBrowse,
             functions: functionsAdmin, hosting: hostingAdmin
         ).responder()
         let database = RealtimeDatabaseErrors()

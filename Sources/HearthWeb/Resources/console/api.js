@@ -81,14 +81,41 @@ export class AdminApi {
     return (await this.request('GET', `${this.origin}/metrics`, { as: 'response' })).text();
   }
 
-  /** The latest warnings and errors the server logged, newest first (`GET /.hearth/logs`). */
-  async recentLogs() {
-    return (await this.request('GET', `${this.origin}/.hearth/logs`))?.entries ?? [];
+  /**
+   * The server's figures over the last hours, oldest first (`GET /.hearth/metrics/history`):
+   * `{intervalSeconds, capacity, samples}`; `params`: `since`, `until` (ms since 1970).
+   */
+  async metricsHistory(params = {}) {
+    const body = await this.request('GET', this.adminUrl('/.hearth/metrics/history', params));
+    return { intervalSeconds: body?.intervalSeconds ?? 0, capacity: body?.capacity ?? 0, samples: body?.samples ?? [] };
+  }
+
+  /**
+   * The latest warnings and errors the server logged, newest first (`GET /.hearth/logs`);
+   * `params`: `since`, `until` (ms since 1970).
+   */
+  async recentLogs(params = {}) {
+    return (await this.request('GET', this.adminUrl('/.hearth/logs', params)))?.entries ?? [];
+  }
+
+  /**
+   * Every location under `path` whose key contains `text`, ignoring case (`GET /.hearth/data/search`):
+   * `{matches: [{path, value} | {path, children}], visited, complete, stoppedAt}`.
+   */
+  async searchKeys(path, text, params = {}) {
+    return this.request('GET', this.dataUrl('search', path, { q: text, ...params }));
+  }
+
+  /** `${origin}${path}?…` with `params` as given. */
+  adminUrl(path, params = {}) {
+    const url = new URL(`${this.origin}${path}`);
+    for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
+    return url.toString();
   }
 
   /**
    * The latest requests the server answered, newest first (`GET /.hearth/requests`);
-   * `params`: `limit`, `status` (`2xx`…), `path` (a prefix).
+   * `params`: `limit`, `status` (`2xx`…), `path` (a prefix), `since`, `until` (ms since 1970).
    */
   async requestLog(params = {}) {
     const url = new URL(`${this.origin}/.hearth/requests`);

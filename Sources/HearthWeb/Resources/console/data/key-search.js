@@ -5,12 +5,21 @@
 // on a location with a million children, each as big as it may be, without loading them.
 // "More results" asks for the next page, after the last key listed. Results are buttons: Tab
 // or the arrow keys move through them, Enter opens one (see `onOpen`).
+//
+// "Anywhere below" and "The whole database" search every location whose key contains the text
+// (ignoring case), at any depth, on the server (`/.hearth/data/search`, admins only, bounded in
+// results and nodes looked at; it says when it stopped early). Those results are links to the
+// locations found.
 
+import { encodePath } from '../api.js';
 import { lazyInfo, lazyObject } from './lazy-location.js';
 import { displayLeaf, isObject } from './values.js';
 import { counted, h } from '../dom.js';
 
 export const RESULTS_PAGE = 50;
+export const TREE_RESULTS = 200;
+const SCOPES = [['children', 'Children here (key starts with)'], ['below', 'Anywhere below here (key contains)'],
+  ['root', 'The whole database (key contains)']];
 const FORBIDDEN = /[.$#[\]/]/;
 
 export class KeySearch {
@@ -23,7 +32,9 @@ export class KeySearch {
   constructor({ api, location, onOpen }) {
     Object.assign(this, { api, location, onOpen });
     this.input = h('input', { id: 'key-search', type: 'search', autocomplete: 'off', spellcheck: 'false',
-      placeholder: 'Key or start of a key', 'data-testid': 'key-search-input' });
+      placeholder: 'Key, or part of one', 'data-testid': 'key-search-input' });
+    this.scope = h('select', { id: 'key-search-scope', 'data-testid': 'key-search-scope' },
+      SCOPES.map(([value, label]) => h('option', { value }, label)));
     this.status = h('p', { class: 'muted key-search-status', role: 'status', 'data-testid': 'key-search-status' });
     this.error = h('p', { class: 'error', role: 'alert', 'data-testid': 'key-search-error', hidden: true });
     this.list = h('ul', { class: 'key-results', 'aria-label': 'Keys found', 'data-testid': 'key-results',
@@ -38,6 +49,7 @@ export class KeySearch {
         this.search();
       } },
       h('label', { for: 'key-search' }, 'Find keys'), this.input,
+      h('label', { for: 'key-search-scope', class: 'visually-hidden' }, 'Where'), this.scope,
       h('button', { class: 'button', 'data-testid': 'key-search-submit' }, 'Find'), this.clearButton);
     this.results = h('section', { class: 'key-search-results card', 'aria-label': 'Keys found', hidden: true,
       'data-testid': 'key-search-results' }, this.status, this.error, this.list, this.more);
@@ -75,7 +87,45 @@ export class KeySearch {
       return;
     }
     this.prefix = prefix;
-    await this.page();
+    if (this.scope.value === 'children') await this.page();
+    else await this.searchTree(prefix, this.scope.value === 'root' ? [] : this.location);
+  }
+
+  /** Every location under `under` whose key contains `text`, from the server's bounded walk. */
+  async searchTree(text, under) {
+    const run = ++this.runs;
+    this.status.textContent = 'Searching…';
+    let answer;
+    try {
+      answer = await this.api.searchKeys(under.join('/'), text, { limit: String(TREE_RESULTS) });
+    } catch (error) {
+      if (run === this.runs) this.fail(`The search failed: ${error.message}`);
+      return;
+    }
+    if (run !== this.runs) return;
+    const where = under.length ? `under /${under.join('/')}` : 'in the whole database';
+    this.list.replaceChildren(...answer.matches.map((match) => this.pathItem(match)));
+    const found = counted(answer.matches.length, 'location', 'locations');
+    const early = answer.stoppedAt === 'results'
+      ? ` The search stopped at the first ${TREE_RESULTS}: make the text longer to narrow it.`
+      : answer.stoppedAt === 'nodes'
+        ? ` The search stopped after looking at ${answer.visited.toLocaleString()} nodes: start from a smaller location to look further.`
+        : '';
+    this.results.dataset.complete = String(answer.complete);
+    this.status.textContent = answer.matches.length
+      ? `${found} ${where} with a key containing “${text}”.${early}`
+      : `No key ${where} contains “${text}”.${early}`;
+  }
+
+  /** A found location: a link that opens it. */
+  pathItem(match) {
+    const keys = match.path.split('/').filter(Boolean);
+    const summary = 'children' in match ? counted(match.children, 'child', 'children') : displayLeaf(match.value);
+    return h('li', {},
+      h('a', { class: 'key-result', href: `#/data/${encodePath(keys.join('/'))}`, 'data-testid': 'key-path-result',
+        'data-path': match.path },
+        h('span', { class: 'key' }, match.path),
+        h('span', { class: `value ${'children' in match ? 'value-object' : ''}`, title: summary }, summary)));
   }
 
   /** Reads the next page of keys starting with the prefix. */
@@ -132,13 +182,13 @@ export class KeySearch {
       h('button', { type: 'button', class: 'key-result', 'data-testid': 'key-result', 'data-key': key,
         'on:click': () => this.onOpen(key, value) },
         h('span', { class: 'key' }, key),
-        h('span', { class: `value ${isObject(value) ? 'value-object' : ''}` }, summary),
+        h('span', { class: `value ${isObject(value) ? 'value-object' : ''}`, title: summary }, summary),
         exact ? h('span', { class: 'badge' }, 'exact') : null));
   }
 
   keydown(event) {
     if (event.key !== 'ArrowDown' && event.key !== 'ArrowUp') return;
-    const buttons = [...this.list.querySelectorAll('button')];
+    const buttons = [...this.list.querySelectorAll('button, a')];
     const index = buttons.indexOf(document.activeElement);
     if (index < 0) return;
     buttons[Math.max(0, Math.min(buttons.length - 1, index + (event.key === 'ArrowDown' ? 1 : -1)))].focus();

@@ -3,20 +3,25 @@
 // signed in, by the deployed rules or the editor's draft, and shows the verdict and the rules
 // evaluated (kind, location, expression, outcome), each with its line in the editor. Nothing is
 // written: the server judges against the current data with the same code that enforces rules.
+// The signed-in user is picked from the accounts (searched by email, name or uid with the Users
+// page's admin API), which fills the uid, provider and claims; the verdict is shown beside the
+// form on a wide screen, below it on a narrow one.
 
 import { h } from '../dom.js';
 
 const ERROR_POSITION = /^Line (\d+), column (\d+): ([\s\S]*)$/;
 const PROVIDERS = ['password', 'anonymous', 'google.com', 'github.com', 'custom'];
+const PICKER_RESULTS = 8;
 
 /**
  * @param {object} options
  * @param {import('../api.js').AdminApi} options.api
+ * @param {{ searchUsers: Function }} options.admin the accounts' admin API (the shared client's)
  * @param {() => string} options.draft the editor's text
  * @param {(marks: Map<number, {kind: string, title: string}>) => void} options.mark marks gutter lines
  * @param {(line: number, column: number, isError: boolean) => void} options.showLine puts the caret on a line
  */
-export function simulator({ api, draft, mark, showLine }) {
+export function simulator({ api, admin, draft, mark, showLine }) {
   const field = (id, label, control, hint = null) => h('div', { class: 'field' },
     h('label', { for: id }, label), hint ? h('p', { id: `${id}-hint`, class: 'hint muted' }, hint) : null, control);
 
@@ -40,7 +45,13 @@ export function simulator({ api, draft, mark, showLine }) {
     ...PROVIDERS.map((name) => h('option', { value: name }, name)));
   const claims = h('textarea', { id: 'sim-claims', class: 'code', 'data-testid': 'sim-claims', rows: 2, spellcheck: 'false',
     'aria-describedby': 'sim-claims-hint' }, '');
+  const picker = userPicker(admin, (user) => {
+    uid.value = user.uid;
+    provider.value = PROVIDERS.includes(user.providers?.[0]) ? user.providers[0] : user.providers?.length ? 'custom' : 'anonymous';
+    claims.value = user.customClaims && Object.keys(user.customClaims).length ? JSON.stringify(user.customClaims) : '';
+  });
   const userFields = h('div', { class: 'sim-user' },
+    picker.element,
     field('sim-uid', 'User ID (auth.uid)', uid),
     field('sim-provider', 'Provider (auth.provider)', provider),
     field('sim-claims', 'Token claims (JSON)', claims, 'Extra auth.token claims, e.g. {"admin": true, "email_verified": true}.'));
@@ -50,11 +61,13 @@ export function simulator({ api, draft, mark, showLine }) {
   const problem = h('p', { class: 'error', role: 'alert', 'data-testid': 'sim-error', hidden: true });
   const verdict = h('p', { class: 'sim-verdict', role: 'status', 'data-testid': 'sim-verdict' });
   const trace = h('ol', { class: 'sim-trace', 'data-testid': 'sim-trace', 'aria-label': 'Rules evaluated' });
+  const waiting = h('p', { class: 'muted sim-waiting' }, 'The verdict and the rules evaluated show here.');
 
   const element = h('section', { class: 'card simulator', 'aria-labelledby': 'sim-title', 'data-testid': 'rules-simulator' },
     h('h2', { id: 'sim-title' }, 'Rules simulator'),
     h('p', { class: 'hint muted' }, 'Judges an operation against the current data without changing anything.'),
-    h('form', { 'on:submit': (event) => { event.preventDefault(); simulate(); } },
+    h('div', { class: 'sim-body' },
+    h('form', { class: 'sim-form', 'data-testid': 'sim-form', 'on:submit': (event) => { event.preventDefault(); simulate(); } },
       h('div', { class: 'sim-row' }, field('sim-operation', 'Operation', operation), field('sim-source', 'Rules', source)),
       field('sim-path', 'Location', path),
       queryField,
@@ -62,7 +75,7 @@ export function simulator({ api, draft, mark, showLine }) {
       field('sim-who', 'Who asks', who),
       userFields,
       h('div', { class: 'button-row' }, run)),
-    problem, verdict, trace);
+    h('div', { class: 'sim-result', 'data-testid': 'sim-result', 'aria-live': 'polite' }, waiting, problem, verdict, trace)));
 
   function showFields() {
     dataField.hidden = operation.value === 'read';
@@ -88,6 +101,7 @@ export function simulator({ api, draft, mark, showLine }) {
   }
 
   async function simulate() {
+    waiting.hidden = true;
     problem.hidden = true;
     verdict.textContent = '';
     verdict.className = 'sim-verdict';
@@ -159,6 +173,85 @@ export function simulator({ api, draft, mark, showLine }) {
   }
 
   return { element };
+}
+
+/**
+ * A search box for the accounts: what is typed is looked up (email, name, uid or phone) as the
+ * Users page does, and the matches are listed as buttons; choosing one calls `onChoose`.
+ * @returns {{ element: HTMLElement }}
+ */
+function userPicker(admin, onChoose) {
+  let timer = null;
+  let runs = 0;
+  const input = h('input', { type: 'search', id: 'sim-user-search', 'data-testid': 'sim-user-search', autocomplete: 'off',
+    spellcheck: 'false', placeholder: 'Email, name or UID', 'aria-describedby': 'sim-user-search-hint',
+    'aria-controls': 'sim-user-results',
+    'on:input': () => {
+      clearTimeout(timer);
+      timer = setTimeout(find, 250);
+    },
+    'on:keydown': (event) => {
+      if (event.key === 'ArrowDown' && list.firstElementChild) {
+        event.preventDefault();
+        list.querySelector('button')?.focus();
+      }
+    } });
+  const status = h('p', { class: 'hint muted', role: 'status', 'data-testid': 'sim-user-status' });
+  const chosen = h('p', { class: 'hint sim-chosen', 'data-testid': 'sim-user-chosen', hidden: true });
+  const list = h('ul', { id: 'sim-user-results', class: 'sim-user-results', 'aria-label': 'Matching users',
+    'data-testid': 'sim-user-results', 'on:keydown': (event) => {
+      if (event.key !== 'ArrowDown' && event.key !== 'ArrowUp') return;
+      const buttons = [...list.querySelectorAll('button')];
+      const index = buttons.indexOf(document.activeElement);
+      event.preventDefault();
+      if (index === 0 && event.key === 'ArrowUp') input.focus();
+      else buttons[Math.max(0, Math.min(buttons.length - 1, index + (event.key === 'ArrowDown' ? 1 : -1)))]?.focus();
+    } });
+
+  async function find() {
+    const text = input.value.trim();
+    const run = ++runs;
+    list.replaceChildren();
+    if (!text) {
+      status.textContent = '';
+      return;
+    }
+    status.textContent = 'Searching…';
+    let users;
+    try {
+      ({ users } = await admin.searchUsers({ search: text, limit: PICKER_RESULTS }));
+    } catch (failure) {
+      if (run === runs) status.textContent = `The users could not be searched: ${failure.message}`;
+      return;
+    }
+    if (run !== runs) return;
+    status.textContent = users.length ? `${users.length}${users.length === PICKER_RESULTS ? '+' : ''} found; choose one.`
+      : 'No user matches.';
+    list.replaceChildren(...users.map((user) => h('li', {},
+      h('button', { type: 'button', class: 'sim-user-option', 'data-testid': 'sim-user-option', 'data-uid': user.uid,
+        'on:click': () => {
+          onChoose(user);
+          chosen.textContent = `Simulating as ${describe(user)}.`;
+          chosen.hidden = false;
+          list.replaceChildren();
+          status.textContent = '';
+          input.value = '';
+          document.getElementById('sim-uid')?.focus();
+        } },
+        h('span', { class: 'sim-user-name' }, user.email ?? user.displayName ?? user.phoneNumber ?? 'anonymous'),
+        h('code', { class: 'muted' }, user.uid)))));
+  }
+
+  const element = h('div', { class: 'field sim-picker' },
+    h('label', { for: 'sim-user-search' }, 'Find a user'),
+    h('p', { id: 'sim-user-search-hint', class: 'hint muted' }, 'Fills the user ID, provider and claims from their account.'),
+    input, status, list, chosen);
+  return { element };
+}
+
+function describe(user) {
+  const name = user.email ?? user.displayName ?? user.phoneNumber;
+  return name ? `${name} (${user.uid})` : user.uid;
 }
 
 /**

@@ -12,7 +12,7 @@ import { simulator } from './rules-simulator.js';
 
 const ERROR_POSITION = /^Line (\d+), column (\d+): ([\s\S]*)$/;
 
-export function mount(container, { api }) {
+export function mount(container, { api, hearth }) {
   const gutter = h('div', { class: 'gutter', 'aria-hidden': 'true' });
   const editor = h('textarea', { id: 'rules-text', class: 'code', spellcheck: 'false', wrap: 'off', autocapitalize: 'off',
     autocomplete: 'off', 'data-testid': 'rules-editor', 'aria-describedby': 'rules-help rules-error', disabled: true });
@@ -26,7 +26,7 @@ export function mount(container, { api }) {
   const bands = h('div', { class: 'code-bands', 'aria-hidden': 'true' });
   let deployed = '';
 
-  const simulation = simulator({ api, draft: () => editor.value, mark: (marks) => drawGutter(null, marks),
+  const simulation = simulator({ api, admin: hearth.admin, draft: () => editor.value, mark: (marks) => drawGutter(null, marks),
     showLine: (line, column, isError) => placeCaret(line, column, isError) });
   container.append(
     h('div', { class: 'section-head' }, h('h1', { id: 'section-title', tabindex: -1 }, 'Rules')),

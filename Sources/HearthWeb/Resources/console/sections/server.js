@@ -1,11 +1,14 @@
 // The Server section: uptime, memory, open listens, realtime connections and writes per second
-// (from /.hearth/stats), live graphs of the last five minutes (from the same /metrics that
-// Prometheus scrapes), and the warnings and errors the server logged lately (/.hearth/logs).
-// All three are read every two seconds while the page is visible, and not at all once it is
-// hidden or left. The server counts since it started; a rate is the difference between two
-// readings over the time between them.
+// (from /.hearth/stats), graphs of the last 5 minutes, hour or 6 hours, and the warnings and
+// errors the server logged lately (/.hearth/logs). The graphs start with the server's own
+// history (/.hearth/metrics/history: a sample every 10 seconds kept from its start, so what
+// happened before anyone looked shows), and go on with the page's reads of /metrics (the same
+// figures Prometheus scrapes) every two seconds while the page is visible; they are not read at
+// all once it is hidden or left. The server counts since it started; a rate is the difference
+// between two readings over the time between them.
 
 import { errorWords, formatBytes, h } from '../dom.js';
+import { historyPoints } from '../server/history.js';
 import { lineChart } from '../server/line-chart.js';
 import { parsePrometheus } from '../server/prometheus.js';
 import { readingBetween, REQUEST_SERIES } from '../server/readings.js';
@@ -13,11 +16,13 @@ import { recentProblems } from '../server/recent-problems.js';
 import { visiblePoller } from '../server/visible-poller.js';
 
 const POLL_MS = 2000;
-const WINDOW_MS = 5 * 60_000;
+// The page's own reads are kept this long; older points come from the server's history.
+const LIVE_MS = 5 * 60_000;
+const RANGES = [[5 * 60_000, 'Last 5 minutes'], [60 * 60_000, 'Last hour'], [6 * 3_600_000, 'Last 6 hours']];
 const MB = 1024 * 1024;
 
 export function mount(container, { hearth, api }) {
-  const graph = (options) => lineChart({ windowMs: WINDOW_MS, gapMs: POLL_MS * 3, ...options });
+  const graph = (options) => lineChart({ windowMs: RANGES[0][0], gapMs: POLL_MS * 3, ...options });
   const figure = (id, label) => {
     const value = h('dd', { 'data-testid': `figure-${id}` }, '…');
     return { value, element: h('div', { class: 'figure card' }, h('dt', {}, label), value) };
@@ -53,10 +58,18 @@ export function mount(container, { hearth, api }) {
   const error = h('p', { class: 'error', role: 'alert', 'data-testid': 'server-error', hidden: true });
   const graphsError = h('p', { class: 'error', role: 'alert', 'data-testid': 'graphs-error', hidden: true });
   const updated = h('p', { class: 'muted' });
-  /** Graph points in the window: `{ time, reading }`. */
+  /** The page's own graph points, the last LIVE_MS: `{ time, reading }`, time in ms since 1970. */
   const history = [];
+  /** Points from the server's history (its samples, oldest first), bounded by what it keeps. */
+  let serverPoints = [];
+  let lastSample = null;
+  let sampleSeconds = 10;
+  let historyCapacity = 2160;
   let previous = null;
   let previousScrape = null;
+  const range = h('select', { id: 'graphs-range', 'data-testid': 'graphs-range', 'on:change': () => drawCharts(Date.now()) },
+    RANGES.map(([ms, label]) => h('option', { value: String(ms) }, label)));
+  const historyNote = h('span', { 'data-testid': 'history-note' });
 
   container.append(
     h('div', { class: 'section-head' }, h('h1', { id: 'section-title', tabindex: -1 }, 'Server')),
@@ -64,9 +77,12 @@ export function mount(container, { hearth, api }) {
     h('dl', { class: 'figures', 'data-testid': 'server-figures' }, Object.values(figures).map((item) => item.element)),
     h('section', { class: 'graphs-section', 'aria-labelledby': 'graphs-title', 'data-testid': 'server-graphs',
       'data-poll-ms': POLL_MS },
-      h('h2', { id: 'graphs-title' }, 'Live graphs'),
-      h('p', { class: 'note' }, `The last ${WINDOW_MS / 60_000} minutes, from the figures at /metrics, `
-        + `read every ${POLL_MS / 1000} seconds while this page is visible. This page's own requests count as admin ones.`),
+      h('div', { class: 'graphs-head' },
+        h('h2', { id: 'graphs-title' }, 'Graphs'),
+        h('div', { class: 'field inline-field' }, h('label', { for: 'graphs-range' }, 'Show'), range)),
+      h('p', { class: 'note' }, 'From the figures at /metrics: what the server kept from before this page was opened ',
+        historyNote, `, then read every ${POLL_MS / 1000} seconds while this page is visible. `
+        + 'This page\'s own requests count as admin ones.'),
       graphsError,
       h('div', { class: 'graphs' }, charts.map((item) => item.chart.element))),
     problems.element,
@@ -79,9 +95,12 @@ export function mount(container, { hearth, api }) {
     updated);
 
   async function read(isAlive) {
-    const [stats, metrics, logs] = await Promise.allSettled([hearth.admin.stats(), api.metrics(), api.recentLogs()]);
+    const since = lastSample ? { since: String(lastSample.time + 1) } : {};
+    const [stats, metrics, logs, kept] = await Promise.allSettled([hearth.admin.stats(), api.metrics(), api.recentLogs(),
+      api.metricsHistory(since)]);
     if (!isAlive()) return;
-    const now = performance.now();
+    const now = Date.now();
+    if (kept.status === 'fulfilled') addHistory(kept.value);
     if (stats.status === 'fulfilled') {
       error.hidden = true;
       show(stats.value, previous && { stats: previous.stats, seconds: (now - previous.time) / 1000 });
@@ -95,7 +114,7 @@ export function mount(container, { hearth, api }) {
       const scrape = parsePrometheus(metrics.value);
       const seconds = previousScrape ? (now - previousScrape.time) / 1000 : 0;
       history.push({ time: now, reading: readingBetween(previousScrape?.scrape ?? null, scrape, seconds) });
-      while (history.length && history[0].time < now - WINDOW_MS) history.shift();
+      while (history.length && history[0].time < now - LIVE_MS) history.shift();
       previousScrape = { scrape, time: now };
       drawCharts(now);
     } else {
@@ -127,9 +146,30 @@ export function mount(container, { hearth, api }) {
       h('td', {}, database.streams.toLocaleString()))));
   }
 
+  /** Adds the server's samples taken since the last ones read. */
+  function addHistory({ intervalSeconds, capacity, samples }) {
+    sampleSeconds = intervalSeconds || sampleSeconds;
+    historyCapacity = capacity || historyCapacity;
+    if (samples.length) {
+      serverPoints.push(...historyPoints(samples, lastSample));
+      lastSample = samples[samples.length - 1];
+      if (serverPoints.length > historyCapacity) serverPoints = serverPoints.slice(-historyCapacity);
+    }
+    const graphs = container.querySelector('[data-testid="server-graphs"]');
+    graphs.dataset.historySamples = String(serverPoints.length);
+    graphs.dataset.historyFrom = serverPoints.length ? String(serverPoints[0].time) : '';
+    historyNote.textContent = serverPoints.length
+      ? `(since ${new Date(serverPoints[0].time).toLocaleTimeString()}, a sample every ${formatInterval(sampleSeconds)})`
+      : '(nothing yet)';
+  }
+
   function drawCharts(now) {
+    // The server's samples up to the page's first own point, then the page's finer ones.
+    const firstLive = history.length ? history[0].time : Infinity;
+    const points = [...serverPoints.filter((point) => point.time < firstLive), ...history];
+    const span = { windowMs: Number(range.value), gapMs: Math.max(POLL_MS * 3, sampleSeconds * 2500) };
     for (const { chart, pick } of charts) {
-      chart.update(history.map(({ time, reading }) => ({ time, values: pick(reading) ?? {} })), now);
+      chart.update(points.map(({ time, reading }) => ({ time, values: pick(reading) ?? {} })), now, span);
     }
   }
 
@@ -140,6 +180,11 @@ export function mount(container, { hearth, api }) {
 /** The admin API's errors are already in words; anything else gets the app's wording. */
 function words(failure) {
   return failure?.name === 'ConsoleError' ? failure.message : errorWords(failure);
+}
+
+/** "10 s", "0.2 s", "1 min". */
+function formatInterval(seconds) {
+  return seconds >= 60 && seconds % 60 === 0 ? `${seconds / 60} min` : `${seconds} s`;
 }
 
 function formatRate(rate) {

@@ -1,13 +1,15 @@
-// The Users section: the accounts a page at a time, searched (uid, email, name or phone) and
-// filtered (enabled or disabled); creating one; for each, disabling or enabling it, emailing a
-// password reset link, ending its sessions, editing custom claims (the JSON that shows up as
-// auth.token.<claim> in the rules) and deleting it. Below, the sign-in providers: adding an
-// OpenID Connect provider or GitHub, turning one off and on, removing one.
+// The Users section: the accounts a page at a time, one line each, searched (uid, email, name or
+// phone) and filtered (enabled or disabled); creating one (in a dialog opened by "New user");
+// for each, in its row's Actions menu: disabling or enabling it, emailing a password reset link,
+// ending its sessions, editing custom claims (the JSON that shows up as auth.token.<claim> in the
+// rules) and deleting it. Below, the sign-in providers: adding an OpenID Connect provider or
+// GitHub, turning one off and on, removing one.
 
 import { HearthError } from '/lib/hearth.js';
 import { busy, confirmDialog, errorWords, h, toast } from '../dom.js';
+import { actionMenu } from '../menu.js';
 
-const PAGE_SIZE = 25;
+const PAGE_SIZE = 50;
 
 export function mount(container, { hearth }) {
   const admin = hearth.admin;
@@ -43,25 +45,44 @@ export function mount(container, { hearth }) {
     displayName: h('input', { id: 'new-name', type: 'text', autocomplete: 'off', 'data-testid': 'new-user-name' }),
   };
   const create = h('button', { class: 'button primary', 'data-testid': 'new-user-submit' }, 'Create user');
-
-  container.append(
-    h('div', { class: 'section-head' }, h('h1', { id: 'section-title', tabindex: -1 }, 'Users')),
-    h('form', { class: 'card create-user', 'aria-labelledby': 'create-user-title', 'on:submit': (event) => {
+  const createProblem = h('p', { class: 'error', role: 'alert', 'data-testid': 'new-user-error', hidden: true });
+  // The form waits in a dialog: the list of users gets the screen.
+  const createDialog = h('dialog', { class: 'dialog', 'aria-labelledby': 'create-user-title', 'data-testid': 'new-user-dialog' },
+    h('form', { class: 'create-user', 'on:submit': (event) => {
       event.preventDefault();
+      createProblem.hidden = true;
       busy(create, async () => {
         const user = await admin.createUser({ email: fields.email.value.trim(), password: fields.password.value,
           displayName: fields.displayName.value.trim() });
         toast(`Created ${user.email}.`, 'success');
         event.target.reset();
+        createDialog.close();
         await show(page);
-      }, (failure) => toast(`The user was not created: ${accountWords(failure)}`, 'error'));
+      }, (failure) => {
+        // Said in the dialog, beside the fields, which keep what was typed.
+        createProblem.textContent = `The user was not created: ${accountWords(failure)}`;
+        createProblem.hidden = false;
+      });
     } },
       h('h2', { id: 'create-user-title' }, 'New user'),
-      h('div', { class: 'form-grid' },
-        h('div', { class: 'field' }, h('label', { for: 'new-email' }, 'Email'), fields.email),
-        h('div', { class: 'field' }, h('label', { for: 'new-password' }, 'Password (6 characters or more)'), fields.password),
-        h('div', { class: 'field' }, h('label', { for: 'new-name' }, 'Display name (optional)'), fields.displayName)),
-      create),
+      h('div', { class: 'field' }, h('label', { for: 'new-email' }, 'Email'), fields.email),
+      h('div', { class: 'field' }, h('label', { for: 'new-password' }, 'Password (6 characters or more)'), fields.password),
+      h('div', { class: 'field' }, h('label', { for: 'new-name' }, 'Display name (optional)'), fields.displayName),
+      createProblem,
+      h('div', { class: 'dialog-actions' },
+        h('button', { type: 'button', class: 'button', 'data-testid': 'new-user-cancel', 'on:click': () => createDialog.close() },
+          'Cancel'),
+        create)));
+  const openCreate = h('button', { type: 'button', class: 'button primary', 'data-testid': 'new-user-open',
+    'aria-haspopup': 'dialog', 'on:click': () => {
+      createProblem.hidden = true;
+      createDialog.showModal();
+      fields.email.focus();
+    } }, 'New user');
+
+  container.append(
+    h('div', { class: 'section-head' }, h('h1', { id: 'section-title', tabindex: -1 }, 'Users'), openCreate),
+    createDialog,
     h('div', { class: 'toolbar', role: 'search' },
       h('div', { class: 'field' }, h('label', { for: 'user-search' }, 'Search users'), search),
       h('div', { class: 'field' }, h('label', { for: 'user-filter' }, 'Show'), filter)),
@@ -104,27 +125,24 @@ export function mount(container, { hearth }) {
     const name = user.email ?? user.uid;
     return h('tr', { 'data-testid': 'user-row', 'data-uid': user.uid, class: user.disabled ? 'disabled-user' : null },
       cell('Email', [
-        h('span', { 'data-testid': 'user-email' }, user.email ?? h('span', { class: 'muted' }, user.phoneNumber ?? 'anonymous')),
+        h('span', { class: 'user-email', 'data-testid': 'user-email', title: user.email ?? null },
+          user.email ?? h('span', { class: 'muted' }, user.phoneNumber ?? 'anonymous')),
         user.disabled ? h('span', { class: 'badge danger', 'data-testid': 'user-disabled' }, 'Disabled') : null,
         user.email && !user.emailVerified ? h('span', { class: 'badge muted' }, 'unverified') : null]),
-      cell('Name', user.displayName ?? ''),
-      cell('UID', h('code', {}, user.uid)),
+      cell('Name', user.displayName ? h('span', { class: 'user-name', title: user.displayName }, user.displayName) : ''),
+      cell('UID', h('code', { title: user.uid }, user.uid), { class: 'user-uid' }),
       cell('Sign-in', user.providers.length ? user.providers.join(', ') : h('span', { class: 'muted' }, 'anonymous or custom')),
       cell('Created', formatTime(user.createdAt)),
       cell('Last sign-in', formatTime(user.lastLoginAt)),
-      cell('Custom claims', claims ? h('code', { class: 'claims' }, claims) : h('span', { class: 'muted' }, 'none')),
-      cell('Actions', h('div', { class: 'button-row' },
-        h('button', { type: 'button', class: 'button', 'data-testid': 'user-toggle-disabled',
-          'aria-label': `${user.disabled ? 'Enable' : 'Disable'} ${name}`, 'on:click': (event) => setDisabled(user, !user.disabled, event.currentTarget) },
-          user.disabled ? 'Enable' : 'Disable'),
-        user.email ? h('button', { type: 'button', class: 'button', 'data-testid': 'user-reset',
-          'aria-label': `Email ${name} a password reset link`, 'on:click': (event) => sendReset(user, event.currentTarget) }, 'Reset email') : null,
-        h('button', { type: 'button', class: 'button', 'data-testid': 'user-revoke',
-          'aria-label': `End every session of ${name}`, 'on:click': () => revoke(user) }, 'Revoke sessions'),
-        h('button', { type: 'button', class: 'button', 'data-testid': 'user-claims',
-          'aria-label': `Edit the custom claims of ${user.email ?? user.uid}`, 'on:click': () => editClaims(user) }, 'Claims…'),
-        h('button', { type: 'button', class: 'button danger', 'data-testid': 'user-delete',
-          'aria-label': `Delete ${user.email ?? user.uid}`, 'on:click': () => remove(user) }, 'Delete'))));
+      cell('Custom claims', claims ? h('code', { class: 'claims', title: claims }, claims) : h('span', { class: 'muted' }, 'none')),
+      cell('Actions', actionMenu({ label: `Actions for ${name}`, testid: 'user-actions', items: [
+        { label: user.disabled ? 'Enable' : 'Disable', testid: 'user-toggle-disabled',
+          onSelect: (button) => setDisabled(user, !user.disabled, button) },
+        user.email ? { label: 'Email a password reset link', testid: 'user-reset', onSelect: (button) => sendReset(user, button) } : null,
+        { label: 'Revoke sessions…', testid: 'user-revoke', onSelect: () => revoke(user) },
+        { label: 'Edit custom claims…', testid: 'user-claims', onSelect: () => editClaims(user) },
+        { label: 'Delete…', testid: 'user-delete', danger: true, onSelect: () => remove(user) },
+      ].filter(Boolean) }), { class: 'actions-cell' }));
   }
 
   async function setDisabled(user, disabled, button) {
@@ -300,6 +318,10 @@ function accountWords(error) {
   return /^[A-Z_]+\b/.test(error?.detail ?? '') ? HearthError.auth(error.detail).message : errorWords(error);
 }
 
+/** A short date and time (the full one in the title), so a row stays one line. */
 function formatTime(ms) {
-  return ms ? h('time', { datetime: new Date(ms).toISOString() }, new Date(ms).toLocaleString()) : '';
+  if (!ms) return '';
+  const date = new Date(ms);
+  return h('time', { datetime: date.toISOString(), title: date.toLocaleString() },
+    date.toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'short' }));
 }

@@ -26,7 +26,8 @@ const HEIGHT = 90;
  * @param {number} options.gapMs points further apart than this are not joined (the page was hidden)
  * @param {number} [options.minimumScale] the least top of the scale, so noise stays flat
  * @param {number} [options.scaleUnit] the scale's top is a round number of these (e.g. 1,048,576 for MB)
- * @returns {{ element: HTMLElement, update: (points: Point[], now: number) => void }}
+ * @returns {{ element: HTMLElement, update: (points: Point[], now: number, span?: { windowMs?: number, gapMs?: number }) => void }}
+ *   `update` may be given another window and gap (the page's time range changed).
  */
 export function lineChart({ id, title, series, format, windowMs, gapMs, minimumScale = 1, scaleUnit = 1 }) {
   const headingId = `graph-${id}-title`;
@@ -45,7 +46,9 @@ export function lineChart({ id, title, series, format, windowMs, gapMs, minimumS
     'data-points': 0 },
     h('h3', { id: headingId }, title), legend, svg, scale);
 
-  function update(points, now) {
+  function update(points, now, span = {}) {
+    windowMs = span.windowMs ?? windowMs;
+    gapMs = span.gapMs ?? gapMs;
     const shown = points.filter((point) => point.time >= now - windowMs);
     const peak = Math.max(0, ...shown.flatMap((point) => series.map((item) => point.values[item.key] ?? 0))
       .filter(Number.isFinite));
@@ -58,7 +61,7 @@ export function lineChart({ id, title, series, format, windowMs, gapMs, minimumS
       value.dataset.value = current === null || current === undefined ? '' : String(current);
     });
     element.dataset.points = String(shown.length);
-    scale.textContent = `Scale 0 to ${format(top)}; last ${Math.round(windowMs / 60_000)} minutes.`;
+    scale.textContent = `Scale 0 to ${format(top)}; last ${spanWords(windowMs)}.`;
   }
 
   /** The series as SVG path data: a new stroke after a gap or a missing value. */
@@ -80,6 +83,14 @@ export function lineChart({ id, title, series, format, windowMs, gapMs, minimumS
   }
 
   return { element, update };
+}
+
+/** "5 minutes", "1 hour", "6 hours". */
+function spanWords(ms) {
+  const minutes = Math.round(ms / 60_000);
+  if (minutes < 60) return `${minutes} minutes`;
+  const hours = Math.round(minutes / 60);
+  return hours === 1 ? '1 hour' : `${hours} hours`;
 }
 
 /** The y coordinate of a fraction of the scale (0 at the bottom), inside a 2-unit margin. */
