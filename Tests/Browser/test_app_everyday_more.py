@@ -8,6 +8,7 @@ phone size (390×844, dark), with the accessibility audit on every new state:
   “…”"), with the newest time, unread while any member is, and every member marked read;
 - Notifications opens from the device's cache after a reload with the server stopped (never
   opened before going offline), says it is offline, and is live again once the server is back;
+  with nothing cached on the device it says so instead of showing placeholders forever;
 - an open conversation never says the other person is "Online" while the reader is offline
   (their connection closed, or the page reloaded with the server stopped), and says the truth
   again at once when the reader reconnects.
@@ -314,6 +315,42 @@ def test_notifications_render_from_the_cache_after_a_reload_with_the_server_stop
         notify(server, author.uid, f"follow_{cy.uid}", "follow", cy)
         wait_until(driver, lambda d: len(group_items(d)) == 3, LIVE, "a new notification did not come once back online")
         assert group_items(driver)[0]["text"].endswith(f"Cy {family} started following you")
+    finally:
+        stop_server(server)
+
+
+@pytest.mark.parametrize("phone,dark", SIZES, ids=SIZE_IDS)
+def test_notifications_offline_with_nothing_saved_say_so_instead_of_placeholders(browser_factory, tmp_path, phone, dark):
+    from test_app_offline import reload, shell_ready
+
+    server = launch_server(tmp_path / "data")
+    port = int(server.url.rsplit(":", 1)[1])
+    try:
+        driver = browser_for(browser_factory, phone, dark)
+        name = f"Pia {word()}"
+        sign_up(driver, server, name)
+        author = me_as_person(driver, name)
+        ada = person(server, f"Ada {word()}")
+        notify(server, author.uid, f"follow_{ada.uid}", "follow", ada)
+        wait_until(driver, lambda d: badge_state(d)["link"] == "Notifications, 1 unread", LIVE, "the notification did not arrive")
+        shell_ready(driver)
+        stop_server(server)
+        # This device's data cache is gone (as on a first start here); the app's files are kept.
+        driver.get("about:blank")
+        driver.execute_cdp_cmd("Storage.clearDataForOrigin", {"origin": server.url, "storageTypes": "indexeddb"})
+
+        reload(driver, server.url, "#/notifications")
+        note = wait_for(driver, "[data-testid=notifications-offline]", OFFLINE_PAINT)
+        assert note.text.startswith("Offline — no notifications were saved on this device"), note.text
+        wait_until(driver, lambda d: not d.find_elements(By.CSS_SELECTOR, "#main .skeleton"), OFFLINE_PAINT, "placeholders are still shown")
+        assert driver.find_element(By.CSS_SELECTOR, "[data-testid=notification-list]").get_attribute("aria-busy") is None
+        accessible(driver, phone, "notifications offline with nothing saved")
+
+        # Back: the note goes and the notification comes.
+        server = launch_server(tmp_path / "data", port)
+        wait_until(driver, lambda d: len(group_items(d)) == 1, RECONNECT, "the notification did not come once back online")
+        assert not driver.find_element(By.CSS_SELECTOR, "[data-testid=notifications-offline]").is_displayed()
+        assert group_items(driver)[0]["text"].endswith(f"{ada.name} started following you")
     finally:
         stop_server(server)
 
