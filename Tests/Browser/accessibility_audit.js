@@ -321,6 +321,19 @@ function hearthAudit(options = {}) {
     if (contrast < 4.5) report('contrast', field, `${field.value ? 'its text' : 'its placeholder'} ${shown.color} is ${contrast.toFixed(2)}:1 (4.5:1 needed)`);
   }
 
+  // Tap targets (with `targets`, for screens used with a finger): what is operated on its own,
+  // not a link inside a sentence, is at least 44 px each way.
+  if (options.targets) {
+    const standalone = 'button, [role="button"], select, a.button, a.chip, a[class*="nav-link"], [role="menuitem"], [role="tab"], summary';
+    for (const element of document.querySelectorAll(standalone)) {
+      if (!hearthShown(element) || element.closest('[hidden], [inert]') || element.disabled) continue;
+      const box = element.getBoundingClientRect();
+      if (box.width < 43.5 || box.height < 43.5) {
+        report('target', element, `${Math.round(box.width)}×${Math.round(box.height)} px (44×44 needed)`);
+      }
+    }
+  }
+
   // Names: everything one can operate, and every picture.
   for (const element of document.querySelectorAll(HEARTH_INTERACTIVE)) {
     if (!hearthExposed(element) || element.closest('[hidden]')) continue;

@@ -41,7 +41,7 @@ def audited(driver, label: str, phone: bool):
     from test_app_accessibility import check_screen, report
 
     dismiss_toasts(driver)
-    problems = check_screen(driver, f"{label} ({'phone' if phone else 'desktop'})", phone)
+    problems = check_screen(driver, f"{label} ({'phone' if phone else 'desktop'})", phone, targets=phone)
     assert not problems, report(problems)
 
 
