@@ -1,4 +1,5 @@
 import Foundation
+import HearthCore
 import Synchronization
 
 /// The latest requests the server answered, across transports (REST, Server-Sent Events
@@ -85,7 +86,7 @@ public final class RequestLog: Sendable {
 
     /// How many entries are kept; 0 when the log is off.
     public let capacity: Int
-    private let ring = Mutex<(entries: [Entry], next: Int)>(([], 0))
+    private let ring: Mutex<BoundedRing<Entry>>
 
     /// How many entries are kept unless the server is told otherwise.
     public static let defaultCapacity = 1_000
@@ -94,6 +95,7 @@ public final class RequestLog: Sendable {
     public init(capacity: Int = RequestLog.defaultCapacity) {
         precondition(capacity >= 0)
         self.capacity = capacity
+        ring = Mutex(BoundedRing(capacity: max(1, capacity)))
     }
 
     /// False when the log keeps nothing, so callers can skip building entries.
@@ -102,14 +104,7 @@ public final class RequestLog: Sendable {
     /// Keeps `entry`, dropping the oldest past ``capacity``.
     func record(_ entry: Entry) {
         guard isEnabled else { return }
-        ring.withLock { ring in
-            if ring.entries.count < capacity {
-                ring.entries.append(entry)
-            } else {
-                ring.entries[ring.next] = entry
-            }
-            ring.next = (ring.next + 1) % capacity
-        }
+        ring.withLock { $0.append(entry) }
     }
 
     /// Keeps a request whose `path` holds no secret (a realtime message's database path, or a
@@ -127,10 +122,7 @@ public final class RequestLog: Sendable {
     /// The kept entries matching `filter`, newest first, at most `filter.limit`.
     public func newestFirst(_ filter: Filter = Filter(limit: Int.max)) -> [Entry] {
         guard isEnabled else { return [] }
-        let entries = ring.withLock { ring -> [Entry] in
-            // Oldest first: from `next` round to just before it.
-            ring.entries.count < capacity ? ring.entries : Array(ring.entries[ring.next...] + ring.entries[..<ring.next])
-        }
+        let entries = ring.withLock { $0.oldestFirst }
         var result: [Entry] = []
         for entry in entries.reversed() where filter.matches(entry) {
             result.append(entry)

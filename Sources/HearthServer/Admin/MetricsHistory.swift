@@ -1,4 +1,5 @@
 import Foundation
+import HearthCore
 import Synchronization
 
 /// The server's figures over the last hours, for the console's graphs: a bounded ring of
@@ -12,34 +13,24 @@ final class MetricsHistory: Sendable {
     let capacity: Int
     /// The time between two samples.
     let interval: Duration
-    private let ring = Mutex<(samples: [MetricsSample], next: Int)>(([], 0))
+    private let ring: Mutex<BoundedRing<MetricsSample>>
 
     static let defaultInterval: Duration = .seconds(10)
     static let defaultCapacity = 2_160
 
     init(capacity: Int = MetricsHistory.defaultCapacity, interval: Duration = MetricsHistory.defaultInterval) {
-        precondition(capacity >= 1)
         self.capacity = capacity
+        ring = Mutex(BoundedRing(capacity: capacity))
         self.interval = interval
     }
 
     /// Keeps `sample`, dropping the oldest past ``capacity``.
     func record(_ sample: MetricsSample) {
-        ring.withLock { ring in
-            if ring.samples.count < capacity {
-                ring.samples.append(sample)
-            } else {
-                ring.samples[ring.next] = sample
-            }
-            ring.next = (ring.next + 1) % capacity
-        }
+        ring.withLock { $0.append(sample) }
     }
 
     /// The kept samples whose time is within `range` (milliseconds since the epoch), oldest first.
     func samples(in range: TimeFilter = TimeFilter()) -> [MetricsSample] {
-        let ordered = ring.withLock { ring -> [MetricsSample] in
-            ring.samples.count < capacity ? ring.samples : Array(ring.samples[ring.next...] + ring.samples[..<ring.next])
-        }
-        return ordered.filter { range.contains(milliseconds: $0.time) }
+        ring.withLock { $0.oldestFirst }.filter { range.contains(milliseconds: $0.time) }
     }
 }

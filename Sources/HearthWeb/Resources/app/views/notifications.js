@@ -6,7 +6,7 @@
 // the client's cache holds (main.js keeps the newest page cached) and says so.
 import { h, errorNote, signInPrompt, viewStatus, emptyState, skeleton, avatar, agoTime } from '/app/ui.js';
 import { cachedOrRead } from '/app/social.js';
-import { PagedList, loadOlderButton, syncChildren } from '/app/paging.js';
+import { PagedList, rememberedPages, loadOlderButton, syncChildren } from '/app/paging.js';
 import { groupNotifications, groupWords } from '/app/notification-groups.js';
 import { notificationsPage, NOTIFICATIONS_PAGE } from '/app/notifications-sync.js';
 import { watchConnection } from '/app/presence.js';
@@ -54,6 +54,7 @@ export function mount(container, ctx) {
   let connection = 'connecting';
 
   const notifications = new PagedList({
+    remembered: rememberedPages('notifications'),
     pageSize: NOTIFICATIONS_PAGE,
     query: (cursor) => notificationsPage(hearth.db, me, cursor),
     compare,

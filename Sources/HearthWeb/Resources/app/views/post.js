@@ -11,7 +11,7 @@ import {
   setSaved, shareLink,
 } from '/app/actions.js';
 import { Subscriptions } from '/app/social.js';
-import { PagedList, loadOlderButton, syncChildren } from '/app/paging.js';
+import { PagedList, rememberedPages, loadOlderButton, syncChildren } from '/app/paging.js';
 import { markPending } from '/app/pending.js';
 import { mentionsIn, richText } from '/app/rich-text.js';
 import { mentionSuggestions } from '/app/mentions.js';
@@ -217,6 +217,7 @@ export function mount(container, ctx, params) {
 
     const byKeyDescending = (a, b) => (a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : 0);
     const comments = new PagedList({
+      remembered: rememberedPages('comments'),
       pageSize: COMMENT_PAGE,
       query: (cursor) => {
         const ordered = db.ref(`comments/${postId}`).orderByKey();
