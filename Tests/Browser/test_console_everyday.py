@@ -424,3 +424,26 @@ def test_the_simulator_picks_a_user_and_shows_the_verdict_beside_the_form(busy, 
         no_page_errors(driver)
     finally:
         requests.put(rules_url, data=original, headers=admin_headers(busy), timeout=10).raise_for_status()
+
+
+def test_a_user_rows_actions_stay_in_sight_when_the_table_is_wider_than_the_window(browser_factory, server):
+    """At 1000 px the users table is wider than its box and scrolls sideways: each row's Actions
+    button stays at the box's right edge (a sticky cell), so it and its focus ring are seen."""
+    from test_app_accessibility import check_screen, report
+
+    driver = browser_factory()
+    driver.set_window_size(1000, 900)
+    open_console(driver, server, "users")
+    wait_for(driver, "[data-testid=user-row]", 20)
+    scroll_width, client_width = driver.execute_script(
+        "const box = document.querySelector('.table-wrap'); return [box.scrollWidth, box.clientWidth]")
+    assert scroll_width > client_width, "the table fits: this test needs it wider than its box"
+    inside = driver.execute_script("""
+        const box = document.querySelector('.table-wrap').getBoundingClientRect();
+        return [...document.querySelectorAll('[data-testid=user-actions]')].every((button) => {
+          const r = button.getBoundingClientRect();
+          return r.left >= box.left && r.right <= box.right;
+        });""")
+    assert inside, "an Actions button is scrolled out of the table's box"
+    problems = check_screen(driver, "users, a table wider than the window", False)
+    assert not problems, report(problems)

@@ -131,7 +131,9 @@ export function mount(container, { hearth }) {
         user.email && !user.emailVerified ? h('span', { class: 'badge muted' }, 'unverified') : null]),
       cell('Name', user.displayName ? h('span', { class: 'user-name', title: user.displayName }, user.displayName) : ''),
       cell('UID', h('code', { title: user.uid }, user.uid), { class: 'user-uid' }),
-      cell('Sign-in', user.providers.length ? user.providers.join(', ') : h('span', { class: 'muted' }, 'anonymous or custom')),
+      cell('Sign-in', user.providers.length
+        ? h('span', { class: 'user-providers', title: user.providers.join(', ') }, user.providers.join(', '))
+        : h('span', { class: 'muted' }, 'anonymous or custom')),
       cell('Created', formatTime(user.createdAt)),
       cell('Last sign-in', formatTime(user.lastLoginAt)),
       cell('Custom claims', claims ? h('code', { class: 'claims', title: claims }, claims) : h('span', { class: 'muted' }, 'none')),
