@@ -347,16 +347,23 @@ def unexplained_changes(before: dict, after: dict, uid: str, ids: set[str] = fro
     """What changed between two whole trees other than the deleted person's traces: every value
     whose path has no key holding their `uid` (their conversations' IDs hold it too) or one of
     `ids` (their posts' and comments' IDs) must be as it was, except the like counts of the
-    posts in `unliked` (which they liked), each down by exactly one, in posts/ and user-posts/."""
+    posts in `unliked` (which they liked), each down by exactly one, in posts/ and user-posts/;
+    and the comment counts of posts they commented on, which the server keeps equal to the
+    comments left (none: no count)."""
     old, new = leaves(before), leaves(after)
     problems = []
     for path in sorted(set(old) | set(new)):
         was, now = old.get(path), new.get(path)
         if was == now or any(uid in key or not ids.isdisjoint(parts_of(key)) for key in path):
             continue
-        counted = path[-1] == "starCount" and (path[0], len(path)) in (("posts", 3), ("user-posts", 4)) and path[-2] in unliked
+        in_a_post = (path[0], len(path)) in (("posts", 3), ("user-posts", 4))
+        counted = path[-1] == "starCount" and in_a_post and path[-2] in unliked
         if counted and isinstance(was, int) and now == was - 1:
             continue
+        if path[-1] == "commentCount" and in_a_post:
+            left = len((after.get("comments") or {}).get(path[-2]) or {})
+            if now == (left or None) and isinstance(was, int) and was > left:
+                continue
         problems.append(f"/{'/'.join(path)}: {json.dumps(was)} -> {json.dumps(now)}")
     return problems
 
