@@ -75,10 +75,13 @@ public final class Auth: Sendable {
 
     // MARK: - Signing in and out
 
-    /// Makes an email/password account and signs in as it.
+    /// Makes an email/password account, named `displayName` when one is given (in the same
+    /// request), and signs in as it.
     @discardableResult
-    public func createUser(email: String, password: String) async throws -> User {
-        try await signIn(through: "accounts:signUp", ["email": .string(email), "password": .string(password)])
+    public func createUser(email: String, password: String, displayName: String? = nil) async throws -> User {
+        var fields: [String: Node] = ["email": .string(email), "password": .string(password)]
+        if let displayName { fields["displayName"] = .string(displayName) }
+        return try await signIn(through: "accounts:signUp", fields)
     }
 
     @discardableResult
@@ -162,15 +165,20 @@ public final class Auth: Sendable {
         setUser(updated)
     }
 
-    /// Gives the signed-in anonymous account an email and password: it keeps its uid and
-    /// everything it made, and becomes an ordinary account.
+    /// Gives the signed-in anonymous account an email and password (and `displayName`, when one
+    /// is given, in the same request: nobody sees the account with its email but not its name):
+    /// it keeps its uid and everything it made, and becomes an ordinary account.
     @discardableResult
-    public func linkEmail(_ email: String, password: String) async throws -> User {
+    public func linkEmail(_ email: String, password: String, displayName: String? = nil) async throws -> User {
         guard let user = currentUser else { throw HearthClientError(.notSignedIn, "Nobody is signed in.") }
-        let answer = try await call(
-            "accounts:update", ["idToken": .string(try await idToken() ?? user.idToken), "email": .string(email),
-                                "password": .string(password), "returnSecureToken": .bool(true)])
+        var fields: [String: Node] = [
+            "idToken": .string(try await idToken() ?? user.idToken), "email": .string(email),
+            "password": .string(password), "returnSecureToken": .bool(true),
+        ]
+        if let displayName { fields["displayName"] = .string(displayName) }
+        let answer = try await call("accounts:update", fields)
         var updated = user
+        if let displayName { updated.displayName = Self.string(answer, "displayName") ?? displayName }
         if case .string(let token) = answer.child(ChildKey("idToken")) { updated.idToken = token }
         if case .string(let token) = answer.child(ChildKey("refreshToken")) { updated.refreshToken = token }
         updated.expiresAt = clock() + Self.seconds(answer.child(ChildKey("expiresIn"))) * 1000

@@ -40,11 +40,10 @@ public final class SessionViewModel {
         await perform {
             let address = self.email.trimmingCharacters(in: .whitespaces)
             if self.client.auth.currentUser?.isAnonymous == true {
-                try await self.client.auth.linkEmail(address, password: self.password)
+                try await self.client.auth.linkEmail(address, password: self.password, displayName: name)
             } else {
-                try await self.client.auth.createUser(email: address, password: self.password)
+                try await self.client.auth.createUser(email: address, password: self.password, displayName: name)
             }
-            try await self.client.auth.updateProfile(displayName: name)
             try await self.writeProfile(name: name, picture: nil)
         }
     }

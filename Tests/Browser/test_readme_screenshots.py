@@ -13,6 +13,7 @@ import os
 import struct
 
 import pytest
+from selenium.common.exceptions import TimeoutException
 
 from browser_support import REPO, js_errors, wait_for, wait_until
 from test_app_accessibility import open_screen, settled, sign_in
@@ -37,9 +38,23 @@ def sized_browser(browser_factory, size: str):
     return driver
 
 
-def images_loaded(driver) -> bool:
-    return driver.execute_script("""
-        return [...document.querySelectorAll('main img')].every((image) => image.complete && image.naturalWidth > 0);""")
+def wait_for_images(driver):
+    """Waits until every image the picture shows (in the window: lazy ones further down may
+    wait) has loaded; else fails naming the ones that did not."""
+    unloaded: list[str] = []
+
+    def loaded(d) -> bool:
+        unloaded[:] = d.execute_script("""
+            return [...document.querySelectorAll('main img')].filter((image) => {
+              const box = image.getBoundingClientRect();
+              return box.bottom > 0 && box.top < innerHeight && box.width > 0;
+            }).filter((image) => !(image.complete && image.naturalWidth > 0)).map((image) => image.src);""")
+        return not unloaded
+
+    try:
+        wait_until(driver, loaded, LIVE)
+    except TimeoutException:
+        raise AssertionError(f"the photos on the screen did not load: {unloaded}") from None
 
 
 def png_size(path) -> tuple[int, int]:
@@ -67,7 +82,7 @@ def test_the_readme_screenshots_of_the_app(server, browser_factory, size):
     driver = sized_browser(browser_factory, size)
     sign_in(driver, server, server.account("Ann"))
     open_screen(driver, "#/", "[data-testid=post-card]")
-    wait_until(driver, images_loaded, LIVE, "the posts' photos did not load")
+    wait_for_images(driver)
     assert settled(driver)
     shoot(driver, "app", size)
     assert not js_errors(driver)

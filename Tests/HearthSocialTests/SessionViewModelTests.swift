@@ -70,7 +70,8 @@ struct SessionViewModelTests {
 
     @Test func anAnonymousVisitorKeepsTheirUIDWhenSigningUp() async throws {
         try await SocialHarness.with { harness in
-            let session = SessionViewModel(client: harness.client())
+            let client = harness.client()
+            let session = SessionViewModel(client: client)
             await session.browseAnonymously()
             let uid = try #require(session.user?.uid)
             session.displayName = "Kim Kept"
@@ -81,6 +82,9 @@ struct SessionViewModelTests {
             #expect(session.user?.uid == uid)
             #expect(session.isAnonymous == false)
             #expect(session.user?.email == "kim.kept@example.com")
+            // Named in the same request as the link: the new ID token carries the name.
+            #expect(session.user?.displayName == "Kim Kept")
+            #expect(try Self.payload(of: try #require(try await client.auth.idToken()))["name"] as? String == "Kim Kept")
             let profile = try await harness.profile(uid) { $0.fullName == "Kim Kept" }
             #expect(profile.fullName == "Kim Kept")
             #expect(profile.searchIndex != nil)
@@ -164,5 +168,14 @@ struct SessionViewModelTests {
             profile = try await harness.profile(uid) { $0.bio == nil }
             #expect(profile.bio == nil)
         }
+    }
+
+    /// A JWT's payload, read without checking its signature (the server made it; the test reads
+    /// what it says).
+    static func payload(of token: String) throws -> [String: Any] {
+        var encoded = String(token.split(separator: ".")[1]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        encoded += String(repeating: "=", count: (4 - encoded.count % 4) % 4)
+        let data = try #require(Data(base64Encoded: encoded))
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 }

@@ -292,8 +292,7 @@ export async function writeProfile(hearth, name, picture, bio = undefined, thumb
  */
 export async function signUp(hearth, { name, email, password }) {
   if (hearth.auth.currentUser?.isAnonymous) {
-    await hearth.auth.linkWithPassword(email.trim(), password);
-    await hearth.auth.updateProfile({ displayName: name });
+    await hearth.auth.linkWithPassword(email.trim(), password, name);
   } else {
     await hearth.auth.signUp(email.trim(), password, name);
   }

@@ -613,15 +613,36 @@ class App {
     window.addEventListener('hashchange', () => clearTimeout(timer));
   }
 
-  /** Scrolls to `y` once the screen is tall enough (its data may still be coming), for up to 3 s. */
+  /**
+   * Scrolls to `y` once the screen is tall enough (its data may still be coming, and a list
+   * drawn again may briefly be shorter, which moves the page up), and holds it there until it
+   * has stayed for half a second. The person's own scrolling, a tap or a key ends it at once;
+   * after 10 s it goes as far as the screen reaches.
+   */
   restoreScroll(y, mount) {
-    const until = performance.now() + 3000;
+    const until = performance.now() + 10_000;
+    let heldSince = null;
+    let done = false;
+    const inputs = ['wheel', 'touchstart', 'pointerdown', 'keydown'];
+    const finish = () => {
+      done = true;
+      for (const type of inputs) window.removeEventListener(type, finish, true);
+    };
+    for (const type of inputs) window.addEventListener(type, finish, { capture: true, passive: true });
     const step = () => {
-      if (mount !== this.mountCount) return;
+      if (done || mount !== this.mountCount) return finish();
+      const now = performance.now();
       const reachable = document.documentElement.scrollHeight - window.innerHeight;
-      if (reachable >= y || performance.now() > until) {
-        window.scrollTo(0, Math.min(y, Math.max(0, reachable)));
-        return;
+      if (now > until) {
+        if (Math.abs(window.scrollY - y) > 1) window.scrollTo(0, Math.min(y, Math.max(0, reachable)));
+        return finish();
+      }
+      if (reachable >= y && Math.abs(window.scrollY - y) > 1) {
+        window.scrollTo(0, y);
+        heldSince = null;
+      } else if (reachable >= y) {
+        heldSince ??= now;
+        if (now - heldSince >= 500) return finish();
       }
       requestAnimationFrame(step);
     };

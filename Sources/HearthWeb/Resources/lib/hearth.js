@@ -16,7 +16,8 @@
  *   signInWithProvider(providerId, { next, link }) → leaves for the provider; its return to
  *     /__/auth/handler calls completeProviderSignIn() → { user, next } (link: the signed-in,
  *     e.g. anonymous, account gets the provider and keeps its uid)
- *   linkWithPassword(email, password) (an anonymous account becomes an email account) · unlink(providerId)
+ *   linkWithPassword(email, password, displayName?) (an anonymous account becomes an email account,
+ *     named in the same request when displayName is given) · unlink(providerId)
  *   sendPasswordResetEmail(email) · sendEmailVerification() · verifyPasswordResetCode(code) → email
  *   confirmPasswordReset(code, newPassword) · applyActionCode(code) · checkActionCode(code)
  *   deleteAccount() (a password account signs in again first: the server refuses an old
@@ -525,10 +526,13 @@ class Auth {
   }
 
   /** Gives the signed-in (anonymous) account an email and password, keeping its uid. */
-  async linkWithPassword(email, password) {
+  async linkWithPassword(email, password, displayName) {
     const idToken = await this.getIdToken();
     if (!idToken) throw HearthError.auth('NOT_SIGNED_IN');
-    const answer = await this._call('accounts:update', { idToken, email, password, returnSecureToken: true });
+    const request = { idToken, email, password, returnSecureToken: true };
+    // One request: nobody ever sees the account with its email but not yet its name.
+    if (displayName !== undefined) request.displayName = displayName;
+    const answer = await this._call('accounts:update', request);
     if (answer.idToken) await this._start(answer);
     else await this.getIdToken(true);
     this._changed();
