@@ -13,11 +13,12 @@ import Logging
 /// disabled or deleted since are dropped.
 extension RealtimeService {
     /// How a record keeps who queued it: nil for an admin, else `{"auth": <the rules' auth>}`,
-    /// with `"unsigned": true` for an emulator's test token (which names no account).
-    static func storedIdentity(of auth: RequestAuth, unsignedTestToken: Bool) -> [UInt8]? {
+    /// with `"unsigned": true` when it names no account (an emulator's test token, an admin's
+    /// auth override; the key kept from when only test tokens had it).
+    static func storedIdentity(of auth: RequestAuth, hasNoAccount: Bool) -> [UInt8]? {
         guard case .rules(let variable, _) = auth else { return nil }
         var fields: [(ChildKey, Node)] = [(ChildKey("auth"), variable)]
-        if unsignedTestToken { fields.append((ChildKey("unsigned"), .bool(true))) }
+        if hasNoAccount { fields.append((ChildKey("unsigned"), .bool(true))) }
         return JSONWriter.bytes(.object(fields))
     }
 
@@ -33,7 +34,7 @@ extension RealtimeService {
         let account = try await accounts.user(uid: uid)
         if account?.disabled == true { return nil }
         // An ID token this server signed names an account: gone means deleted. An emulator's
-        // test token names users that may have none.
+        // test token or an admin's override names users that may have none.
         let unsigned = identity.child(ChildKey("unsigned")) == .bool(true)
         if account == nil && !unsigned { return nil }
         return .rules(auth: variable, expires: nil)

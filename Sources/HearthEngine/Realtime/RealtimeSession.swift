@@ -37,8 +37,10 @@ public final class RealtimeSession: Sendable {
 
     private struct State {
         var auth = RequestAuth.anonymous
-        /// True when `auth` came from an emulator's unsigned test token (no account behind it).
-        var authIsUnsignedTestToken = false
+        /// True when `auth` names no account the gate answers for: an emulator's unsigned test
+        /// token, or an admin's auth override (`authvar`, firebase-admin's
+        /// `databaseAuthVariableOverride`), whose uid may be any name.
+        var authHasNoAccount = false
         var listens: [ListenKey: Listener] = [:]
         var outstandingWrites = 0
         /// Write answers go out in the order of the writes, whatever order they finish in.
@@ -238,13 +240,15 @@ public final class RealtimeSession: Sendable {
         do {
             var auth = try await RequestAuth.resolve(
                 credential: credential, admin: service.admin, issuer: service.issuer, gate: service.gate, now: operations.clock())
+            var overridden = false
             if case .admin = auth, let override {
+                overridden = true
                 switch override {
                 case .signedOut: auth = .anonymous
                 case .auth(let variable): auth = .rules(auth: variable, expires: nil)
                 }
             }
-            setAuth(auth, unsignedTestToken: service.admin.emulator && RequestAuth.unsignedClaims(credential) != nil)
+            setAuth(auth, hasNoAccount: overridden || (service.admin.emulator && RequestAuth.unsignedClaims(credential) != nil))
             let expires: Node = auth.expires.map { .int($0 / 1000) } ?? .null
             respond(id, data: .object([(ChildKey("auth"), auth.ruleAuth ?? .null), (ChildKey("expires"), expires)]))
         } catch {
@@ -253,10 +257,10 @@ public final class RealtimeSession: Sendable {
         }
     }
 
-    private func setAuth(_ auth: RequestAuth, unsignedTestToken: Bool = false) {
+    private func setAuth(_ auth: RequestAuth, hasNoAccount: Bool = false) {
         let listeners = state.withLock { state -> [Listener] in
             state.auth = auth
-            state.authIsUnsignedTestToken = unsignedTestToken
+            state.authHasNoAccount = hasNoAccount
             return Array(state.listens.values)
         }
         operations.hub.reauthorize(listeners, as: auth.ruleAuth, on: database)
@@ -281,7 +285,7 @@ public final class RealtimeSession: Sendable {
     /// The uid the connection is signed in as, and when its token was issued (seconds).
     private var signedIn: (uid: String, issuedAt: Int64?)? {
         state.withLock { state in
-            guard !state.authIsUnsignedTestToken, case .rules(let auth, _) = state.auth, case .string(let uid) = auth.child(ChildKey("uid"))
+            guard !state.authHasNoAccount, case .rules(let auth, _) = state.auth, case .string(let uid) = auth.child(ChildKey("uid"))
             else { return nil }
             return (uid, auth.child(ChildKey("token")).child(ChildKey("iat")).integerValue)
         }
@@ -417,7 +421,7 @@ public final class RealtimeSession: Sendable {
     private func queueOnDisconnect(_ change: DatabaseOperations.Change, id: Int64) async {
         do {
             // Judged now, and again as the same identity when it runs.
-            let (auth, unsigned) = state.withLock { ($0.auth, $0.authIsUnsignedTestToken) }
+            let (auth, hasNoAccount) = state.withLock { ($0.auth, $0.authHasNoAccount) }
             try operations.check(change, on: database, auth: auth)
             let (path, kind, data): (Path, String, [UInt8])
             switch change {
@@ -436,7 +440,7 @@ public final class RealtimeSession: Sendable {
                 state.disconnectBytes += data.count
                 let record = DisconnectQueueStore.Record(
                     session: self.id, position: position, database: database.name, kind: kind, path: path.description, data: data,
-                    auth: RealtimeService.storedIdentity(of: auth, unsignedTestToken: unsigned))
+                    auth: RealtimeService.storedIdentity(of: auth, hasNoAccount: hasNoAccount))
                 let queued = QueuedDisconnect(position: position, path: path, record: record)
                 state.disconnects.append(queued)
                 return queued
