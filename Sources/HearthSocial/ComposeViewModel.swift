@@ -5,7 +5,9 @@ import Observation
 /// Writing a new post: up to three photos (each a full image and a thumbnail, made by the
 /// caller: UIKit, AppKit or a browser canvas, in the order chosen, each with optional alt text),
 /// a title and a body, checked, uploaded and published in one atomic write. With a photo, the
-/// title and body are optional; without one, both are needed.
+/// title and body are optional; without one, both are needed. A post with photos made while the
+/// server cannot be reached waits in the ``PostQueue`` and is sent when the connection is back
+/// (one without photos waits in the database's own queue).
 @MainActor
 @Observable
 public final class ComposeViewModel {
@@ -32,6 +34,8 @@ public final class ComposeViewModel {
     public private(set) var isPosting = false
     /// Upload progress of the photos, from 0 to 1.
     public private(set) var progress: Double = 0
+    /// The last post could not reach the server and waits on this device to be sent.
+    public private(set) var wasQueued = false
 
     /// The largest full image and thumbnail the app's storage rules accept.
     public static let maxFullBytes = 5 * 1024 * 1024
@@ -87,7 +91,8 @@ public final class ComposeViewModel {
         photos[index].alt = alt
     }
 
-    /// Uploads the photos (full image and thumbnail) and publishes the post.
+    /// Uploads the photos (full image and thumbnail) and publishes the post. Offline (or when
+    /// the server stops answering mid-way), a post with photos is queued instead (``wasQueued``).
     /// - Returns: the post, or nil when it could not be sent (see ``errorMessage``).
     @discardableResult
     public func post() async -> Post? {
@@ -95,35 +100,37 @@ public final class ComposeViewModel {
         guard let author = client.author else { errorMessage = SocialError.notSignedIn.description; return nil }
         isPosting = true
         errorMessage = nil
+        wasQueued = false
         progress = 0
         defer { isPosting = false }
         let id = client.database.root.child("posts").childByAutoId().key!
+        let title = title.trimmingCharacters(in: .whitespacesAndNewlines)
+        let body = body.trimmingCharacters(in: .whitespacesAndNewlines)
+        if !photos.isEmpty && !client.database.isConnected { return await queue(id: id, title: title, body: body, author: author) }
         var stored: [Photo] = []
         do {
             let total = Double(photos.reduce(0) { $0 + $1.full.count + $1.thumbnail.count })
             var done = 0.0
             for (index, photo) in photos.enumerated() {
-                let extensionName = photo.contentType == "image/png" ? "png" : "jpg"
-                let full = "\(author.uid)/full/\(id)/\(index).\(extensionName)"
-                let thumb = "\(author.uid)/thumb/\(id)/\(index).\(extensionName)"
-                try await client.storage.reference(full).putData(photo.full, contentType: photo.contentType)
+                let paths = Photo.paths(uid: author.uid, postID: id, index: index, contentType: photo.contentType)
+                try await client.storage.reference(paths.full).putData(photo.full, contentType: photo.contentType)
                 done += Double(photo.full.count)
                 progress = total > 0 ? done / total : 1
-                try await client.storage.reference(thumb).putData(photo.thumbnail, contentType: photo.contentType)
+                try await client.storage.reference(paths.thumb).putData(photo.thumbnail, contentType: photo.contentType)
                 done += Double(photo.thumbnail.count)
                 progress = total > 0 ? done / total : 1
                 let alt = photo.alt.trimmingCharacters(in: .whitespacesAndNewlines)
-                stored.append(Photo(full: full, thumb: thumb, alt: alt.isEmpty ? nil : alt))
+                stored.append(Photo(full: paths.full, thumb: paths.thumb, alt: alt.isEmpty ? nil : alt))
             }
-            let post = Post(
-                id: id, author: author, title: title.trimmingCharacters(in: .whitespacesAndNewlines),
-                body: body.trimmingCharacters(in: .whitespacesAndNewlines), photos: stored)
+            let post = Post(id: id, author: author, title: title, body: body, photos: stored)
             try await PostActions(client: client).publish(post)
             progress = 1
-            title = ""
-            body = ""
-            photos = []
+            clear()
             return post
+        } catch where !photos.isEmpty && !SocialError.isRefusal(error) {
+            // The server stopped answering: the post waits (the files sent so far have the
+            // queue's paths, and are sent again).
+            return await queue(id: id, title: title, body: body, author: author)
         } catch {
             errorMessage = SocialError.words(for: error)
             // Nothing points at the uploaded files: remove them.
@@ -133,5 +140,24 @@ public final class ComposeViewModel {
             }
             return nil
         }
+    }
+
+    private func queue(id: String, title: String, body: String, author: Author) async -> Post? {
+        do {
+            let queued = try await client.postQueue.add(id: id, title: title, body: body, photos: photos)
+            clear()
+            progress = 0
+            wasQueued = true
+            return queued.post(by: author)
+        } catch {
+            errorMessage = SocialError.words(for: error)
+            return nil
+        }
+    }
+
+    private func clear() {
+        title = ""
+        body = ""
+        photos = []
     }
 }

@@ -33,6 +33,12 @@ public struct Author: Codable, Equatable, Hashable, Sendable {
         self.profilePicture = profilePicture
     }
 
+    /// The signed-in `user` as an author: their token's name, or "Anonymous" (the name the rules
+    /// accept).
+    init(user: User) {
+        self.init(uid: user.uid, fullName: user.displayName ?? "Anonymous", profilePicture: user.photoURL)
+    }
+
     enum CodingKeys: String, CodingKey {
         case uid
         case fullName = "full_name"
@@ -56,6 +62,13 @@ public struct Photo: Codable, Equatable, Hashable, Sendable {
         self.full = full
         self.thumb = thumb
         self.alt = alt
+    }
+
+    /// Where photo `index` of post `postID` by `uid` is stored (the full image and the
+    /// thumbnail), as the storage rules expect.
+    static func paths(uid: String, postID: String, index: Int, contentType: String) -> (full: String, thumb: String) {
+        let extensionName = contentType == "image/png" ? "png" : "jpg"
+        return ("\(uid)/full/\(postID)/\(index).\(extensionName)", "\(uid)/thumb/\(postID)/\(index).\(extensionName)")
     }
 }
 

@@ -9,6 +9,9 @@ import Observation
 @Observable
 public final class NotificationListViewModel {
     public private(set) var notifications: [ActivityNotification] = []
+    /// The notifications as the screen shows them: of one kind about one post, one entry
+    /// ("Carol and Bob liked your post").
+    public var groups: [NotificationGroup] { NotificationGroup.grouping(notifications) }
     public var unreadCount: Int { notifications.count { !$0.read } }
     public private(set) var errorMessage: String?
 

@@ -11,6 +11,11 @@ struct PostActions: Sendable {
     /// Publishes a post: `posts/{id}`, its copy in `user-posts/{uid}/{id}`, the author's
     /// `people/{uid}/posts/{id}` and `feed/{uid}/{id}`, and its hashtags, in one write.
     func publish(_ post: Post) async throws {
+        try await client.settle(root.updateChildValues(try Self.publishing(post)))
+    }
+
+    /// The one multi-path update that publishes `post`.
+    static func publishing(_ post: Post) throws -> [String: DatabaseValue] {
         let value = try DatabaseValue.encoding(post)
         var updates: [String: DatabaseValue] = [
             "posts/\(post.id)": value,
@@ -19,7 +24,7 @@ struct PostActions: Sendable {
             "feed/\(post.author.uid)/\(post.id)": true,
         ]
         for tag in post.hashtags { updates["hashtags/\(tag)/\(post.id)"] = true }
-        try await client.settle(root.updateChildValues(updates))
+        return updates
     }
 
     /// Likes or unlikes a post for the signed-in user: ONE write to both reference data

@@ -13,40 +13,68 @@ public final class SocialClient: Sendable {
     /// words; ``SyncStatusViewModel`` shows them.
     let lateRefusals: AsyncStream<String>
     let lateRefusalSink: AsyncStream<String>.Continuation
+    /// Posts with photos made offline, waiting on this device to be sent.
+    public let postQueue: PostQueue
 
     /// - Parameters:
     ///   - cacheURL: the SQLite file keeping what the app has seen and the writes not yet sent,
-    ///     so screens show at once and work offline, across launches (nil: memory only).
-    public init(url: URL, bucket: String = "hearth.appspot.com", cacheURL: URL? = nil) {
+    ///     so screens show at once and work offline, across launches (nil: memory only). Posts
+    ///     with photos made offline wait beside it, in the folder `<name>-post-queue` (without
+    ///     one, in a temporary folder of this process).
+    ///   - clock: milliseconds since the epoch (when a post was queued).
+    public init(
+        url: URL, bucket: String = "hearth.appspot.com", cacheURL: URL? = nil,
+        clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+    ) {
         self.url = url
         auth = Auth(url: url)
         database = Database(url: url, auth: auth, cacheURL: cacheURL)
         storage = Storage(url: url, bucket: bucket, auth: auth)
         (lateRefusals, lateRefusalSink) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(10))
+        let queueFolder = cacheURL.map {
+            $0.deletingLastPathComponent().appendingPathComponent("\($0.deletingPathExtension().lastPathComponent)-post-queue", isDirectory: true)
+        } ?? FileManager.default.temporaryDirectory.appendingPathComponent("hearth-post-queue-\(UUID().uuidString)", isDirectory: true)
+        postQueue = PostQueue(folder: queueFolder, database: database, storage: storage, auth: auth, refusals: lateRefusalSink, clock: clock)
     }
 
     /// Waits for the server's answer to `write` while connected (a refusal throws). Offline,
-    /// returns at once: the write is shown and queued, and a later refusal goes to
-    /// ``lateRefusals``.
+    /// or once the connection goes while it waits, returns: the write is shown and queued, and
+    /// a later refusal goes to ``lateRefusals``.
     func settle(_ write: DatabaseWrite) async throws {
+        let sink = lateRefusalSink
         guard database.isConnected else {
-            let sink = lateRefusalSink
             Task {
                 do { try await write.acknowledged() } catch { sink.yield(SocialError.words(for: error)) }
             }
             return
         }
-        try await write.acknowledged()
+        let statuses = database.observeSyncStatus()
+        var watcher: Task<Void, Never>?
+        defer { watcher?.cancel() }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let first = FirstOutcome(continuation)
+            Task {
+                do {
+                    try await write.acknowledged()
+                    first.settle(.success(()))
+                } catch {
+                    if !first.settle(.failure(error)) { sink.yield(SocialError.words(for: error)) }
+                }
+            }
+            watcher = Task {
+                for await status in statuses where !status.isConnected {
+                    first.settle(.success(()))
+                    return
+                }
+            }
+        }
     }
 
     /// The signed-in user's uid.
     var uid: String? { auth.currentUser?.uid }
 
     /// The signed-in user as an author: their token's name, or "Anonymous" (the name rules accept).
-    var author: Author? {
-        guard let user = auth.currentUser else { return nil }
-        return Author(uid: user.uid, fullName: user.displayName ?? "Anonymous", profilePicture: user.photoURL)
-    }
+    var author: Author? { auth.currentUser.map(Author.init(user:)) }
 
     func requireUser() throws -> User {
         guard let user = auth.currentUser else { throw SocialError.notSignedIn }
@@ -66,6 +94,13 @@ public enum SocialError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notSignedIn: "Sign in first."
         case .invalid(let text), .denied(let text), .failed(let text): text
         }
+    }
+
+    /// Whether the server said no (rules, a size, a bad request), rather than not answering.
+    static func isRefusal(_ error: any Error) -> Bool {
+        if error is SocialError { return true }
+        guard let error = error as? HearthClientError else { return false }
+        return [.permissionDenied, .badRequest, .notFound].contains(error.kind)
     }
 
     /// The words for an error from the client or the server.

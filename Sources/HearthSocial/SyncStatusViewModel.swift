@@ -3,13 +3,17 @@ import HearthClient
 import Observation
 
 /// The app's sync state for a status bar: offline or not, how many changes wait to be sent,
-/// which posts, comments and messages are still only on this device, and the last change the
-/// server refused after the app had moved on.
+/// which posts, comments and messages are still only on this device (with the posts with
+/// photos waiting in the ``PostQueue``), and the last change the server refused after the app
+/// had moved on.
 @MainActor
 @Observable
 public final class SyncStatusViewModel {
     public private(set) var isOnline = false
     public private(set) var pendingCount = 0
+    /// Posts with photos made offline, oldest first, waiting on this device to be sent (their
+    /// ``QueuedPost/thumbnailFiles`` show them meanwhile).
+    public private(set) var waitingPosts: [QueuedPost] = []
     /// A change made offline that the server refused when it was sent, in words.
     public private(set) var lateRefusal: String?
     @ObservationIgnored private var status = SyncStatus(isConnected: false, pendingWriteCount: 0, pendingWritePaths: [])
@@ -26,8 +30,10 @@ public final class SyncStatusViewModel {
 
     /// What the status bar says, or nil when everything is sent.
     public var message: String? {
-        if !isOnline { return pendingCount > 0 ? "Offline — \(pendingCount) \(pendingCount == 1 ? "change" : "changes") will sync" : "Offline — changes will sync" }
-        if pendingCount > 0 { return "Sending \(pendingCount) \(pendingCount == 1 ? "change" : "changes")…" }
+        let waiting = pendingCount + waitingPosts.count
+        let changes = "\(waiting) \(waiting == 1 ? "change" : "changes")"
+        if !isOnline { return waiting > 0 ? "Offline — \(changes) will sync" : "Offline — changes will sync" }
+        if waiting > 0 { return "Sending \(changes)…" }
         return nil
     }
 
@@ -46,6 +52,11 @@ public final class SyncStatusViewModel {
 
     public func dismissRefusal() { lateRefusal = nil }
 
+    /// Gives up on a post waiting to be sent.
+    public func cancelWaitingPost(_ id: String) async {
+        await client.postQueue.cancel(id)
+    }
+
     /// Follows the connection and the write queue until ``stop()``.
     public func start() {
         stop()
@@ -56,6 +67,19 @@ public final class SyncStatusViewModel {
                 self.status = status
                 self.isOnline = status.isConnected
                 self.pendingCount = status.pendingWriteCount
+            }
+        })
+        let queue = client.postQueue
+        let people = client.auth.stateChanges()
+        listeners.append(Task {
+            // The signed-in person's posts left waiting (by an earlier launch too) are sent;
+            // another person's wait for them.
+            for await _ in people { await queue.resume() }
+        })
+        listeners.append(Task { [weak self] in
+            for await posts in await queue.changes() {
+                guard let self else { return }
+                self.waitingPosts = posts
             }
         })
         let refusals = client.lateRefusals

@@ -104,13 +104,14 @@ struct SocialHarness {
         }
     }
 
-    /// A new client, signed out.
-    func client() -> SocialClient { SocialClient(url: server.baseURL) }
+    /// A new client, signed out (keeping its cache in `cacheURL`, when given).
+    func client(cacheURL: URL? = nil) -> SocialClient { SocialClient(url: server.baseURL, cacheURL: cacheURL) }
 
-    /// A new person with an account named `name` (email `<name>@example.com`), signed in.
+    /// A new person with an account named `name` (email `<name>@example.com`, password
+    /// `secret-<name>`), signed in.
     @MainActor
-    func user(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> SocialClient {
-        let client = client()
+    func user(_ name: String, cacheURL: URL? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws -> SocialClient {
+        let client = client(cacheURL: cacheURL)
         let session = SessionViewModel(client: client)
         session.email = "\(name.lowercased().replacingOccurrences(of: " ", with: "."))@example.com"
         session.password = "secret-\(name)"
