@@ -426,6 +426,14 @@ def functions_idle(served: Served) -> bool:
     return all(count == 0 for function in functions_listing(served)["functions"] for count in function["waiting"].values())
 
 
+def comments_counted(tree) -> bool:
+    """Whether every post's `commentCount` (kept by the server) is the number of its comments
+    (none: no count): the last bulk write's counts have landed."""
+    comments = tree.get("comments") or {}
+    return all((post or {}).get("commentCount") == (len(comments.get(post_id) or {}) or None)
+               for post_id, post in (tree.get("posts") or {}).items())
+
+
 def cleanup_events(served: Served) -> set[str]:
     """The events of deleteUserData among the latest delivery attempts."""
     return {entry.get("eventID") for entry in functions_listing(served)["recent"] if entry["function"] == "deleteUserData"}
@@ -700,7 +708,8 @@ def test_a_cleanup_cut_short_by_sigkill_is_finished_after_a_restart(folder):
         crowd = a_person_with_a_lot_of_data(served)
         x = crowd.x
         # The functions the bulk writes set off (moderation of each new post and comment) run first.
-        harness.wait_until(lambda: functions_idle(served), 300, "the functions to catch up with the bulk writes", interval=0.2)
+        harness.wait_until(lambda: functions_idle(served) and comments_counted(whole_tree(served)), 300,
+                           "the functions to catch up with the bulk writes", interval=0.2)
         before = whole_tree(served)
         files_before = stored_names(served)
         in_database = len(places_of(before, x.uid))
