@@ -369,8 +369,10 @@ public final class AuthService: Sendable {
     }
 
     /// Applies a user's change to their own account. A password change revokes every other
-    /// session and returns a new one; so does linking an email and password to an anonymous
-    /// account.
+    /// session and returns a new one. Linking an email and password to an anonymous account
+    /// returns a new one too (its tokens name the new way of signing in), and ends nothing: an
+    /// anonymous account's only session is the device linking it, whose open connections must
+    /// not be signed out under it while its SDK takes the new tokens.
     public func update(idToken: String?, _ change: ProfileChange) async throws(AuthError) -> (UserRecord, Session?) {
         let (verified, claims) = try await verifiedUser(idToken: idToken)
         // Every change of how the account is signed in to (a password set or changed, an email
@@ -390,7 +392,7 @@ public final class AuthService: Sendable {
         let hash = newHash
         // Applied to the account as it is when written, not as it was read above.
         let (user, newSession) = try await withStore {
-            let (updated, endsSessions) = try await store.modify(uid: verified.uid) { user -> Bool in
+            let (updated, renewal) = try await store.modify(uid: verified.uid) { user -> (endsSessions: Bool, renews: Bool) in
                 var endsSessions = false
                 if let name = change.displayName { user.displayName = name }
                 if let photo = change.photoURL { user.photoURL = photo }
@@ -416,18 +418,21 @@ public final class AuthService: Sendable {
                 if let hash {
                     user.passwordHash = hash
                     user.passwordUpdatedAt = now * 1000
-                    user.validSince = now
-                    endsSessions = true
+                    if hasCredential {
+                        user.validSince = now
+                        endsSessions = true
+                    }
                 }
+                let renews = endsSessions || (user.provider == "anonymous" && user.email != nil && user.passwordHash != nil)
                 if user.provider == "anonymous", user.email != nil, user.passwordHash != nil { user.provider = "password" }
-                return endsSessions
+                return (endsSessions, renews)
             }
-            if endsSessions { try await store.revokeRefreshTokens(uid: updated.uid, now: now * 1000) }
-            return (updated, endsSessions)
+            if renewal.endsSessions { try await store.revokeRefreshTokens(uid: updated.uid, now: now * 1000) }
+            return (updated, renewal)
         }
-        guard newSession else { return (user, nil) }
+        guard newSession.renews else { return (user, nil) }
         // Other devices' tokens stop working now (this one's next token is issued after it).
-        gate.changed(uid: user.uid)
+        if newSession.endsSessions { gate.changed(uid: user.uid) }
         return (user, try await session(for: user, provider: user.provider, isNewUser: false))
     }
 

@@ -416,8 +416,10 @@ import Testing
     }
 
     @Test func linkingAnEmailAndPasswordUpgradesAnAnonymousAccount() async throws {
-        try await Self.withService { service, _ in
+        try await Self.withService { service, clock in
             let anonymous = try await service.signUp(email: nil, password: nil)
+            // Linked in a later second than the anonymous token's (token times are whole seconds).
+            clock.advance(by: 2000)
             let (user, session) = try await service.update(
                 idToken: anonymous.idToken, .init(email: "Anon@Example.com", password: Self.password))
             #expect(user.uid == anonymous.user.uid)
@@ -425,6 +427,15 @@ import Testing
             #expect(user.provider == "password")
             #expect(session != nil)
             #expect(try await service.signIn(email: "anon@example.com", password: Self.password, client: "c").user.uid == user.uid)
+            // Nothing ended: the linking device's connections, signed in with its anonymous
+            // token, stay while it takes the new tokens (which name the password).
+            #expect(user.validSince == anonymous.user.validSince)
+            let claims = try await service.issuer.verifyIDToken(anonymous.idToken, now: anonymous.user.validSince)
+            #expect(await service.gate.refusal(uid: user.uid, issuedAt: claims.child(ChildKey("iat")).integerValue) == nil)
+            #expect(try await service.refresh(refreshToken: anonymous.refreshToken).user.uid == user.uid)
+            let renewed = try #require(session)
+            let renewedClaims = try await service.issuer.verifyIDToken(renewed.idToken, now: anonymous.user.validSince)
+            #expect(renewedClaims.child(ChildKey("firebase")).child(ChildKey("sign_in_provider")) == .string("password"))
         }
     }
 
