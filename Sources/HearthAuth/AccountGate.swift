@@ -43,8 +43,17 @@ public final class AccountGate: Sendable {
     private let ttl: Int64
     private let capacity: Int
     private let clock: @Sendable () -> Int64
+    /// The sign-in session that ended an account's other sessions itself (a new password, a new
+    /// email): it was given new tokens in the answer, and goes on until it uses them.
+    private struct Continuing {
+        var session: String
+        /// The account's `validSince` that change set: a later change ends this one too.
+        var validSince: Int64
+    }
+
     private struct Cache {
         var entries: [String: Entry] = [:]
+        var continuing: [String: Continuing] = [:]
         /// Counts ``changed(uid:)`` calls: a lookup keeps its answer only if none came meanwhile.
         var changes: UInt64 = 0
     }
@@ -66,13 +75,14 @@ public final class AccountGate: Sendable {
         self.clock = clock
     }
 
-    /// Why a token of `uid` issued at `issuedAt` (seconds) is refused, or nil when it is not.
+    /// Why a token of `uid` issued at `issuedAt` (seconds) for the sign-in session `session`
+    /// (its `jti`) is refused, or nil when it is not.
     /// A store that cannot answer refuses nothing: the signature and expiry were checked, and
     /// an outage of the account store must not sign everyone out.
-    public func refusal(uid: String, issuedAt: Int64?) async -> Refusal? {
+    public func refusal(uid: String, issuedAt: Int64?, session: String? = nil) async -> Refusal? {
         let now = clock()
-        let (cached, changesBefore) = cache.withLock { ($0.entries[uid], $0.changes) }
-        if let cached, now - cached.checked < ttl { return Self.refusal(cached, issuedAt: issuedAt) }
+        let (cached, changesBefore, continuing) = cache.withLock { ($0.entries[uid], $0.changes, $0.continuing[uid]) }
+        if let cached, now - cached.checked < ttl { return Self.refusal(cached, issuedAt: issuedAt, session: session, continuing: continuing) }
         let user: UserRecord?
         do {
             user = try await lookup(uid)
@@ -88,23 +98,35 @@ public final class AccountGate: Sendable {
             }
             cache.entries[uid] = entry
         }
-        return Self.refusal(entry, issuedAt: issuedAt)
+        return Self.refusal(entry, issuedAt: issuedAt, session: session, continuing: continuing)
     }
 
-    private static func refusal(_ entry: Entry, issuedAt: Int64?) -> Refusal? {
+    private static func refusal(_ entry: Entry, issuedAt: Int64?, session: String?, continuing: Continuing?) -> Refusal? {
         guard let disabled = entry.disabled else { return .deleted }
         if disabled { return .disabled }
         // Whole seconds, as token times are: a token issued in the same second stays valid.
-        if let issuedAt, issuedAt < entry.validSince { return .revoked }
+        if let issuedAt, issuedAt < entry.validSince {
+            if let session, let continuing, continuing.session == session, continuing.validSince == entry.validSince { return nil }
+            return .revoked
+        }
         return nil
     }
 
     /// `uid` was disabled, deleted, or its sessions ended through this process: its answer is
-    /// looked up again, and the observers are told.
-    public func changed(uid: String) {
+    /// looked up again, and the observers are told. When the sign-in session `continuing` (a
+    /// token's `jti`) ended the others itself, setting `validSince`, its tokens stay valid: it
+    /// was answered with new ones, and its open connections must not be signed out before it
+    /// uses them (its SDK would refresh with the ended refresh token, and sign the person out).
+    public func changed(uid: String, continuing: (session: String, validSince: Int64)? = nil) {
         cache.withLock { cache in
             cache.entries.removeValue(forKey: uid)
             cache.changes &+= 1
+            if let continuing {
+                if cache.continuing.count >= capacity { cache.continuing.removeAll(keepingCapacity: true) }
+                cache.continuing[uid] = Continuing(session: continuing.session, validSince: continuing.validSince)
+            } else {
+                cache.continuing.removeValue(forKey: uid)
+            }
         }
         for observer in observers.withLock({ $0 }) { observer(uid) }
     }

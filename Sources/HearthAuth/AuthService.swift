@@ -431,8 +431,14 @@ public final class AuthService: Sendable {
             return (updated, renewal)
         }
         guard newSession.renews else { return (user, nil) }
-        // Other devices' tokens stop working now (this one's next token is issued after it).
-        if newSession.endsSessions { gate.changed(uid: user.uid) }
+        // Other devices' tokens stop working now; this one's go on until it uses the new ones.
+        if newSession.endsSessions {
+            if case .string(let jti) = claims.child(ChildKey("jti")) {
+                gate.changed(uid: user.uid, continuing: (jti, user.validSince))
+            } else {
+                gate.changed(uid: user.uid)
+            }
+        }
         return (user, try await session(for: user, provider: user.provider, isNewUser: false))
     }
 

@@ -38,6 +38,30 @@ import Testing
         #expect(await gate.refusal(uid: "cat", issuedAt: 500) == nil)
     }
 
+    @Test func theSessionThatEndedTheOthersItselfGoesOnUntilTheNextChange() async {
+        let store = Store()
+        store.set("dan", validSince: 500)
+        let gate = AccountGate(clock: { 0 }, lookup: { store.lookup($0) })
+        // Dan's device (session "phone") set a new password: his tablet's sessions end, the
+        // phone's old token stays good until the phone uses the new one it was answered with.
+        gate.changed(uid: "dan", continuing: ("phone", 500))
+        #expect(await gate.refusal(uid: "dan", issuedAt: 400, session: "phone") == nil)
+        #expect(await gate.refusal(uid: "dan", issuedAt: 400, session: "tablet") == .revoked)
+        #expect(await gate.refusal(uid: "dan", issuedAt: 400) == .revoked)
+        // Disabled meanwhile: nothing goes on.
+        store.set("dan", disabled: true, validSince: 500)
+        gate.changed(uid: "dan", continuing: ("phone", 500))
+        #expect(await gate.refusal(uid: "dan", issuedAt: 400, session: "phone") == .disabled)
+        // Signed out everywhere later (a new validSince), or any change told without it: the
+        // phone's old token ends too.
+        store.set("dan", validSince: 600)
+        gate.changed(uid: "dan", continuing: ("phone", 500))
+        #expect(await gate.refusal(uid: "dan", issuedAt: 400, session: "phone") == .revoked)
+        store.set("dan", validSince: 500)
+        gate.changed(uid: "dan")
+        #expect(await gate.refusal(uid: "dan", issuedAt: 400, session: "phone") == .revoked)
+    }
+
     @Test func answersAreKeptForTheirTimeUnlessTheAccountChangesHere() async {
         let (store, clock) = (Store(), Clock())
         store.set("ann")

@@ -415,6 +415,29 @@ import Testing
         }
     }
 
+    @Test func aNewPasswordEndsTheOtherSessionsAndNotTheOneThatSetIt() async throws {
+        try await Self.withService { service, clock in
+            let phone = try await service.signUp(email: "dan@example.com", password: Self.password)
+            let tablet = try await service.signIn(email: "dan@example.com", password: Self.password, client: "tablet")
+            clock.advance(by: 2000)
+            let (user, renewed) = try await service.update(idToken: phone.idToken, .init(password: "a new password 1"))
+            #expect(renewed != nil)
+            let phoneClaims = try await service.issuer.verifyIDToken(phone.idToken, now: user.validSince)
+            let tabletClaims = try await service.issuer.verifyIDToken(tablet.idToken, now: user.validSince)
+            func refusal(_ claims: Node) async -> AccountGate.Refusal? {
+                var session: String?
+                if case .string(let jti) = claims.child(ChildKey("jti")) { session = jti }
+                return await service.gate.refusal(uid: user.uid, issuedAt: claims.child(ChildKey("iat")).integerValue, session: session)
+            }
+            // The phone's connections, signed in with its old token, go on until it uses the new
+            // one; the tablet's end, and neither old refresh token works.
+            #expect(await refusal(phoneClaims) == nil)
+            #expect(await refusal(tabletClaims) == .revoked)
+            await #expect(throws: AuthError.tokenExpired) { try await service.refresh(refreshToken: tablet.refreshToken) }
+            await #expect(throws: AuthError.tokenExpired) { try await service.refresh(refreshToken: phone.refreshToken) }
+        }
+    }
+
     @Test func linkingAnEmailAndPasswordUpgradesAnAnonymousAccount() async throws {
         try await Self.withService { service, clock in
             let anonymous = try await service.signUp(email: nil, password: nil)

@@ -43,6 +43,12 @@ public enum RequestAuth: Sendable {
     /// Thrown for a credential past its expiry; realtime answers it as `expired_token`.
     static let expired = HearthError(.permissionDenied, "Auth token is expired")
 
+    /// A token's sign-in session (its `jti`), when it names one.
+    static func sessionID(_ jti: Node) -> String? {
+        if case .string(let session) = jti { return session }
+        return nil
+    }
+
     /// Who a credential speaks for, whatever carried it (a REST request, or a realtime `auth`):
     /// the admin token (or the emulator's `owner`), an unsigned test token in emulator mode,
     /// or an ID token `issuer` signed, of an account `gate` (when given) still lets use it.
@@ -59,7 +65,8 @@ public enum RequestAuth: Sendable {
                 throw error == .tokenExpired ? expired : unparseable
             }
             if let gate, case .string(let uid) = claims.child(ChildKey("sub")),
-                let refusal = await gate.refusal(uid: uid, issuedAt: claims.child(ChildKey("iat")).integerValue)
+                let refusal = await gate.refusal(
+                    uid: uid, issuedAt: claims.child(ChildKey("iat")).integerValue, session: sessionID(claims.child(ChildKey("jti"))))
             {
                 throw refused(refusal)
             }

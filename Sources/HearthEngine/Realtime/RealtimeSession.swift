@@ -282,12 +282,14 @@ public final class RealtimeSession: Sendable {
     /// The uid the connection is signed in as with an ID token (not an admin's or a test token's).
     var signedInUID: String? { signedIn?.uid }
 
-    /// The uid the connection is signed in as, and when its token was issued (seconds).
-    private var signedIn: (uid: String, issuedAt: Int64?)? {
+    /// The uid the connection is signed in as, when its token was issued (seconds), and the
+    /// sign-in session it belongs to (its `jti`).
+    private var signedIn: (uid: String, issuedAt: Int64?, session: String?)? {
         state.withLock { state in
             guard !state.authHasNoAccount, case .rules(let auth, _) = state.auth, case .string(let uid) = auth.child(ChildKey("uid"))
             else { return nil }
-            return (uid, auth.child(ChildKey("token")).child(ChildKey("iat")).integerValue)
+            let token = auth.child(ChildKey("token"))
+            return (uid, token.child(ChildKey("iat")).integerValue, RequestAuth.sessionID(token.child(ChildKey("jti"))))
         }
     }
 
@@ -295,8 +297,8 @@ public final class RealtimeSession: Sendable {
     /// refuses it now (disabled, deleted, signed out everywhere): `ac` with `invalid_token`,
     /// and signed out from now on. The SDKs then ask for a new token, and learn why.
     func recheckCredential() async {
-        guard let gate = service.gate, let (uid, issuedAt) = signedIn else { return }
-        guard let refusal = await gate.refusal(uid: uid, issuedAt: issuedAt), signedInUID == uid else { return }
+        guard let gate = service.gate, let (uid, issuedAt, session) = signedIn else { return }
+        guard let refusal = await gate.refusal(uid: uid, issuedAt: issuedAt, session: session), signedInUID == uid else { return }
         setAuth(.anonymous)
         send(RealtimeServerMessage.authRevoked(status: RealtimeStatus.invalidToken, reason: RequestAuth.refused(refusal).message))
     }
