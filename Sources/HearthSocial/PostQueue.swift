@@ -101,8 +101,9 @@ public actor PostQueue {
         await removeFiles(of: post)
     }
 
-    /// Sends what waits, oldest first, while the server can be reached; returns when done or
-    /// when the connection is gone (what is left waits for the next).
+    /// Sends what waits, oldest first; returns when done or when the server cannot be reached
+    /// (what is left waits for the next connection). A write made while the connection is
+    /// gone waits for it to come back.
     public func send() async {
         if let sending { return await sending.value }
         let task = Task { await sendAll() }
@@ -115,7 +116,9 @@ public actor PostQueue {
 
     private func sendAll() async {
         followSignedInPerson()
-        while database.isConnected, let post = posts.first {
+        // Called when the connection came (or by the app): a failure to reach the server ends
+        // the round, rather than a connection flag that may lag the status that woke it.
+        while let post = posts.first {
             do {
                 try await sendOne(post)
                 drop(post)

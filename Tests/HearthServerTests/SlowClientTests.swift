@@ -111,6 +111,17 @@ struct SlowClientTests {
         }
     }
 
+    /// A realtime WebSocket to `server`. The server's 800 ms header timeout is what these tests
+    /// set it to, and a machine busy with the whole suite can take longer to send the upgrade
+    /// request: a try the server cut off that way is tried again (what is tested is what
+    /// happens once it is open).
+    static func openedWebSocket(_ server: TestServer) async throws -> RealtimeTestClient {
+        for _ in 1..<5 {
+            if let client = try? await RealtimeTestClient.connect(server) { return client }
+        }
+        return try await RealtimeTestClient.connect(server)
+    }
+
     /// A connection that idles beside a long-lived one: once the server has closed it, the
     /// idle timeout has passed for the other as well.
     static func waitOutTheIdleTimeout(_ server: TestServer) async throws {
@@ -134,7 +145,7 @@ struct SlowClientTests {
 
     @Test func aWebSocketStaysOpenPastTheIdleTimeout() async throws {
         try await withServer(configure: Self.configure) { server in
-            let client = try await RealtimeTestClient.connect(server)
+            let client = try await Self.openedWebSocket(server)
             _ = try await client.request("p", #"{"p": "/ws/a", "d": 1}"#)
             try await Self.waitOutTheIdleTimeout(server)
             let response = try await client.request("p", #"{"p": "/ws/a", "d": 2}"#)

@@ -58,7 +58,7 @@ struct PostQueueTests {
             #expect(session.errorMessage == nil)
             let status = SyncStatusViewModel(client: again)
             status.start()
-            await eventually("the post published", seconds: 30) { status.isOnline && status.waitingPosts.isEmpty }
+            await eventually("the post published", seconds: 60) { status.isOnline && status.waitingPosts.isEmpty }
             var stored = try await harness.admin.root.child("posts/\(postID)").getData()
             for _ in 0..<500 where !stored.exists {
                 try await Task.sleep(for: .milliseconds(20))
@@ -98,7 +98,7 @@ struct PostQueueTests {
             try await harness.admin.root.child("posts/\(queued.id)").setValue(bobsValue.value).acknowledged()
             #expect(compose.wasQueued)
             ann.database.goOnline()
-            await eventually("the refusal") { status.lateRefusal != nil }
+            await eventually("the refusal", seconds: 60) { status.lateRefusal != nil }
             #expect(status.lateRefusal == "A post made offline was refused: You are not allowed to do that.")
             #expect(status.waitingPosts.isEmpty)
             let annUID = try #require(ann.auth.currentUser?.uid)
@@ -132,7 +132,7 @@ struct PostQueueTests {
             await eventually("one waiting") { status.waitingPosts.count == 1 }
             let kept = try #require(status.waitingPosts.first)
             ann.database.goOnline()
-            await eventually("sent", seconds: 30) { status.waitingPosts.isEmpty }
+            await eventually("sent", seconds: 60) { status.waitingPosts.isEmpty }
             let annUID = try #require(ann.auth.currentUser?.uid)
             var posts = try await harness.admin.root.child("user-posts/\(annUID)").getData()
             for _ in 0..<500 where posts.childrenCount == 0 {
