@@ -545,6 +545,7 @@ class App {
     this.cleanup?.();
     this.cleanup = null;
     const mount = ++this.mountCount;
+    this.restoringScroll = null;
     // Only the first screen may be drawn over a painted copy.
     if (mount > 1) this.showLive();
     this.drawChrome();
@@ -601,6 +602,9 @@ class App {
     let timer = null;
     const save = () => {
       clearTimeout(timer);
+      // While a screen is brought back to its place, its entry already holds that place; the
+      // positions it passes through (a list still loading) are not the person's.
+      if (this.restoringScroll) return;
       history.replaceState({ ...(history.state ?? {}), scroll: Math.round(window.scrollY) }, '');
     };
     window.addEventListener('scroll', () => {
@@ -623,9 +627,12 @@ class App {
     const until = performance.now() + 10_000;
     let heldSince = null;
     let done = false;
+    const restoring = {};
+    this.restoringScroll = restoring;
     const inputs = ['wheel', 'touchstart', 'pointerdown', 'keydown'];
     const finish = () => {
       done = true;
+      if (this.restoringScroll === restoring) this.restoringScroll = null;
       for (const type of inputs) window.removeEventListener(type, finish, true);
     };
     for (const type of inputs) window.addEventListener(type, finish, { capture: true, passive: true });
