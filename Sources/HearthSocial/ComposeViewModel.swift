@@ -134,10 +134,7 @@ public final class ComposeViewModel {
         } catch {
             errorMessage = SocialError.words(for: error)
             // Nothing points at the uploaded files: remove them.
-            for photo in stored {
-                try? await client.storage.reference(photo.full).delete()
-                try? await client.storage.reference(photo.thumb).delete()
-            }
+            await client.storage.removeFiles(of: stored)
             return nil
         }
     }

@@ -100,11 +100,8 @@ struct PostActions: Sendable {
             updates[ActivityNotification.path(to: user.uid, .comment, from: "", comment: comment)] = .null
         }
         try await client.settle(root.updateChildValues(updates))
-        for photo in post.photos {
-            // Files go after the data, so a failure here leaves no post pointing at nothing.
-            try? await client.storage.reference(photo.full).delete()
-            try? await client.storage.reference(photo.thumb).delete()
-        }
+        // Files go after the data, so a failure here leaves no post pointing at nothing.
+        await client.storage.removeFiles(of: post.photos)
     }
 
     /// A link to the post on this server's web app.

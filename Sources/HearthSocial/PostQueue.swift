@@ -54,8 +54,9 @@ public actor PostQueue {
         return stream
     }
 
-    /// The signed-in person's waiting posts, oldest first.
-    public var waiting: [QueuedPost] {
+    /// The signed-in person's waiting posts, oldest first (read from the device first when
+    /// someone else was signed in at the last look).
+    public func waitingPosts() -> [QueuedPost] {
         followSignedInPerson()
         return posts
     }
@@ -98,7 +99,7 @@ public actor PostQueue {
     public func cancel(_ id: String) async {
         guard let post = posts.first(where: { $0.id == id }) else { return }
         drop(post)
-        await removeFiles(of: post)
+        await storage.removeFiles(of: post.photoPaths)
     }
 
     /// Sends what waits, oldest first; returns when done or when the server cannot be reached
@@ -124,7 +125,7 @@ public actor PostQueue {
                 drop(post)
             } catch where !(error is SocialError) && SocialError.isRefusal(error) {
                 drop(post)
-                await removeFiles(of: post)
+                await storage.removeFiles(of: post.photoPaths)
                 refusals.yield("A post made offline was refused: \(SocialError.words(for: error))")
             } catch {
                 // Not reachable (or signed out meanwhile): it waits for the next connection.
@@ -147,13 +148,6 @@ public actor PostQueue {
             // Written by an earlier send whose answer was lost: that one is sent.
             let author = try? await database.root.child("posts/\(post.id)/author/uid").getData().string
             if author != post.uid { throw error }
-        }
-    }
-
-    private func removeFiles(of post: QueuedPost) async {
-        for photo in post.post(by: Author(uid: post.uid, fullName: "")).photos {
-            try? await storage.reference(photo.full).delete()
-            try? await storage.reference(photo.thumb).delete()
         }
     }
 

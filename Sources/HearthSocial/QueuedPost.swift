@@ -30,11 +30,14 @@ public struct QueuedPost: Codable, Equatable, Identifiable, Sendable {
     /// The post as it is published: the author as they are when it is sent, and the storage
     /// paths its photos are uploaded to.
     func post(by author: Author) -> Post {
-        Post(
-            id: id, author: author, title: title, body: body,
-            photos: photos.enumerated().map { index, photo in
-                let paths = Photo.paths(uid: uid, postID: id, index: index, contentType: photo.contentType)
-                return Photo(full: paths.full, thumb: paths.thumb, alt: photo.alt.isEmpty ? nil : photo.alt)
-            })
+        Post(id: id, author: author, title: title, body: body, photos: photoPaths)
+    }
+
+    /// Its photos as published: where each is uploaded, and its alt text.
+    var photoPaths: [Photo] {
+        photos.enumerated().map { index, photo in
+            let paths = Photo.paths(uid: uid, postID: id, index: index, contentType: photo.contentType)
+            return Photo(full: paths.full, thumb: paths.thumb, alt: photo.alt.isEmpty ? nil : photo.alt)
+        }
     }
 }

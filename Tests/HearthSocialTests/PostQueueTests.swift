@@ -90,7 +90,7 @@ struct PostQueueTests {
             ann.database.goOffline()
             await eventually("offline") { !ann.database.isConnected && !status.isOnline }
             let compose = await Self.composeOffline(ann, "Taken", photos: [Self.photo(3)])
-            let waiting = await ann.postQueue.waiting
+            let waiting = await ann.postQueue.waitingPosts()
             let queued = try #require(waiting.first)
             // Meanwhile the post's place is Bob's: the rules refuse Ann's write there.
             let bobsPost = try await PostViewModelTests.publish(bob, "Bob's")
@@ -153,7 +153,7 @@ struct PostQueueTests {
             compose.body = "Sent with the database's own queue."
             let post = try #require(await compose.post())
             #expect(compose.wasQueued == false)
-            #expect(await ann.postQueue.waiting.isEmpty)
+            #expect(await ann.postQueue.waitingPosts().isEmpty)
             ann.database.goOnline()
             var title = try await harness.admin.root.child("posts/\(post.id)/title").getData().string
             for _ in 0..<500 where title == nil {
