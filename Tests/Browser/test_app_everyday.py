@@ -626,3 +626,53 @@ def test_back_brings_back_the_pages_loaded_and_the_place(browser_factory, tmp_pa
         assert scroll_y(driver) == 0
     finally:
         stop_server(server)
+
+
+def messages_from_bottom(driver) -> int:
+    return driver.execute_script(
+        "const list = document.querySelector('[data-testid=chat-messages]');"
+        "return Math.round(list.scrollHeight - list.scrollTop - list.clientHeight)")
+
+
+@pytest.mark.parametrize("phone,dark", SIZES, ids=SIZE_IDS)
+def test_back_to_a_conversation_brings_back_its_older_messages_and_the_place(server, browser_factory, phone, dark):
+    driver = browser_for(browser_factory, phone, dark)
+    me = sign_up(driver, server, f"Cy {word()}")
+    other = next(uid for uid in admin_get(server, "people") if uid != me)
+    conversation = "_".join(sorted([me, other]))
+    # 65 messages (three pages of 30), written past the rules as an import would.
+    messages = {f"-Zm{index:03d}": {"from": other if index % 2 else me, "text": f"Message {index:02d}",
+                                    "timestamp": 1_700_000_000_000 + index} for index in range(65)}
+    request = urllib.request.Request(f"{server.url}/messages/{conversation}.json?auth={server.admin_token}", method="PATCH",
+                                     data=json.dumps(messages).encode())
+    assert len(json.loads(urllib.request.urlopen(request, timeout=10).read())) == 65
+    go(driver, f"#/chat/with/{other}")
+    count = lambda d: d.execute_script("return document.querySelectorAll('[data-testid=chat-message]').length")
+    wait_until(driver, lambda d: count(d) == 30, LIVE, "the newest page did not show")
+    for shown in (60, 65):
+        tap(driver, wait_for(driver, "[data-testid=load-older-messages]", LIVE))
+        wait_until(driver, lambda d: count(d) == shown, LIVE, f"no {shown} messages after Load older")
+    # Up to an old message, and out by the header's link to the other person's profile.
+    target = "[data-testid=chat-message]:nth-child(11)"
+    assert driver.find_element(By.CSS_SELECTOR, f"{target} .chat-text").text == "Message 10"
+    driver.execute_script(f"document.querySelector('{target}').scrollIntoView({{ block: 'center' }})")
+    wait_until(driver, lambda d: d.execute_script("return history.state?.chatFromBottom") == messages_from_bottom(d), LIVE,
+               "the place in the conversation was not kept")
+    left_at = messages_from_bottom(driver)
+    assert left_at > 500
+    driver.find_element(By.CSS_SELECTOR, "a.chat-person").click()
+    wait_until(driver, lambda d: d.execute_script("return decodeURIComponent(location.hash)") == f"#/profile/{other}", LIVE)
+    driver.back()
+    # All 65 again, at the same place, with Message 10 in view.
+    wait_until(driver, lambda d: count(d) == 65, LIVE, "the older messages were not loaded again")
+    wait_until(driver, lambda d: abs(messages_from_bottom(d) - left_at) <= 2, LIVE, f"not where it was left ({left_at} from the bottom)")
+    assert driver.execute_script(
+        f"const box = document.querySelector('[data-testid=chat-messages]').getBoundingClientRect();"
+        f"const item = document.querySelector('{target}').getBoundingClientRect();"
+        "return item.top >= box.top && item.bottom <= box.bottom")
+    # A new visit (not Back) starts at the newest page, at the bottom.
+    go(driver, "#/chats")
+    wait_for(driver, "#chats-title", LIVE)
+    go(driver, f"#/chat/with/{other}")
+    wait_until(driver, lambda d: count(d) == 30, LIVE, "a new visit did not start with one page")
+    wait_until(driver, lambda d: messages_from_bottom(d) <= 2, LIVE, "a new visit did not start at the newest message")

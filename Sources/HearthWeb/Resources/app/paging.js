@@ -18,8 +18,9 @@ export class PagedList {
    *   shown ones until `showWaiting()`
    * @param {(entry: [string, *]) => boolean} [options.showAtOnce] entries never held (the
    *   reader's own, just written)
-   * @param {(state: {entries: Array<[string, *]>, hasMore: boolean, waiting: number, loaded: boolean}) => void} options.onChange
-   *   told after every change (the first time possibly inside the constructor, from the cache)
+   * @param {(state: {entries: Array<[string, *]>, hasMore: boolean, waiting: number, loaded: boolean, restored: boolean}) => void} options.onChange
+   *   told after every change (the first time possibly inside the constructor, from the cache);
+   *   `restored`: every page loaded again at the start has come (or the list ended before)
    * @param {(error: Error) => void} [options.onError]
    * @param {{get: () => number, set: (count: number) => void}} [options.remembered] where the
    *   number of pages loaded is kept (see rememberedPages): as many are loaded again at the start
@@ -122,7 +123,8 @@ export class PagedList {
     }
     const first = !page.loaded;
     page.loaded = true;
-    this.onChange({ entries: this.entries(), hasMore: this.hasMore, waiting: this.waiting.size, loaded: this.loaded });
+    const restored = this.loaded && (this.pages.length >= this.restoring || !this.hasMore);
+    this.onChange({ entries: this.entries(), hasMore: this.hasMore, waiting: this.waiting.size, loaded: this.loaded, restored });
     // Back to a list that had loaded more: the next page, once this one (the oldest) came.
     if (first && page === this.pages[this.pages.length - 1] && this.pages.length < this.restoring && page.hasMore) this.loadOlder();
   }

@@ -7,7 +7,7 @@ import { ServerValue } from '/lib/hearth.js';
 import { Subscriptions, conversationId, otherMember, profileReader } from '/app/social.js';
 import { watchConnection } from '/app/presence.js';
 import { presenceLine } from '/app/connection-state.js';
-import { PagedList, loadOlderButton, syncChildren } from '/app/paging.js';
+import { PagedList, rememberedPages, loadOlderButton, syncChildren } from '/app/paging.js';
 import { markPending } from '/app/pending.js';
 import { richText } from '/app/rich-text.js';
 
@@ -171,6 +171,31 @@ function mountConversation(container, ctx, me, other) {
     titleAvatar.replaceChildren(avatar(person, 36));
   });
 
+  // Back to a conversation read further up: the pages it had loaded come again, and it opens
+  // where it was left. The place is kept in the screen's history entry (as main.js keeps the
+  // window's), as the distance from the newest message, which a new message barely moves.
+  let returningTo = history.state?.chatFromBottom ?? 0;
+  let placeTimer = null;
+  const fromBottom = () => Math.max(0, Math.round(messages.scrollHeight - messages.scrollTop - messages.clientHeight));
+  const savePlace = () => {
+    clearTimeout(placeTimer);
+    if (returningTo > 0 || !messages.dataset.loaded) return;
+    history.replaceState({ ...(history.state ?? {}), chatFromBottom: fromBottom() }, '');
+  };
+  messages.addEventListener('scroll', () => {
+    clearTimeout(placeTimer);
+    placeTimer = setTimeout(savePlace, 150);
+  }, { passive: true });
+  // Leaving by a link saves at once (a save still waiting would land on the next screen's entry).
+  document.addEventListener('click', savePlace, { capture: true });
+  // The person's own scrolling ends the return.
+  const stopReturning = () => { returningTo = 0; };
+  for (const type of ['wheel', 'touchstart', 'pointerdown', 'keydown']) messages.addEventListener(type, stopReturning, { passive: true });
+  subscriptions.add(() => {
+    clearTimeout(placeTimer);
+    document.removeEventListener('click', savePlace, { capture: true });
+  });
+
   // The latest messages, live, and older ones a page at a time (each ends before the oldest
   // shown). Cached messages show at once, offline too.
   const shown = new Map();
@@ -183,7 +208,8 @@ function mountConversation(container, ctx, me, other) {
     },
     compare: byKeyDescending,
     cursorOf: ([id]) => [id],
-    onChange: ({ entries, hasMore }) => {
+    remembered: rememberedPages('messages'),
+    onChange: ({ entries, hasMore, restored }) => {
       const nearBottom = messages.scrollHeight - messages.scrollTop - messages.clientHeight < 80;
       const firstBefore = messages.firstElementChild;
       const heightBefore = messages.scrollHeight;
@@ -196,7 +222,10 @@ function mountConversation(container, ctx, me, other) {
       placeholder.forEach((shape) => shape.remove());
       status.settle(entries.length > 0,
         () => emptyState({ title: 'No messages yet', text: 'Say hello: your first message starts the conversation.' }));
-      if (nearBottom || !messages.dataset.loaded) {
+      if (returningTo > 0) {
+        messages.scrollTop = messages.scrollHeight - messages.clientHeight - returningTo;
+        if (restored) returningTo = 0;
+      } else if (nearBottom || !messages.dataset.loaded) {
         messages.scrollTop = messages.scrollHeight;
       } else if (firstBefore && messages.firstElementChild !== firstBefore) {
         // Older messages came in above: what was on screen stays in place.
