@@ -119,7 +119,7 @@ def launch_server(data: Path, port: int = 0, extra_args: tuple[str, ...] = (), e
 
 
 def stop_server(served: Server):
-    harness.stop_process(served.process, timeout=10)
+    harness.stop_process(served.process, timeout=10, output=served.log)
 
 
 def wait_for_file(path: Path, parse, timeout: float = 10):
@@ -250,6 +250,17 @@ def tap(driver, element):
     may sit under the fixed tab bar, where a click lands on the bar."""
     driver.execute_script("arguments[0].scrollIntoView({ block: 'center' })", element)
     element.click()
+
+
+def close_tab(driver):
+    """Closes the tab shown, as a person closing it would (its page gets no chance to say
+    goodbye: its connections just end), and goes on in a new blank tab."""
+    closing = driver.current_window_handle
+    driver.switch_to.new_window("tab")
+    blank = driver.current_window_handle
+    driver.switch_to.window(closing)
+    driver.close()
+    driver.switch_to.window(blank)
 
 
 def wait_until(driver, condition, timeout: float = 10, message: str = ""):

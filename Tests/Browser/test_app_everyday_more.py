@@ -23,7 +23,7 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from browser_support import js_errors, launch_server, stop_server, wait_for, wait_until
+from browser_support import close_tab, js_errors, launch_server, stop_server, wait_for, wait_until
 from test_app_accessibility import audit, dismiss_toasts, report
 from test_app_core import go, run_js, sign_up
 from test_app_everyday import SIZE_IDS, SIZES, browser_for
@@ -400,12 +400,7 @@ def test_a_conversation_does_not_say_online_while_the_reader_is_offline(server, 
     viewer.execute_script("window.hearth.db.goOffline()")
     wait_until(viewer, lambda d: presence_text(d) == "You are offline", 5)
     # (Its tab closed: the connection just ends, and the server's onDisconnect says offline.)
-    app_tab = friend.current_window_handle
-    friend.switch_to.new_window("tab")
-    other_tab = friend.current_window_handle
-    friend.switch_to.window(app_tab)
-    friend.close()
-    friend.switch_to.window(other_tab)
+    close_tab(friend)
     viewer.execute_script("window.hearth.db.goOnline()")
     wait_until(viewer, lambda d: (presence_text(d) or "").startswith("Last seen"), LIVE, f"the friend's leaving is not shown: {presence_text(viewer)!r}, connected: {connected(viewer)}")
     assert js_errors(viewer) == []

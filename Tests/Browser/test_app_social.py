@@ -10,7 +10,7 @@ from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from browser_support import js_errors, wait_for, wait_until
+from browser_support import close_tab, js_errors, wait_for, wait_until
 
 LIVE_SECONDS = 15
 # The names in the search results.
@@ -219,12 +219,7 @@ def test_chat_shows_whether_the_other_person_has_the_app_open(server, browser_fa
     screenshot(viewer, "social-chat-presence")
 
     # The friend closes the app's tab: nothing is sent, the connection just ends.
-    app_tab = friend.current_window_handle
-    friend.switch_to.new_window("tab")
-    other_tab = friend.current_window_handle
-    friend.switch_to.window(app_tab)
-    friend.close()
-    friend.switch_to.window(other_tab)
+    close_tab(friend)
     wait_until(viewer, lambda d: texts(d, presence)[:1] and texts(d, presence)[0].startswith("Last seen"), LIVE_SECONDS,
                "the friend's leaving is not shown")
 

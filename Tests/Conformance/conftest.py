@@ -47,9 +47,10 @@ def server(cluster_args):
          "--keep-alive-seconds", "1", "--project", NAMESPACE, *cluster_args],
         timeout=60).start()
     yield hearth.url
-    hearth.process.terminate()
-    hearth.process.wait(timeout=30)
-    shutil.rmtree(data, ignore_errors=True)
+    try:
+        hearth.stop(timeout=30)
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

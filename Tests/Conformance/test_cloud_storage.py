@@ -414,8 +414,10 @@ def locked_server():
         ["serve", "--no-demo", "--port", "0", "--data", data, "--log-level", "warning", "--project", NAMESPACE,
          "--admin-token", ADMIN_TOKEN, "--max-file-size", "1M"], timeout=60).start()
     yield hearth.url
-    hearth.stop()
-    shutil.rmtree(data, ignore_errors=True)
+    try:
+        hearth.stop()
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
 
 
 def locked_client(url, token):

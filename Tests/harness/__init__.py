@@ -16,7 +16,8 @@ Every suite imports it as ``harness`` (Tests/pytest.ini puts Tests/ on ``sys.pat
 - ``Output``: a process's output read line by line; ``output.wait_for(pattern)`` wakes on each
   new line (no polling).
 - ``HearthProcess(args, ready=...)``: ``hearth serve …`` started, its output captured, its URL
-  read from "Hearth is serving http://…/"; ``stop()`` (SIGTERM, then SIGKILL), ``kill()``.
+  read from "Hearth is serving http://…/"; ``stop()`` (SIGTERM, then SIGKILL; raises
+  ``HearthCrashed``, with the output and its backtrace, if it had crashed), ``kill()``.
 - ``temp_folder(prefix)``, ``remove_tree(path)``.
 - ``record(section, line)``: a figure reported at the end of the run, not judged.
 - ``harness.social_data``: checks on the demo social app's tree (``places_of`` a uid or ID,
@@ -28,11 +29,11 @@ from .folders import remove_tree, temp_folder
 from .output import Output
 from .ports import free_port, port_is_free, wait_for_port
 from .report import record
-from .server import SERVING, HearthDidNotStart, HearthProcess, stop_process
+from .server import SERVING, HearthCrashed, HearthDidNotStart, HearthProcess, crash_signal, stop_process
 from .waiting import WaitTimeout, wait_past_second, wait_until
 
 __all__ = [
     "REPO", "TESTS", "bench_binary", "hearth_binary", "remove_tree", "temp_folder", "Output", "free_port", "port_is_free",
-    "wait_for_port", "record", "SERVING", "HearthDidNotStart", "HearthProcess", "stop_process", "WaitTimeout", "wait_past_second",
+    "wait_for_port", "record", "SERVING", "HearthCrashed", "HearthDidNotStart", "HearthProcess", "crash_signal", "stop_process", "WaitTimeout", "wait_past_second",
     "wait_until",
 ]

@@ -35,6 +35,10 @@ class Output:
                 self.ended = True
                 self._changed.notify_all()
 
+    def join(self, timeout: float) -> None:
+        """Waits (up to ``timeout``) until the stream has ended and every line is read."""
+        self._thread.join(timeout)
+
     def text(self, last: int | None = None) -> str:
         with self._changed:
             return "".join(self.lines if last is None else self.lines[-last:])

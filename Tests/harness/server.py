@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 
 from .binaries import hearth_binary
@@ -17,8 +18,32 @@ class HearthDidNotStart(AssertionError):
     pass
 
 
-def stop_process(process: subprocess.Popen, timeout: float = 15) -> None:
-    """SIGTERM, then SIGKILL if it has not ended within ``timeout``."""
+class HearthCrashed(AssertionError):
+    """The server ended by itself on a signal only a crash sends (a bad memory access, a
+    failed precondition): raised when it is stopped, with its output (and Swift's backtrace)."""
+
+
+# Signals a process gets from its own fault, never from a test stopping it.
+CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGABRT, signal.SIGTRAP, signal.SIGFPE}
+
+
+def crash_signal(process: subprocess.Popen) -> signal.Signals | None:
+    """The signal `process` crashed on, if it has ended on one."""
+    status = process.poll()
+    if status is None or status >= 0:
+        return None
+    try:
+        ended_by = signal.Signals(-status)
+    except ValueError:
+        return None
+    return ended_by if ended_by in CRASH_SIGNALS else None
+
+
+def stop_process(process: subprocess.Popen, timeout: float = 15, output: Output | None = None) -> None:
+    """SIGTERM, then SIGKILL if it has not ended within ``timeout``. With the process's
+    ``output``: raises ``HearthCrashed`` if it had crashed meanwhile, so a crash that failed
+    tests only as refused connections is reported with its backtrace."""
+    crashed = crash_signal(process) if output is not None else None
     if process.poll() is None:
         process.terminate()
     try:
@@ -26,6 +51,9 @@ def stop_process(process: subprocess.Popen, timeout: float = 15) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+    if crashed is not None:
+        output.join(5)
+        raise HearthCrashed(f"{' '.join(map(str, process.args))} crashed ({crashed.name}):\n{output.text(last=200)}")
 
 
 class HearthProcess:
@@ -70,7 +98,8 @@ class HearthProcess:
         return self
 
     def stop(self, timeout: float = 15) -> None:
-        stop_process(self.process, timeout)
+        """Ends the server; raises ``HearthCrashed`` if it had crashed meanwhile."""
+        stop_process(self.process, timeout, self.output)
 
     def kill(self) -> None:
         if self.process.poll() is None:
