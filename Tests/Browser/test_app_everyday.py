@@ -301,6 +301,23 @@ def scroll_y(driver) -> int:
     return driver.execute_script("return Math.round(window.scrollY)")
 
 
+def card_top(driver, post_id: str) -> int | None:
+    """Where the card of `post_id` is on screen (its top, from the window's), if it is drawn."""
+    return driver.execute_script(
+        "const card = document.querySelector(`#main [data-testid=post-card][data-post-id='${arguments[0]}']`);"
+        "return card ? Math.round(card.getBoundingClientRect().top) : null", post_id)
+
+
+def back_in_place(driver, post_id: str, left_top: int, message: str):
+    """Waits until the card of `post_id` is where it was when the list was left (the list's
+    place is its items', not a scroll position: content above may have changed height)."""
+    try:
+        wait_until(driver, lambda d: (top := card_top(d, post_id)) is not None and abs(top - left_top) <= 2, LIVE)
+    except Exception:
+        raise AssertionError(f"{message}: the card was at {left_top}, now {card_top(driver, post_id)}; "
+                             f"scrolled to {scroll_y(driver)}, history entry {driver.execute_script('return history.state')}") from None
+
+
 @pytest.mark.parametrize("phone,dark", SIZES, ids=SIZE_IDS)
 def test_back_returns_to_the_list_where_it_was_left(server, browser_factory, phone, dark):
     driver = browser_for(browser_factory, phone, dark)
@@ -311,9 +328,9 @@ def test_back_returns_to_the_list_where_it_was_left(server, browser_factory, pho
     card = driver.find_elements(By.CSS_SELECTOR, "[data-testid=post-card]")[-1]
     driver.execute_script("arguments[0].scrollIntoView({ block: 'center' })", card)
     wait_until(driver, lambda d: scroll_y(d) > 200, LIVE, "the list did not scroll")
-    left_at = scroll_y(driver)
     post_id = card.get_attribute("data-post-id")
     dismiss_toasts(driver)
+    left_top = card_top(driver, post_id)
     driver.execute_script("arguments[0].querySelector('a[href^=\"#/post/\"]').click()", card)
     wait_until(driver, lambda d: d.execute_script("return location.hash") == f"#/post/{post_id}", LIVE)
     wait_for(driver, "[data-testid=post-title]", LIVE)
@@ -323,12 +340,12 @@ def test_back_returns_to_the_list_where_it_was_left(server, browser_factory, pho
     assert back.text == "← Back"
     back.click()
     wait_until(driver, lambda d: d.execute_script("return location.hash") in ("#/", ""), LIVE)
-    wait_until(driver, lambda d: abs(scroll_y(d) - left_at) <= 2, LIVE, f"the list is not where it was left ({left_at})")
+    back_in_place(driver, post_id, left_top, "the list is not where it was left")
     # The browser's own Back and Forward do the same.
     driver.execute_script("history.forward()")
     wait_for(driver, "[data-testid=post-title]", LIVE)
     driver.back()
-    wait_until(driver, lambda d: abs(scroll_y(d) - left_at) <= 2, LIVE, "Back did not keep the place")
+    back_in_place(driver, post_id, left_top, "Back did not keep the place")
     # Opened from elsewhere (the feed), Back goes there, not to Recent.
     go(driver, "#/top")
     wait_for(driver, "[data-testid=post-card]", LIVE)
@@ -608,16 +625,19 @@ def test_back_brings_back_the_pages_loaded_and_the_place(browser_factory, tmp_pa
         assert target.get_attribute("data-post-id") == "-Zz004"
         driver.execute_script("arguments[0].scrollIntoView({ block: 'center' })", target)
         wait_until(driver, lambda d: d.execute_script("return history.state?.scroll") == scroll_y(d), LIVE, "the place was not kept")
-        left_at = scroll_y(driver)
+        left_at, left_top = scroll_y(driver), card_top(driver, "-Zz004")
         driver.execute_script("arguments[0].querySelector('a[href^=\"#/post/\"]').click()", target)
         wait_for(driver, "[data-testid=post-title]", LIVE)
+        # Meanwhile a post above it gets much longer: the list is taller above the place left.
+        longer = urllib.request.Request(f"{server.url}/posts/-Zz020/body.json?auth={server.admin_token}", method="PUT",
+                                        data=json.dumps("Much more to read. " * 60).encode())
+        urllib.request.urlopen(longer, timeout=10).read()
         driver.back()
-        # The three pages are there again, and the list is where it was left.
+        # The three pages are there again, and the post opened is where it was on screen (so the
+        # page is scrolled further than it was).
         wait_until(driver, lambda d: cards(d) == 30, LIVE, "the pages loaded were not loaded again")
-        wait_until(driver, lambda d: abs(scroll_y(d) - left_at) <= 2, LIVE, f"the list is not where it was left ({left_at})")
-        assert driver.execute_script(
-            "const card = document.querySelector(`[data-post-id='-Zz004']`).getBoundingClientRect();"
-            "return card.top >= 0 && card.bottom <= innerHeight")
+        back_in_place(driver, "-Zz004", left_top, "the list is not where it was left")
+        assert scroll_y(driver) > left_at + 20, (scroll_y(driver), left_at)
         # A new visit to the list (not Back) starts with one page, at the top.
         go(driver, "#/top")
         wait_for(driver, "[data-testid=post-card]", LIVE)

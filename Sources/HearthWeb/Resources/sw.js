@@ -39,6 +39,7 @@ const SHELL = [
   '/app/push.js',
   '/app/rich-text.js',
   '/app/screen-cache.js',
+  '/app/screen-place.js',
   '/app/social.css',
   '/app/social.js',
   '/app/ui.js',

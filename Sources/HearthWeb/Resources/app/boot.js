@@ -19,6 +19,11 @@
     '/app/paging.js',
     '/app/pending.js',
     '/app/screen-cache.js',
+    '/app/screen-place.js',
+    '/app/connection-state.js',
+    '/app/notifications-sync.js',
+    '/app/post-queue.js',
+    '/app/push.js',
     '/lib/hearth.js',
     '/lib/hearth-error.js',
     '/lib/database/database.js',
@@ -44,6 +49,10 @@
     '/lib/database/path-tree.js',
     '/lib/database/transaction-queue.js',
     '/lib/database/view.js',
+    '/lib/database/cache-records.js',
+    '/lib/database/connection-auth.js',
+    '/lib/database/offline-cache.js',
+    '/lib/database/sync-core.js',
   ];
   MODULES.forEach(function (href) {
     var link = document.createElement('link');

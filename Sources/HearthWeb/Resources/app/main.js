@@ -10,6 +10,7 @@ import { PostQueue } from '/app/post-queue.js';
 import { icon } from '/app/icons.js';
 import { saveScreen, clearScreens, hasSettled, screensOwner } from '/app/screen-cache.js';
 import { keepNotificationsSynced } from '/app/notifications-sync.js';
+import { placeOf, scrollFor } from '/app/screen-place.js';
 
 /** How long the copy of the last screen (see /app/boot.js) may wait for the live one to load. */
 const CACHED_PAINT_MS = 1500;
@@ -584,8 +585,8 @@ class App {
     }
     if (focus) {
       // Back (or Forward) to a screen seen before: where it was left; a new one: its top.
-      const saved = history.state?.scroll;
-      if (saved > 0) this.restoreScroll(saved, mount);
+      const saved = history.state;
+      if (saved?.scroll > 0) this.restoreScroll({ scroll: saved.scroll, item: saved.item ?? null }, mount);
       else window.scrollTo(0, 0);
       // Screen readers start at the new content, unless the view focused a field itself.
       if (!container.contains(document.activeElement)) this.main.focus({ preventScroll: true });
@@ -593,19 +594,20 @@ class App {
   }
 
   /**
-   * Each screen's scroll position is kept in its own history entry (as the browser does for
-   * pages, which it cannot do here: screens draw after their data comes), saved once scrolling
-   * stops (the browser limits how often an entry may change).
+   * Each screen's place is kept in its own history entry (as the browser does for pages, which
+   * it cannot do here: screens draw after their data comes), saved once scrolling stops (the
+   * browser limits how often an entry may change): see screen-place.js.
    */
   keepScrollPositions() {
     if ('scrollRestoration' in history) history.scrollRestoration = 'manual';
     let timer = null;
-    const save = () => {
+    const save = (event) => {
       clearTimeout(timer);
       // While a screen is brought back to its place, its entry already holds that place; the
       // positions it passes through (a list still loading) are not the person's.
       if (this.restoringScroll) return;
-      history.replaceState({ ...(history.state ?? {}), scroll: Math.round(window.scrollY) }, '');
+      const { scroll, item } = placeOf(this.main, event?.target);
+      history.replaceState({ ...(history.state ?? {}), scroll, item }, '');
     };
     window.addEventListener('scroll', () => {
       clearTimeout(timer);
@@ -618,12 +620,12 @@ class App {
   }
 
   /**
-   * Scrolls to `y` once the screen is tall enough (its data may still be coming, and a list
-   * drawn again may briefly be shorter, which moves the page up), and holds it there until it
-   * has stayed for half a second. The person's own scrolling, a tap or a key ends it at once;
-   * after 10 s it goes as far as the screen reaches.
+   * Scrolls back to `place` (see screen-place.js) once the screen is tall enough (its data may
+   * still be coming, and a list drawn again may briefly be shorter, which moves the page up),
+   * and holds it there until it has stayed for half a second. The person's own scrolling, a
+   * tap or a key ends it at once; after 10 s it goes as far as the screen reaches.
    */
-  restoreScroll(y, mount) {
+  restoreScroll(place, mount) {
     const until = performance.now() + 10_000;
     let heldSince = null;
     let done = false;
@@ -639,6 +641,7 @@ class App {
     const step = () => {
       if (done || mount !== this.mountCount) return finish();
       const now = performance.now();
+      const y = scrollFor(this.main, place);
       const reachable = document.documentElement.scrollHeight - window.innerHeight;
       if (now > until) {
         if (Math.abs(window.scrollY - y) > 1) window.scrollTo(0, Math.min(y, Math.max(0, reachable)));
