@@ -58,20 +58,28 @@ public struct PythonCodebase: Sendable {
             throw FunctionError.unloadable("cannot run \(python.path) for the functions in \(folder.path): \(error)")
         }
         let captured = CapturedOutput()
-        if let output = process.output { ChildProcess.drain(output) { captured.append($0) } }
+        if let output = process.output {
+            ChildProcess.drain(output, { captured.append($0) }, done: { captured.end() })
+        } else {
+            captured.end()
+        }
         defer {
             // It quits when asked (below); if it did not, or never got that far, it is ended.
             process.signalGroup(SIGKILL)
         }
-        func failure(_ reason: String) -> FunctionError {
+        // Its last words (a Python traceback) may still be in the pipe: it is ended, and what it
+        // printed read to the end, before they are quoted.
+        func failure(_ reason: String) async -> FunctionError {
+            process.signalGroup(SIGKILL)
+            await captured.ended(within: .seconds(5))
             let tail = captured.tail
             return FunctionError.unloadable("the functions in \(folder.path) could not be loaded: \(reason)\(tail.isEmpty ? "" : "\n\(tail)")")
         }
         // The admin server runs main.py at every request for the manifest: ask once, when it listens.
         let deadline = ContinuousClock.now + timeout
         while !(await LoopbackPort.accepts(port)) {
-            if let exit = process.exitStatus { throw failure("the Python SDK exited (\(exit))") }
-            guard ContinuousClock.now < deadline else { throw failure("the Python SDK did not answer within \(timeout)") }
+            if let exit = process.exitStatus { throw await failure("the Python SDK exited (\(exit))") }
+            guard ContinuousClock.now < deadline else { throw await failure("the Python SDK did not answer within \(timeout)") }
             try await Task.sleep(for: .milliseconds(100))
         }
         let yaml: String
@@ -79,17 +87,17 @@ public struct PythonCodebase: Sendable {
             let response = try await client.execute(
                 HTTPClientRequest(url: "http://127.0.0.1:\(port)/__/functions.yaml"), timeout: .seconds(Int64(timeout.components.seconds)))
             let body = try await response.body.collect(upTo: 4 << 20)
-            guard response.status == .ok else { throw failure("the SDK answered HTTP \(response.status.code) for the manifest") }
+            guard response.status == .ok else { throw await failure("the SDK answered HTTP \(response.status.code) for the manifest") }
             yaml = String(buffer: body)
         } catch let error as FunctionError {
             throw error
         } catch {
-            throw failure("the manifest could not be read: \(error)")
+            throw await failure("the manifest could not be read: \(error)")
         }
         _ = try? await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/__/quitquitquit"), timeout: .seconds(5))
         for _ in 0..<50 where process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
         let manifest = try FunctionManifest(yaml: yaml)
-        guard !manifest.endpoints.isEmpty else { throw failure("main.py defines no functions") }
+        guard !manifest.endpoints.isEmpty else { throw await failure("main.py defines no functions") }
         logger.info("loaded Python functions", metadata: [
             "folder": "\(folder.path)", "functions": "\(manifest.endpoints.map(\.name).joined(separator: ", "))",
         ])
@@ -173,6 +181,23 @@ public struct PythonCodebase: Sendable {
 /// The last lines a process printed, kept for an error message.
 final class CapturedOutput: Sendable {
     private let data = Mutex(Data())
+    private let ending = AsyncStream<Never>.makeStream()
+
+    /// The output has ended (the process and its children closed it).
+    func end() {
+        ending.continuation.finish()
+    }
+
+    /// Returns when the output has ended, or after `limit`.
+    func ended(within limit: Duration) async {
+        let stream = ending.stream
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { for await _ in stream {} }
+            group.addTask { try? await Task.sleep(for: limit) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
 
     func append(_ more: Data) {
         data.withLock { data in
